@@ -1,0 +1,120 @@
+// batch_sweep -- COMMAND [ARGS...]: sweeps a training command over batch
+// sizes to find the largest that fits and where throughput saturates.
+#include <algorithm>
+#include <iostream>
+#include <optional>
+
+#include "harness/axis.hpp"
+#include "harness/batch_sweep.hpp"
+#include "harness/environment.hpp"
+#include "harness/interrupt.hpp"
+#include "harness/tool_main.hpp"
+#include "harness/units.hpp"
+#include "harness/usage_error.hpp"
+
+using namespace redline;
+
+namespace {
+
+struct Flags {
+  std::string start = "1", max = "4096", factor = "2", batch_sizes;
+  std::string repeats = "1", plateau = "5", fraction = "90", safety_margin = "0";
+  std::string timeout = "1800", steps = "1";
+  std::string metric_regex, metric_name = "samples_per_s";
+  std::vector<std::string> oom_regexes;
+  std::string global_batch, data_parallel = "1";
+  bool bisect = false, verbose = false;
+  OutputOptions output;
+};
+
+std::int64_t positive_count(const char* flag, const std::string& text) {
+  const auto value = parse_count(flag, text);
+  if (value < 1) throw UsageError(flag, text, "must be at least 1");
+  return value;
+}
+
+double percent(const char* flag, const std::string& text, double lo, double hi) {
+  const double value = parse_number(flag, text);
+  require_in_range(flag, text, value, lo, hi);
+  return value / 100.0;
+}
+
+BatchSweepOptions to_options(const Flags& f, std::vector<std::string> command) {
+  BatchSweepOptions o;
+  o.command = std::move(command);
+  if (!f.batch_sizes.empty()) {
+    o.axis = parse_axis("--batch-sizes", f.batch_sizes, AxisUnit::count);
+    if (o.axis.front() < 1) throw UsageError("--batch-sizes", f.batch_sizes, "batch sizes must be at least 1");
+  } else {
+    const auto start = positive_count("--start", f.start);
+    const auto max = positive_count("--max", f.max);
+    if (max < start) throw UsageError("--max", f.max, "must be at least --start (" + f.start + ")");
+    const double factor = parse_number("--factor", f.factor);
+    if (!(factor > 1.0)) throw UsageError("--factor", f.factor, "must be greater than 1");
+    o.axis = geometric_axis(start, max, factor);
+  }
+  o.sweep.bisect = f.bisect;
+  o.sweep.safety_margin = percent("--safety-margin", f.safety_margin, 0, 90);
+  o.saturation.plateau_gain = percent("--plateau", f.plateau, 0, 100);
+  o.saturation.fraction_of_best = percent("--fraction", f.fraction, 1, 100);
+  o.repeats = static_cast<int>(positive_count("--repeats", f.repeats));
+  o.timeout_seconds = parse_number("--timeout", f.timeout);
+  require_positive("--timeout", f.timeout, o.timeout_seconds);
+  o.steps = positive_count("--steps", f.steps);
+  o.metric_regex = f.metric_regex;
+  o.metric_name = f.metric_name;
+  if (o.metric_name.empty() || o.metric_name.find_first_of(",;= \"") != std::string::npos)
+    throw UsageError("--metric-name", f.metric_name, "must be a non-empty name without , ; = spaces or quotes");
+  o.oom_regexes = f.oom_regexes;
+  o.data_parallel = positive_count("--data-parallel", f.data_parallel);
+  if (!f.global_batch.empty()) o.global_batch = positive_count("--global-batch", f.global_batch);
+  o.echo_output = f.verbose;
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Everything after the first "--" is the training command, untouched.
+  std::vector<std::string> command;
+  int own_argc = argc;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--") {
+      command.assign(argv + i + 1, argv + argc);
+      own_argc = i;
+      break;
+    }
+
+  Flags f;
+  CLI::App app{"Sweeps a training command over batch sizes: the largest batch that fits, where throughput "
+               "saturates, and the batch to use. Each trial is a child process; {bs} in ARGS becomes the "
+               "batch size and REDLINE_BATCH_SIZE is set.\n\nUsage: batch_sweep [OPTIONS] -- COMMAND [ARGS...]",
+               "batch_sweep"};
+  app.add_option("--start", f.start, "Smallest batch size (default 1)");
+  app.add_option("--max", f.max, "Largest batch size to try (default 4096)");
+  app.add_option("--factor", f.factor, "Growth factor of the upward search (default 2)");
+  app.add_option("--batch-sizes", f.batch_sizes, "Explicit axis instead: 1,2,4 or 8:64:8 or 1:512:x2")->type_name("AXIS");
+  app.add_flag("--bisect", f.bisect, "After the first OOM, bisect to the exact maximum batch");
+  app.add_option("--repeats", f.repeats, "Trials per batch size; the median counts (default 1)");
+  app.add_option("--plateau", f.plateau, "Saturation: doubling adds less than PCT % (default 5)")->type_name("PCT");
+  app.add_option("--fraction", f.fraction, "Also report the smallest batch reaching PCT % of the best (default 90)")->type_name("PCT");
+  app.add_option("--safety-margin", f.safety_margin, "Keep PCT % below the max feasible batch (default 0)")->type_name("PCT");
+  app.add_option("--timeout", f.timeout, "Seconds per trial before it is killed (default 1800)");
+  app.add_option("--steps", f.steps, "Training steps one trial runs, for samples/s from wall time (default 1)");
+  app.add_option("--metric-regex", f.metric_regex, "Throughput from the output: first group of the last match")->type_name("REGEX");
+  app.add_option("--metric-name", f.metric_name, "Column name of the throughput (default samples_per_s)");
+  app.add_option("--oom-regex", f.oom_regexes, "Extra pattern that marks an OOM (repeatable)")->type_name("REGEX");
+  app.add_option("--global-batch", f.global_batch, "Global batch size, to plan gradient accumulation");
+  app.add_option("--data-parallel", f.data_parallel, "Data-parallel degree for --global-batch (default 1)");
+  app.add_flag("--verbose", f.verbose, "Echo each trial's output to stderr");
+  add_output_flags(app, f.output);
+
+  return run_tool(app, own_argc, argv, [&] {
+    BatchSweepOptions options = to_options(f, command);
+    // NVML only: creating a CUDA context here would take GPU memory from the trials.
+    BatchSweepOutcome outcome = run_batch_sweep(options, capture_environment());
+    write_reports(outcome.report, f.output);
+    if (interrupted()) return 128 + interrupt_signal();
+    return outcome.any_ok ? kExitOk : kExitCheckFailed;
+  });
+}

@@ -1,0 +1,19 @@
+// Writes a results file so that readers see either the old file or the whole
+// new one, never a truncated one: temporary file in the same directory,
+// fsync, rename over the target, fsync the directory.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+namespace redline {
+
+// Creates missing parent directories. Throws std::runtime_error naming the
+// path and the failing step; the temporary file is removed on failure.
+void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+// Appends by rewriting atomically (old content + `lines`), for files such as
+// a history that must never be left half-appended.
+void append_file_atomically(const std::filesystem::path& path, std::string_view lines);
+
+}  // namespace redline

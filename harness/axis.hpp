@@ -1,0 +1,23 @@
+// A sweep's size axis as users write it:
+//   list       "1,2,4,8"
+//   linear     "8:64:8"        start:stop:step
+//   geometric  "1:1024:x2"     start:stop:xFACTOR
+// Values are parsed by parse_size when `sizes` is set (so "4K:64M:x2" works),
+// otherwise as plain counts. The result is ascending and free of duplicates.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace redline {
+
+enum class AxisUnit { count, bytes };
+
+std::vector<std::int64_t> parse_axis(std::string_view flag, std::string_view text, AxisUnit unit);
+
+// start, start*factor, ... up to and including stop. A non-integer factor is
+// rounded up per step so every value is a new, larger whole number.
+std::vector<std::int64_t> geometric_axis(std::int64_t start, std::int64_t stop, double factor);
+
+}  // namespace redline

@@ -1,0 +1,171 @@
+#include "harness/child_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "harness/interrupt.hpp"
+
+namespace redline {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Only async-signal-safe calls between fork and exec.
+[[noreturn]] void exec_child(int output_fd, int error_fd, std::vector<char*>& argv) {
+  setpgid(0, 0);
+  dup2(output_fd, STDOUT_FILENO);
+  dup2(output_fd, STDERR_FILENO);
+  const int devnull = open("/dev/null", O_RDONLY);
+  if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+  // Our own handlers are replaced by exec, but a blocked mask would survive.
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  execvp(argv[0], argv.data());
+  const int err = errno;
+  [[maybe_unused]] auto n = write(error_fd, &err, sizeof err);
+  _exit(127);
+}
+
+}  // namespace
+
+std::string ChildResult::describe_end() const {
+  if (!started) return "could not start: " + start_error;
+  if (timed_out) return "timed out";
+  if (interrupted) return "interrupted";
+  if (term_signal) return "killed by signal " + std::to_string(term_signal) + " (" + strsignal(term_signal) + ")";
+  return "exit status " + std::to_string(exit_code);
+}
+
+std::optional<std::string> find_executable(const std::string& name) {
+  auto executable = [](const std::string& path) {
+    struct stat st {};
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+  };
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) return executable(name) ? std::optional(name) : std::nullopt;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t begin = 0;
+  while (begin <= dirs.size()) {
+    auto end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(begin, end - begin);
+    if (dir.empty()) dir = ".";
+    if (executable(dir + "/" + name)) return dir + "/" + name;
+    begin = end + 1;
+  }
+  return std::nullopt;
+}
+
+ChildResult run_child(const ChildSpec& spec) {
+  ChildResult result;
+  if (spec.argv.empty()) {
+    result.start_error = "empty command";
+    return result;
+  }
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    result.start_error = std::string("pipe: ") + std::strerror(errno);
+    return result;
+  }
+  // Build argv and the environment before fork: no allocation in the child.
+  std::vector<char*> argv;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& [name, value] : spec.extra_env) setenv(name.c_str(), value.c_str(), 1);
+
+  const auto start = Clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) exec_child(out_pipe[1], err_pipe[1], argv);
+  for (const auto& [name, value] : spec.extra_env) unsetenv(name.c_str());
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (pid < 0) {
+    result.start_error = std::string("fork: ") + std::strerror(errno);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    return result;
+  }
+  setpgid(pid, pid);  // also from the parent, so kill(-pid) works at once
+
+  int exec_errno = 0;
+  ssize_t got;
+  do got = read(err_pipe[0], &exec_errno, sizeof exec_errno);
+  while (got < 0 && errno == EINTR);
+  const bool exec_failed = got == sizeof exec_errno;
+  close(err_pipe[0]);
+
+  bool eof = false, exited = false;
+  int status = 0;
+  std::optional<Clock::time_point> kill_sent, exited_at;
+  char buf[65536];
+  while (!eof || !exited) {
+    if (!exited) {
+      const pid_t w = waitpid(pid, &status, WNOHANG);
+      if (w == pid) {
+        exited = true;
+        exited_at = Clock::now();
+        // Leftovers in its group would hold the pipe (and the GPU) open.
+        kill(-pid, SIGKILL);
+      }
+    }
+    if (!eof) {
+      pollfd pfd{out_pipe[0], POLLIN, 0};
+      const int ready = poll(&pfd, 1, 50);
+      if (ready > 0) {
+        const ssize_t n = read(out_pipe[0], buf, sizeof buf);
+        if (n > 0) {
+          result.output.append(buf, static_cast<std::size_t>(n));
+          if (spec.on_output) spec.on_output(std::string_view(buf, static_cast<std::size_t>(n)));
+          if (result.output.size() > spec.output_limit) {
+            result.output.erase(0, result.output.size() - spec.output_limit);
+            result.output_truncated = true;
+          }
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+          eof = true;
+        }
+      }
+    } else if (!exited) {
+      usleep(20000);
+    }
+    // A grandchild that left the group may hold the pipe: stop reading.
+    if (exited && !eof && seconds_since(*exited_at) > spec.kill_grace_seconds) eof = true;
+    if (exited) continue;
+    const bool over_time = spec.timeout_seconds > 0 && seconds_since(start) > spec.timeout_seconds;
+    if ((over_time || interrupted()) && !kill_sent) {
+      result.timed_out = over_time;
+      result.interrupted = !over_time;
+      kill(-pid, SIGTERM);
+      kill_sent = Clock::now();
+    } else if (kill_sent && seconds_since(*kill_sent) > spec.kill_grace_seconds) {
+      kill(-pid, SIGKILL);
+    }
+  }
+  close(out_pipe[0]);
+  result.wall_seconds = seconds_since(start);
+
+  if (exec_failed) {
+    result.start_error = std::strerror(exec_errno);
+    return result;
+  }
+  result.started = true;
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  return result;
+}
+
+}  // namespace redline

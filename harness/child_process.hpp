@@ -1,0 +1,48 @@
+// Runs a command as a child process in its own process group, with a time
+// limit, capturing its stdout and stderr together. When the command ends (or
+// is killed), whatever it left running in its group is killed too, so no
+// stray worker keeps GPU memory into the next trial.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace redline {
+
+struct ChildSpec {
+  std::vector<std::string> argv;                                // argv[0] looked up in PATH
+  std::vector<std::pair<std::string, std::string>> extra_env;  // added to our environment
+  double timeout_seconds = 0;                                    // 0: no limit
+  double kill_grace_seconds = 2;  // SIGTERM first, SIGKILL after this
+  std::size_t output_limit = 8u << 20;  // keep the last bytes of output
+  // Called with each chunk of output as it arrives (live echo); may be empty.
+  std::function<void(std::string_view)> on_output;
+};
+
+struct ChildResult {
+  bool started = false;
+  std::string start_error;  // why exec failed ("No such file or directory")
+  int exit_code = -1;       // when it exited normally
+  int term_signal = 0;      // when a signal ended it
+  bool timed_out = false;
+  bool interrupted = false;  // we stopped it because the user pressed Ctrl-C
+  std::string output;        // stdout and stderr interleaved (tail if over the limit)
+  bool output_truncated = false;
+  double wall_seconds = 0;   // from start to exit
+
+  bool succeeded() const { return started && !timed_out && !interrupted && term_signal == 0 && exit_code == 0; }
+  std::string describe_end() const;  // "exit status 1", "killed by signal 9 (Killed)", ...
+};
+
+ChildResult run_child(const ChildSpec& spec);
+
+// The full path `name` resolves to through PATH (or as given, if it has a
+// slash), when it is an executable file.
+std::optional<std::string> find_executable(const std::string& name);
+
+}  // namespace redline

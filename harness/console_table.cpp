@@ -1,0 +1,86 @@
+#include "harness/console_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "harness/units.hpp"
+
+namespace redline {
+
+std::string human_number(double value) {
+  if (std::isnan(value)) return "-";
+  const double mag = std::fabs(value);
+  if (mag >= 1e15 || (mag > 0 && mag < 1e-3)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3e", value);
+    return buf;
+  }
+  const int digits = mag >= 1000 ? 0 : mag >= 100 ? 1 : mag >= 10 ? 2 : 3;
+  return format_number(value, digits);
+}
+
+std::string format_table(const std::vector<std::vector<std::string>>& cells,
+                         const std::vector<bool>& right_aligned) {
+  if (cells.empty()) return "";
+  std::vector<std::size_t> width(cells.front().size(), 0);
+  for (const auto& row : cells)
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  std::string out;
+  for (std::size_t r = 0; r < cells.size(); ++r) {
+    std::string line;
+    for (std::size_t c = 0; c < cells[r].size() && c < width.size(); ++c) {
+      const std::string& cell = cells[r][c];
+      const std::string pad(width[c] - cell.size(), ' ');
+      if (c) line += "  ";
+      line += (c < right_aligned.size() && right_aligned[c]) ? pad + cell : cell + pad;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + '\n';
+    if (r == 0) {
+      std::size_t total = 0;
+      for (auto w : width) total += w;
+      out += std::string(total + 2 * (width.size() - 1), '-') + '\n';
+    }
+  }
+  return out;
+}
+
+std::string to_console_table(const Report& report) {
+  const auto params = report.param_names();
+  const auto metrics = report.metric_names();
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> header(params);
+  header.insert(header.end(), metrics.begin(), metrics.end());
+  header.push_back("status");
+  header.push_back("note");
+  cells.push_back(header);
+  std::vector<bool> right(header.size(), true);
+  right[right.size() - 1] = right[right.size() - 2] = false;
+
+  for (const auto& row : report.rows) {
+    std::vector<std::string> line;
+    for (const auto& name : params) {
+      auto it = std::find_if(row.params.begin(), row.params.end(), [&](const auto& p) { return p.first == name; });
+      line.push_back(it == row.params.end() ? "" : it->second);
+    }
+    for (const auto& name : metrics) {
+      auto it = std::find_if(row.metrics.begin(), row.metrics.end(), [&](const auto& m) { return m.first == name; });
+      line.push_back(it == row.metrics.end() ? "-" : human_number(it->second));
+    }
+    line.push_back(row.status);
+    line.push_back(row.note);
+    cells.push_back(line);
+  }
+  std::string out = format_table(cells, right);
+  if (!report.summary.empty()) {
+    out += '\n';
+    std::size_t width = 0;
+    for (const auto& [name, value] : report.summary) width = std::max(width, name.size());
+    for (const auto& [name, value] : report.summary)
+      out += name + ':' + std::string(width + 2 - name.size(), ' ') + value + '\n';
+  }
+  return out;
+}
+
+}  // namespace redline

@@ -1,0 +1,67 @@
+// Captures the state that explains a number: who, where, when, on what.
+// Pure C++: GPU details come from NVML loaded at run time (no CUDA context is
+// created) and, in tools that link kernels/, from the CUDA runtime.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redline {
+
+struct GpuInfo {
+  int index = -1;
+  std::string name;
+  std::string uuid;
+  std::string compute_capability;    // "9.0"; empty when unknown
+  int sm_count = 0;                  // 0 when unknown (NVML does not report it)
+  std::uint64_t memory_bytes = 0;
+  std::uint64_t l2_bytes = 0;
+  // Readings: std::nullopt means unknown, never a guess.
+  std::optional<unsigned> sm_clock_mhz;
+  std::optional<unsigned> max_sm_clock_mhz;
+  std::optional<unsigned> temperature_c;
+  std::optional<double> power_w;
+  std::optional<std::uint64_t> throttle_reasons;  // NVML clocks-event bitmask
+};
+
+struct Environment {
+  std::string redline_version;
+  std::string git_sha;
+  std::string timestamp_utc;  // ISO 8601, when the run started
+  std::string host;
+  std::string cpu_model;
+  int cpu_count = 0;
+  std::string os;
+  std::string driver_version;        // NVIDIA driver; empty when unknown
+  std::string cuda_driver_version;   // highest CUDA the driver supports
+  std::string cuda_runtime_version;  // the runtime this binary links
+  std::string cublas_version;
+  std::string nccl_version;
+  std::string gpu_source;            // "nvml", "cuda", or why there are no GPUs
+  std::vector<GpuInfo> gpus;
+  std::map<std::string, std::string> variables;  // NCCL_*, CUDA_VISIBLE_DEVICES, ...
+
+  // "NVIDIA H200" or "2x NVIDIA H100 80GB HBM3" or "none".
+  std::string gpu_summary() const;
+};
+
+// Host, OS, CPU, versions and the relevant environment variables, plus what
+// NVML can tell about the GPUs without creating a CUDA context.
+Environment capture_environment();
+
+// Environment variables that change collective or device behaviour.
+std::map<std::string, std::string> relevant_variables();
+
+// Fills GPU fields from NVML (libnvidia-ml.so.1, loaded at run time).
+// Returns the reason when NVML is unusable; `env` is then left unchanged.
+std::optional<std::string> add_nvml_gpu_info(Environment& env);
+
+// UTC now as 2026-11-22T12:34:56Z.
+std::string utc_timestamp();
+// A run id that sorts by time: 20261122T123456Z-host-1234.
+std::string make_run_id(const std::string& host);
+
+}  // namespace redline

@@ -1,0 +1,38 @@
+#include "harness/interrupt.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace redline {
+namespace {
+
+std::atomic<int> g_signal{0};
+
+extern "C" void on_interrupt(int sig) {
+  if (g_signal.exchange(sig) != 0) {
+    // Second signal: the user really wants out now.
+    _exit(128 + sig);
+  }
+  static const char msg[] = "\ninterrupted: finishing the current point and saving what was measured "
+                            "(Ctrl-C again to quit at once)\n";
+  [[maybe_unused]] auto n = write(STDERR_FILENO, msg, sizeof msg - 1);
+}
+
+}  // namespace
+
+void install_interrupt_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: blocking waits wake up and see the flag
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool interrupted() { return g_signal.load() != 0; }
+int interrupt_signal() { return g_signal.load(); }
+void set_interrupted_for_testing(bool value) { g_signal.store(value ? SIGINT : 0); }
+
+}  // namespace redline

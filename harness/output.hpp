@@ -1,0 +1,21 @@
+// Where a finished (or interrupted) report goes: the console table on stdout
+// and, when asked, --csv and --json files, each written atomically.
+#pragma once
+
+#include <string>
+
+#include "harness/report.hpp"
+
+namespace redline {
+
+struct OutputOptions {
+  std::string csv_path;   // --csv FILE
+  std::string json_path;  // --json FILE
+  bool quiet = false;     // --quiet: no console table
+};
+
+// Throws std::runtime_error naming the file when a write fails; a failed
+// write never leaves a truncated file behind.
+void write_reports(const Report& report, const OutputOptions& options);
+
+}  // namespace redline

@@ -1,0 +1,36 @@
+// Where more size stops buying throughput, for any (size, throughput) series.
+//
+// - plateau point: the first size s where doubling to 2s adds less than
+//   `plateau_gain` (default 5%, DeepSpeed autotuning's rule). Throughput at 2s
+//   is read from the series, interpolated linearly between neighbours when 2s
+//   was not measured; sizes whose double lies past the series are not judged.
+// - fraction point: the smallest size whose throughput reaches
+//   `fraction_of_best` (default 90%) of the best measured.
+// - largest feasible: the largest size measured ok.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+namespace redline {
+
+struct ThroughputPoint {
+  double size = 0;
+  double throughput = 0;
+};
+
+struct SaturationOptions {
+  double plateau_gain = 0.05;
+  double fraction_of_best = 0.90;
+};
+
+struct Saturation {
+  std::optional<ThroughputPoint> best;
+  std::optional<ThroughputPoint> plateau;   // empty: still rising at the end of the sweep
+  std::optional<ThroughputPoint> fraction;  // empty only for an empty series
+  std::optional<ThroughputPoint> largest;
+};
+
+Saturation analyze_saturation(std::vector<ThroughputPoint> points, const SaturationOptions& options = {});
+
+}  // namespace redline

@@ -1,0 +1,55 @@
+// Runs a tool's point function over an ascending size axis. The upward search
+// stops at the first OOM (bigger will not fit either); `bisect` then searches
+// between the last fit and the first OOM for the exact maximum.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redline {
+
+enum class PointStatus { ok, oom, error, timeout, skipped };
+std::string to_string(PointStatus status);
+
+struct PointOutcome {
+  PointStatus status = PointStatus::ok;
+  std::string note;  // why it failed or was skipped; empty when ok
+};
+
+struct SweepPoint {
+  std::int64_t size = 0;
+  PointOutcome outcome;
+  bool from_bisect = false;
+};
+
+struct SweepOptions {
+  bool bisect = false;
+  // Fraction (0 <= margin < 1) kept free below the largest fit, for memory
+  // that grows during a real run (fragmentation, longer sequences).
+  double safety_margin = 0;
+  // Stop after this many errors or timeouts in a row: a command that keeps
+  // failing will not start working at a larger size.
+  int max_consecutive_failures = 2;
+};
+
+struct SweepResult {
+  std::vector<SweepPoint> points;        // in the order they ran (skipped ones last)
+  std::optional<std::int64_t> largest_fit;  // largest size that ran ok
+  std::optional<std::int64_t> first_oom;    // smallest size that ran out of memory
+  std::optional<std::int64_t> safe_max;     // largest_fit less the safety margin
+  bool interrupted = false;
+  std::string stop_reason;  // empty when the whole axis ran
+
+  // The ok points sorted by size (bisect points included).
+  std::vector<SweepPoint> ok_points() const;
+};
+
+using PointFunction = std::function<PointOutcome(std::int64_t size, bool from_bisect)>;
+
+SweepResult run_sweep(const std::vector<std::int64_t>& axis, const SweepOptions& options,
+                      const PointFunction& run_point);
+
+}  // namespace redline

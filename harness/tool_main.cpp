@@ -1,0 +1,40 @@
+#include "harness/tool_main.hpp"
+
+#include <iostream>
+
+#include "harness/interrupt.hpp"
+#include "harness/usage_error.hpp"
+
+namespace redline {
+
+void add_output_flags(CLI::App& app, OutputOptions& output) {
+  app.add_option("--csv", output.csv_path, "Write the results as CSV to FILE (atomically)")->type_name("FILE");
+  app.add_option("--json", output.json_path, "Write the results as Google Benchmark JSON to FILE")->type_name("FILE");
+  app.add_flag("--quiet", output.quiet, "Do not print the results table");
+}
+
+int run_tool(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
+  const std::string tool = app.get_name();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << tool << ": " << e.what() << "\nRun '" << tool << " --help' for the flags.\n";
+    return kExitUsage;
+  }
+  try {
+    install_interrupt_handlers();
+    return body();
+  } catch (const UsageError& e) {
+    std::cerr << tool << ": " << e.what() << '\n';
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << tool << ": error: " << e.what() << '\n';
+    return kExitCheckFailed;
+  }
+}
+
+}  // namespace redline

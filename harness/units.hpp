@@ -1,0 +1,34 @@
+// Parsing and printing of sizes and counts as users type them: 8, 4K, 64M, 8G
+// are binary multiples (K = 1024). Every parse error is a UsageError naming
+// the flag and the value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace redline {
+
+// "64M" -> 67108864. Accepts an optional trailing B/iB ("64MiB", "64MB" are
+// also binary: users copy sizes from nccl-tests, which treats M as 2^20).
+std::uint64_t parse_size(std::string_view flag, std::string_view text);
+
+// A plain non-negative integer count (iterations, batch sizes). No suffixes.
+std::int64_t parse_count(std::string_view flag, std::string_view text);
+
+// A finite floating-point value, e.g. a percentage or seconds.
+double parse_number(std::string_view flag, std::string_view text);
+
+// Checks for the common constraints, throwing UsageError with the reason.
+void require_positive(std::string_view flag, std::string_view text, double value);
+void require_in_range(std::string_view flag, std::string_view text, double value, double lo, double hi);
+
+// 67108864 -> "64M", 1536 -> "1.5K", 100 -> "100". Exact multiples print
+// without decimals so the output parses back to the same size.
+std::string format_size(std::uint64_t bytes);
+
+// Fixed-point with `digits` decimals, "nan" for NaN: the one place floats are
+// turned into text for tables and CSV.
+std::string format_number(double value, int digits);
+
+}  // namespace redline

@@ -1,0 +1,32 @@
+// Bad input from the user: always names the flag and the value, and maps to
+// exit status 2 (DESIGN: exit codes).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace redline {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCheckFailed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitCannotRun = 77;  // ctest's skip code
+inline constexpr int kExitInterrupted = 130;
+
+class UsageError : public std::runtime_error {
+ public:
+  UsageError(std::string flag, std::string value, const std::string& problem)
+      : std::runtime_error(flag + " " + quote(value) + ": " + problem),
+        flag_(std::move(flag)), value_(std::move(value)) {}
+  // For problems that are not about one flag's value (a missing COMMAND).
+  explicit UsageError(const std::string& problem) : std::runtime_error(problem) {}
+
+  const std::string& flag() const { return flag_; }
+  const std::string& value() const { return value_; }
+
+ private:
+  static std::string quote(const std::string& v) { return "'" + v + "'"; }
+  std::string flag_, value_;
+};
+
+}  // namespace redline
