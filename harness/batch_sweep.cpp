@@ -98,6 +98,11 @@ BatchSweepOutcome run_batch_sweep(const BatchSweepOptions& options, Environment 
       report.rows.push_back(row);
     }
 
+  // Rows by batch size (bisect points in their place), repeats in order.
+  std::stable_sort(report.rows.begin(), report.rows.end(), [](const Row& a, const Row& b) {
+    return std::stoll(a.params.front().second) < std::stoll(b.params.front().second);
+  });
+
   // Gain over the previous (smaller) ok batch size, on the per-size medians.
   std::map<std::int64_t, double> gain_pct;
   std::optional<double> previous;

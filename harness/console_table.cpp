@@ -69,7 +69,9 @@ std::string to_console_table(const Report& report) {
       line.push_back(it == row.metrics.end() ? "-" : human_number(it->second));
     }
     line.push_back(row.status);
-    line.push_back(row.note);
+    // The console keeps notes short; the CSV and JSON have them whole.
+    constexpr std::size_t kNoteWidth = 60;
+    line.push_back(row.note.size() > kNoteWidth ? row.note.substr(0, kNoteWidth - 3) + "..." : row.note);
     cells.push_back(line);
   }
   std::string out = format_table(cells, right);

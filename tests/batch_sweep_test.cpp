@@ -1,0 +1,284 @@
+// Integration tests: the real batch_sweep binary sweeping the real fake_train
+// program (tests/fake_train.cpp), each trial a real child process, results
+// read back from the real CSV and JSON files it writes.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "harness/child_process.hpp"
+#include "harness/csv_reader.hpp"
+
+namespace fs = std::filesystem;
+using redline::ChildResult;
+using redline::ChildSpec;
+using redline::CsvTable;
+
+namespace {
+
+const std::string kMetricRegex = "throughput: ([0-9.]+) samples/s";
+
+struct SweepRun {
+  ChildResult child;
+  std::map<std::string, std::string> summary;  // "key: value" lines of stdout
+  fs::path csv_path, json_path;
+  CsvTable csv() const { return redline::read_csv(csv_path); }
+  const std::string& say(const std::string& key) const {
+    static const std::string missing = "<missing>";
+    auto it = summary.find(key);
+    return it == summary.end() ? missing : it->second;
+  }
+};
+
+class BatchSweepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("batch_sweep_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // batch_sweep FLAGS --csv --json -- fake_train TRAIN_ARGS
+  SweepRun run(std::vector<std::string> flags, std::vector<std::string> train_args, double timeout = 120) {
+    SweepRun r;
+    r.csv_path = dir_ / "out.csv";
+    r.json_path = dir_ / "out.json";
+    ChildSpec spec;
+    spec.argv = {BATCH_SWEEP_BIN};
+    spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
+    spec.argv.insert(spec.argv.end(), {"--csv", r.csv_path.string(), "--json", r.json_path.string(), "--",
+                                       FAKE_TRAIN_BIN});
+    spec.argv.insert(spec.argv.end(), train_args.begin(), train_args.end());
+    spec.timeout_seconds = timeout;
+    r.child = redline::run_child(spec);
+    static const std::regex summary_line(R"(^(\w+):\s+(.*)$)");
+    std::istringstream lines(r.child.output);
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (std::regex_match(line, m, summary_line)) r.summary[m[1]] = m[2];
+    }
+    return r;
+  }
+
+  // Runs batch_sweep with bad input; returns its output after checking exit 2.
+  std::string expect_usage_error(std::vector<std::string> args) {
+    ChildSpec spec;
+    spec.argv = {BATCH_SWEEP_BIN};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.timeout_seconds = 60;
+    const ChildResult child = redline::run_child(spec);
+    EXPECT_EQ(child.exit_code, 2) << child.output;
+    EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+    return child.output;
+  }
+
+  fs::path dir_;
+};
+
+// Status per batch size in the CSV (first repetition).
+std::map<long, std::string> statuses(const CsvTable& csv) {
+  std::map<long, std::string> s;
+  for (std::size_t r = 0; r < csv.rows.size(); ++r)
+    if (csv.value(r, "repetition") == "0") s[std::stol(csv.value(r, "batch_size"))] = csv.value(r, "status");
+  return s;
+}
+
+TEST_F(BatchSweepTest, FindsMaxAndSaturationFromTheMetricRegex) {
+  const auto r = run({"--start", "1", "--max", "1024", "--metric-regex", kMetricRegex},
+                     {"--saturate-at", "32", "--max-fit", "100", "--step-ms", "5"});
+  ASSERT_EQ(r.child.exit_code, 0) << r.child.output;
+  EXPECT_EQ(r.say("max_feasible_batch"), "64");
+  EXPECT_EQ(r.say("first_oom_batch"), "128");
+  EXPECT_EQ(r.say("saturation_batch").rfind("32 (", 0), 0u) << r.say("saturation_batch");
+  EXPECT_EQ(r.say("recommended_batch"), "32 (the saturation batch)");
+  EXPECT_EQ(r.say("batch_at_90pct_of_best").rfind("32 (", 0), 0u);
+
+  const CsvTable csv = r.csv();
+  const std::vector<std::string> common = {"run_id", "timestamp_utc", "host", "gpu", "tool", "case_key", "repetition"};
+  for (std::size_t i = 0; i < common.size(); ++i) EXPECT_EQ(csv.header.at(i), common[i]);
+  EXPECT_TRUE(csv.column("samples_per_s") && csv.column("step_time_ms") && csv.column("gain_pct"));
+  const auto s = statuses(csv);
+  const std::map<long, std::string> expected = {{1, "ok"},       {2, "ok"},       {4, "ok"},      {8, "ok"},
+                                                {16, "ok"},      {32, "ok"},      {64, "ok"},     {128, "oom"},
+                                                {256, "skipped"}, {512, "skipped"}, {1024, "skipped"}};
+  EXPECT_EQ(s, expected);
+  for (std::size_t row = 0; row < csv.rows.size(); ++row) {
+    EXPECT_EQ(csv.value(row, "tool"), "batch_sweep");
+    EXPECT_EQ(csv.value(row, "case_key"), "batch_size=" + csv.value(row, "batch_size"));
+    const long bs = std::stol(csv.value(row, "batch_size"));
+    if (bs == 128) EXPECT_NE(csv.value(row, "note").find("CUDA out of memory"), std::string::npos);
+    if (bs == 16) {
+      // Model: 5 ms per step up to 32 -> 16 / 0.005 = 3200 samples/s, +100% over batch 8.
+      EXPECT_NEAR(std::stod(csv.value(row, "samples_per_s")), 3200.0, 0.01);
+      EXPECT_NEAR(std::stod(csv.value(row, "gain_pct")), 100.0, 0.01);
+    }
+    if (bs == 64) EXPECT_NEAR(std::stod(csv.value(row, "gain_pct")), 0.0, 0.01);
+  }
+  // JSON in Google Benchmark's shape, with the summary recorded.
+  std::ifstream json(r.json_path);
+  std::stringstream text;
+  text << json.rdbuf();
+  EXPECT_NE(text.str().find("\"benchmarks\""), std::string::npos);
+  EXPECT_NE(text.str().find("\"name\": \"batch_sweep/batch_size=32\""), std::string::npos);
+  EXPECT_NE(text.str().find("\"recommended_batch\": \"32 (the saturation batch)\""), std::string::npos);
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << "leftover " << entry.path();
+}
+
+TEST_F(BatchSweepTest, BisectFindsTheExactMaximum) {
+  const auto r = run({"--max", "1024", "--bisect", "--metric-regex", kMetricRegex},
+                     {"--saturate-at", "32", "--max-fit", "100", "--step-ms", "1"});
+  ASSERT_EQ(r.child.exit_code, 0) << r.child.output;
+  EXPECT_EQ(r.say("max_feasible_batch"), "100 (exact, by bisection)");
+  EXPECT_EQ(r.say("first_oom_batch"), "101");
+  const auto s = statuses(r.csv());
+  EXPECT_EQ(s.at(100), "ok");
+  EXPECT_EQ(s.at(101), "oom");
+}
+
+TEST_F(BatchSweepTest, SafetyMarginCapsTheRecommendation) {
+  // Saturation at 256 is above what fits (100): the safe maximum wins.
+  const auto r = run({"--max", "1024", "--bisect", "--safety-margin", "10", "--metric-regex", kMetricRegex},
+                     {"--saturate-at", "256", "--max-fit", "100", "--step-ms", "1"});
+  ASSERT_EQ(r.child.exit_code, 0) << r.child.output;
+  EXPECT_EQ(r.say("safe_max_batch").rfind("90 ", 0), 0u) << r.say("safe_max_batch");
+  EXPECT_EQ(r.say("recommended_batch"), "90 (the safe maximum)");
+  EXPECT_EQ(r.say("saturation_batch").rfind("not reached", 0), 0u);
+}
+
+TEST_F(BatchSweepTest, WallTimeThroughputAndTheBatchSizeVariable) {
+  // No {bs} in the arguments: fake_train reads REDLINE_BATCH_SIZE.
+  const auto r = run({"--max", "256", "--steps", "4"},
+                     {"--saturate-at", "16", "--max-fit", "64", "--step-ms", "25", "--steps", "4"});
+  ASSERT_EQ(r.child.exit_code, 0) << r.child.output;
+  EXPECT_EQ(r.say("max_feasible_batch"), "64");
+  const CsvTable csv = r.csv();
+  for (std::size_t row = 0; row < csv.rows.size(); ++row) {
+    if (csv.value(row, "status") != "ok") continue;
+    const double bs = std::stod(csv.value(row, "batch_size"));
+    const double trial_s = std::stod(csv.value(row, "trial_time_s"));
+    // samples/s is batch x steps over the trial's wall time, as documented.
+    EXPECT_NEAR(std::stod(csv.value(row, "samples_per_s")), bs * 4 / trial_s, 1e-6 * bs * 4 / trial_s);
+    EXPECT_NEAR(std::stod(csv.value(row, "step_time_ms")), trial_s * 1000 / 4, 1e-6 * trial_s * 1000);
+    // Four real sleeps of at least 25 ms each happened in that trial.
+    EXPECT_GE(trial_s, 0.1);
+  }
+}
+
+TEST_F(BatchSweepTest, PlaceholderAndRepeatsGiveOneRowPerTrial) {
+  const auto r = run({"--batch-sizes", "4,8,16", "--repeats", "3", "--metric-regex", kMetricRegex},
+                     {"--batch-size", "{bs}", "--saturate-at", "8", "--max-fit", "100", "--step-ms", "1"});
+  ASSERT_EQ(r.child.exit_code, 0) << r.child.output;
+  const CsvTable csv = r.csv();
+  ASSERT_EQ(csv.rows.size(), 9u);
+  std::map<std::string, int> per_key;
+  for (std::size_t row = 0; row < csv.rows.size(); ++row) ++per_key[csv.value(row, "case_key")];
+  EXPECT_EQ(per_key, (std::map<std::string, int>{{"batch_size=4", 3}, {"batch_size=8", 3}, {"batch_size=16", 3}}));
+  EXPECT_EQ(r.say("saturation_batch").rfind("8 (", 0), 0u) << r.say("saturation_batch");
+}
+
+TEST_F(BatchSweepTest, PlansGradientAccumulation) {
+  const auto exact = run({"--max", "64", "--global-batch", "1024", "--data-parallel", "8", "--metric-regex", kMetricRegex},
+                         {"--saturate-at", "32", "--max-fit", "100", "--step-ms", "1"});
+  ASSERT_EQ(exact.child.exit_code, 0) << exact.child.output;
+  EXPECT_EQ(exact.say("gradient_accumulation"), "GBS 1024 = MBS 32 x GA 4 x DP 8");
+
+  const auto rounded = run({"--max", "64", "--global-batch", "1000", "--data-parallel", "8", "--metric-regex", kMetricRegex},
+                           {"--saturate-at", "32", "--max-fit", "100", "--step-ms", "1"});
+  ASSERT_EQ(rounded.child.exit_code, 0) << rounded.child.output;
+  const std::string& plan = rounded.say("gradient_accumulation");
+  EXPECT_NE(plan.find("is not whole"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("MBS 32 x GA 4 x DP 8 gives GBS 1024"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("for exactly 1000 use MBS 25 x GA 5"), std::string::npos) << plan;
+}
+
+TEST_F(BatchSweepTest, JaxAndCustomOomMessages) {
+  const auto jax = run({"--max", "16", "--metric-regex", kMetricRegex}, {"--max-fit", "4", "--oom-style", "jax", "--step-ms", "1"});
+  EXPECT_EQ(statuses(jax.csv()).at(8), "oom");
+
+  // An OOM message no built-in pattern knows is an error...
+  const auto unknown = run({"--max", "16", "--metric-regex", kMetricRegex},
+                           {"--max-fit", "4", "--oom-style", "custom", "--step-ms", "1"});
+  EXPECT_EQ(statuses(unknown.csv()).at(8), "error");
+  // ...until --oom-regex names it.
+  const auto custom = run({"--max", "16", "--oom-regex", "arena exhausted", "--metric-regex", kMetricRegex},
+                          {"--max-fit", "4", "--oom-style", "custom", "--step-ms", "1"});
+  EXPECT_EQ(statuses(custom.csv()).at(8), "oom");
+  EXPECT_EQ(custom.say("max_feasible_batch"), "4");
+}
+
+TEST_F(BatchSweepTest, HangingTrialIsKilledAtTheTimeout) {
+  const auto r = run({"--max", "64", "--timeout", "1", "--metric-regex", kMetricRegex},
+                     {"--hang-above", "4", "--step-ms", "1"});
+  ASSERT_EQ(r.child.exit_code, 0) << r.child.output;  // batches 1..4 ran ok
+  const auto s = statuses(r.csv());
+  EXPECT_EQ(s.at(4), "ok");
+  EXPECT_EQ(s.at(8), "timeout");
+  EXPECT_EQ(s.at(16), "timeout");
+  EXPECT_EQ(s.at(32), "skipped");  // two failures in a row stop the sweep
+  EXPECT_EQ(r.say("stopped"), "2 failures in a row");
+  EXPECT_EQ(r.say("max_feasible_batch"), "4");
+}
+
+TEST_F(BatchSweepTest, NoBatchRunsOkIsACheckFailure) {
+  const auto r = run({"--max", "8", "--metric-regex", kMetricRegex}, {"--max-fit", "0", "--step-ms", "1"});
+  EXPECT_EQ(r.child.exit_code, 1) << r.child.output;
+  EXPECT_EQ(r.say("recommended_batch"), "none: no batch size ran ok");
+  EXPECT_EQ(statuses(r.csv()).at(1), "oom");
+}
+
+TEST_F(BatchSweepTest, InterruptSavesThePointsMeasuredSoFar) {
+  // Batches 1 and 2 finish quickly; batch 4 hangs until SIGINT arrives.
+  const fs::path csv = dir_ / "out.csv";
+  const std::string cmd = std::string(BATCH_SWEEP_BIN) + " --max 64 --csv " + csv.string() + " -- " + FAKE_TRAIN_BIN +
+                          " --hang-above 2 --step-ms 1 & pid=$!; sleep 2; kill -INT $pid; wait $pid";
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c", cmd};
+  spec.timeout_seconds = 60;
+  const ChildResult child = redline::run_child(spec);
+  EXPECT_EQ(child.exit_code, 128 + SIGINT) << child.output;
+  ASSERT_TRUE(fs::exists(csv)) << child.output;
+  const auto s = statuses(redline::read_csv(csv));
+  EXPECT_EQ(s.at(1), "ok");
+  EXPECT_EQ(s.at(2), "ok");
+  EXPECT_EQ(s.at(4), "skipped");  // the trial that was running when Ctrl-C came
+}
+
+TEST_F(BatchSweepTest, BadInputIsRejectedNamingTheFlagAndValue) {
+  const std::string train = FAKE_TRAIN_BIN;
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> expected;  // substrings of the message
+  };
+  const std::vector<Case> cases = {
+      {{"--start", "abc", "--", train}, {"--start", "abc"}},
+      {{"--start", "0", "--", train}, {"--start", "'0'"}},
+      {{"--max", "4", "--start", "8", "--", train}, {"--max", "'4'"}},
+      {{"--factor", "1", "--", train}, {"--factor", "'1'"}},
+      {{"--plateau", "200", "--", train}, {"--plateau", "200"}},
+      {{"--timeout", "-1", "--", train}, {"--timeout", "-1"}},
+      {{"--repeats", "0", "--", train}, {"--repeats", "'0'"}},
+      {{"--batch-sizes", "8:4:1", "--", train}, {"--batch-sizes", "8:4:1"}},
+      {{"--metric-regex", "(", "--", train}, {"--metric-regex", "not a valid regular expression"}},
+      {{"--metric-regex", "samples", "--", train}, {"--metric-regex", "capture group"}},
+      {{"--oom-regex", "[", "--", train}, {"--oom-regex", "'['"}},
+      {{"--global-batch", "4", "--data-parallel", "8", "--max", "2", "--", train}, {"--global-batch", "'4'"}},
+      {{"--no-such-flag", "--", train}, {"--no-such-flag"}},
+      {{"--max", "8"}, {"missing COMMAND"}},
+      {{"--", "/no/such/program"}, {"COMMAND", "/no/such/program", "not found"}},
+  };
+  for (const auto& c : cases) {
+    const std::string out = expect_usage_error(c.args);
+    for (const auto& want : c.expected) EXPECT_NE(out.find(want), std::string::npos) << "for " << c.args[0] << ": " << out;
+  }
+}
+
+}  // namespace
