@@ -1,0 +1,123 @@
+// no_usable_gpu_reason: asks the runtime for devices, then proves the device
+// can run a kernel from this binary.
+#include "kernels/gpu_availability.cuh"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+// Set by kernels/CMakeLists.txt from CMAKE_CUDA_ARCHITECTURES, comma-separated.
+#ifndef REDLINE_CUDA_ARCHITECTURES
+#define REDLINE_CUDA_ARCHITECTURES "unknown"
+#endif
+
+namespace redline {
+
+namespace {
+
+// Does nothing: its launch succeeding is the test.
+__global__ void probe_kernel() {}
+
+std::string error_text(cudaError_t status) {
+  return std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")";
+}
+
+std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+std::string reason_for_device_count_failure(cudaError_t status) {
+  const std::string call = "cudaGetDeviceCount returned " + error_text(status);
+  if (status == cudaErrorNoDevice) return "no CUDA-capable device: " + call;
+  if (status == cudaErrorInsufficientDriver) {
+    // The runtime reports driver version 0 when libcuda.so.1 cannot be loaded.
+    int driver = 0;
+    (void)cudaDriverGetVersion(&driver);
+    if (driver == 0) return "CUDA driver missing (libcuda.so.1 not loaded): " + call;
+    int runtime = 0;
+    (void)cudaRuntimeGetVersion(&runtime);
+    return "CUDA driver too old: it supports CUDA " + cuda_version_text(driver) + ", this binary needs CUDA " +
+           cuda_version_text(runtime) + ": " + call;
+  }
+  return "CUDA unusable: " + call;
+}
+
+// "device 0 (NVIDIA GeForce RTX 5090) is sm_120"
+std::string device_description(int device) {
+  const std::string label = "device " + std::to_string(device);
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return label + " has another architecture";
+  }
+  return label + " (" + prop.name + ") is sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+}
+
+// Launches the probe on `device` and leaves the caller's current device as it was.
+cudaError_t launch_probe_kernel(int device) {
+  int previous = 0;
+  const bool had_previous = cudaGetDevice(&previous) == cudaSuccess;
+  cudaError_t status = cudaSetDevice(device);
+  if (status == cudaSuccess) {
+    probe_kernel<<<1, 1>>>();
+    status = cudaGetLastError();
+    if (status == cudaSuccess) status = cudaDeviceSynchronize();
+  }
+  (void)cudaGetLastError();
+  if (had_previous) (void)cudaSetDevice(previous);
+  return status;
+}
+
+}  // namespace
+
+std::string compiled_cuda_architectures() {
+  std::string text;
+  std::string_view remaining = REDLINE_CUDA_ARCHITECTURES;
+  while (!remaining.empty()) {
+    const std::size_t comma = remaining.find(',');
+    std::string_view arch = remaining.substr(0, comma);
+    remaining = comma == std::string_view::npos ? std::string_view{} : remaining.substr(comma + 1);
+    // "90-real" / "90-virtual" are CMake's SASS-only / PTX-only spellings.
+    arch = arch.substr(0, arch.find('-'));
+    if (arch.empty()) continue;
+    if (!text.empty()) text += ", ";
+    if (arch.front() >= '0' && arch.front() <= '9') text += "sm_";
+    text += arch;
+  }
+  return text;
+}
+
+std::optional<std::string> no_usable_gpu_reason(int device) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    return reason_for_device_count_failure(status);
+  }
+  if (count == 0) return "no CUDA-capable device: cudaGetDeviceCount found 0 devices";
+  if (device < 0 || device >= count) {
+    return "device " + std::to_string(device) + " does not exist: cudaGetDeviceCount found " + std::to_string(count) +
+           " (check CUDA_VISIBLE_DEVICES)";
+  }
+
+  const cudaError_t launch = launch_probe_kernel(device);
+  if (launch == cudaErrorNoKernelImageForDevice) {
+    return "this binary was built for " + compiled_cuda_architectures() + " but " + device_description(device) +
+           "; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native";
+  }
+  if (launch != cudaSuccess) {
+    return "device " + std::to_string(device) + " unusable: a trivial kernel launch returned " + error_text(launch);
+  }
+  return std::nullopt;
+}
+
+void exit_if_no_gpu(const char* tool, int device) {
+  if (const auto reason = no_usable_gpu_reason(device)) {
+    std::fprintf(stderr, "%s: skipped: %s\n", tool, reason->c_str());
+    std::exit(exit_code_no_gpu);
+  }
+}
+
+}  // namespace redline
