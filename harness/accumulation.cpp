@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "harness/units.hpp"
 #include "harness/usage_error.hpp"
@@ -9,6 +10,8 @@
 namespace redline {
 
 AccumulationPlan plan_accumulation(std::int64_t global_batch, std::int64_t data_parallel, std::int64_t micro_batch) {
+  if (micro_batch < 1 || data_parallel < 1)
+    throw std::invalid_argument("plan_accumulation: micro-batch and data-parallel degree must be at least 1");
   if (global_batch < data_parallel)
     throw UsageError("--global-batch", std::to_string(global_batch),
                      "must be at least --data-parallel (" + std::to_string(data_parallel) +

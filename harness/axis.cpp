@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "harness/units.hpp"
@@ -33,7 +34,11 @@ std::vector<std::int64_t> geometric_axis(std::int64_t start, std::int64_t stop, 
   std::vector<std::int64_t> values;
   for (std::int64_t v = start; v <= stop && values.size() < kMaxAxisPoints;) {
     values.push_back(v);
-    const auto next = static_cast<std::int64_t>(std::ceil(static_cast<double>(v) * factor));
+    // A product that is whole but for rounding error (50 x 1.1 comes out as
+    // 55.00000000000001) is that whole number, not the next one up.
+    const double product = static_cast<double>(v) * factor;
+    auto next = static_cast<std::int64_t>(std::ceil(product));
+    if (static_cast<double>(next - 1) >= product * (1 - 4 * std::numeric_limits<double>::epsilon())) --next;
     v = std::max(next, v + 1);
   }
   return values;

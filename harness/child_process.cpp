@@ -7,12 +7,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "harness/interrupt.hpp"
+
+extern char** environ;
 
 namespace redline {
 namespace {
@@ -24,7 +28,7 @@ double seconds_since(Clock::time_point start) {
 }
 
 // Only async-signal-safe calls between fork and exec.
-[[noreturn]] void exec_child(int output_fd, int error_fd, std::vector<char*>& argv) {
+[[noreturn]] void exec_child(int output_fd, int error_fd, std::vector<char*>& argv, std::vector<char*>& envp) {
   setpgid(0, 0);
   dup2(output_fd, STDOUT_FILENO);
   dup2(output_fd, STDERR_FILENO);
@@ -34,7 +38,7 @@ double seconds_since(Clock::time_point start) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  execvp(argv[0], argv.data());
+  execvpe(argv[0], argv.data(), envp.data());
   const int err = errno;
   [[maybe_unused]] auto n = write(error_fd, &err, sizeof err);
   _exit(127);
@@ -63,9 +67,10 @@ std::optional<std::string> find_executable(const std::string& name) {
   while (begin <= dirs.size()) {
     auto end = dirs.find(':', begin);
     if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(begin, end - begin);
-    if (dir.empty()) dir = ".";
-    if (executable(dir + "/" + name)) return dir + "/" + name;
+    // An empty PATH entry means the current directory.
+    const std::filesystem::path dir(end == begin ? std::string(".") : dirs.substr(begin, end - begin));
+    const std::string candidate = (dir / name).string();
+    if (executable(candidate)) return candidate;
     begin = end + 1;
   }
   return std::nullopt;
@@ -86,12 +91,23 @@ ChildResult run_child(const ChildSpec& spec) {
   std::vector<char*> argv;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  for (const auto& [name, value] : spec.extra_env) setenv(name.c_str(), value.c_str(), 1);
+  // The child's environment is ours plus extra_env; ours stays untouched.
+  std::vector<std::string> env_entries;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const auto name = entry.substr(0, entry.find('='));
+    const bool overridden = std::any_of(spec.extra_env.begin(), spec.extra_env.end(),
+                                        [&](const auto& kv) { return kv.first == name; });
+    if (!overridden) env_entries.emplace_back(entry);
+  }
+  for (const auto& [name, value] : spec.extra_env) env_entries.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& entry : env_entries) envp.push_back(entry.data());
+  envp.push_back(nullptr);
 
   const auto start = Clock::now();
   const pid_t pid = fork();
-  if (pid == 0) exec_child(out_pipe[1], err_pipe[1], argv);
-  for (const auto& [name, value] : spec.extra_env) unsetenv(name.c_str());
+  if (pid == 0) exec_child(out_pipe[1], err_pipe[1], argv, envp);
   close(out_pipe[1]);
   close(err_pipe[1]);
   if (pid < 0) {

@@ -16,7 +16,9 @@ std::string human_number(double value) {
     std::snprintf(buf, sizeof buf, "%.3e", value);
     return buf;
   }
-  const int digits = mag >= 1000 ? 0 : mag >= 100 ? 1 : mag >= 10 ? 2 : 3;
+  // Below 1 the leading zeros are not significant: 0.5000, 0.01234, 0.001234.
+  const int digits = mag >= 1000 ? 0 : mag >= 100 ? 1 : mag >= 10 ? 2
+                     : mag >= 1 || mag == 0 ? 3 : 3 - static_cast<int>(std::floor(std::log10(mag)));
   return format_number(value, digits);
 }
 

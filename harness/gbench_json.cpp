@@ -2,6 +2,7 @@
 
 #include <map>
 #include <regex>
+#include <set>
 
 #include "harness/json_writer.hpp"
 
@@ -50,6 +51,16 @@ void write_environment(JsonWriter& json, const Environment& env) {
   for (const auto& [name, value] : env.variables) json.key(name).value(value);
   json.end_object();
   json.end_object();
+}
+
+// A parameter or metric named like one of Google Benchmark's own fields would
+// make a duplicate key; it gets a prefix instead.
+std::string field_name(const std::string& prefix, const std::string& name) {
+  static const std::set<std::string> reserved = {
+      "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+      "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
+      "error_occurred", "error_message", "case_key", "status", "note", "aggregate_name"};
+  return reserved.count(name) ? prefix + name : name;
 }
 
 }  // namespace
@@ -122,8 +133,8 @@ std::string to_gbench_json(const Report& report) {
     json.key("case_key").value(row.case_key());
     json.key("status").value(row.status);
     json.key("note").value(row.note);
-    for (const auto& [k, v] : row.params) json.key(k).value(v);
-    for (const auto& [k, v] : row.metrics) json.key(k).value(v);
+    for (const auto& [k, v] : row.params) json.key(field_name("param_", k)).value(v);
+    for (const auto& [k, v] : row.metrics) json.key(field_name("metric_", k)).value(v);
     json.end_object();
   }
   json.end_array();

@@ -16,11 +16,12 @@ std::regex compile(const std::string& flag, const std::string& text) {
   }
 }
 
-// The line of output that contains position `pos`.
+// The line of output that contains position `pos`. A carriage return ends a
+// line too: progress bars (tqdm) redraw a line with \r.
 std::string line_at(const std::string& output, std::size_t pos, std::size_t max_chars) {
-  auto begin = output.rfind('\n', pos);
+  auto begin = output.find_last_of("\r\n", pos);
   begin = begin == std::string::npos ? 0 : begin + 1;
-  auto end = output.find('\n', pos);
+  auto end = output.find_first_of("\r\n", pos);
   std::string line = output.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
   if (line.size() > max_chars) line = line.substr(0, max_chars) + "...";
   return line;

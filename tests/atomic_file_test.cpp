@@ -1,0 +1,180 @@
+// Atomic result files on the real file system: whole content or the old file,
+// never a torn one, and no temporary files left behind.
+#include "harness/atomic_file.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace redline {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_plain(const fs::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string write_error(const fs::path& path, const std::string& content) {
+  try {
+    write_file_atomically(path, content);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected writing " << path << " to fail";
+  return "";
+}
+
+class AtomicFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("redline_atomic_file_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(AtomicFileTest, WritesTheContent) {
+  const fs::path path = dir_ / "out.csv";
+  const std::string content = "a,b\r\n1,2\r\n" + std::string(100000, 'x') + std::string("\0binary\0", 8);
+  write_file_atomically(path, content);
+  EXPECT_EQ(read_all(path), content);
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"out.csv"}));
+}
+
+TEST_F(AtomicFileTest, WritesAnEmptyFile) {
+  const fs::path path = dir_ / "empty.csv";
+  write_file_atomically(path, "");
+  ASSERT_TRUE(fs::exists(path));
+  EXPECT_EQ(fs::file_size(path), 0u);
+}
+
+TEST_F(AtomicFileTest, OverwriteReplacesTheFileRatherThanTruncatingIt) {
+  const fs::path path = dir_ / "report.json";
+  write_file_atomically(path, "old content");
+  // A reader that opened the old file keeps seeing the whole old file: the
+  // new content arrives as a new inode renamed over it, not written in place.
+  std::ifstream reader(path, std::ios::binary);
+  ASSERT_TRUE(reader);
+  struct stat before {};
+  ASSERT_EQ(stat(path.c_str(), &before), 0);
+
+  write_file_atomically(path, "new");
+  EXPECT_EQ(read_all(path), "new");
+  struct stat after {};
+  ASSERT_EQ(stat(path.c_str(), &after), 0);
+  EXPECT_NE(before.st_ino, after.st_ino);
+  std::ostringstream seen;
+  seen << reader.rdbuf();
+  EXPECT_EQ(seen.str(), "old content");
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"report.json"}));
+}
+
+TEST_F(AtomicFileTest, CreatesMissingParentDirectories) {
+  const fs::path path = dir_ / "runs" / "2026-11-22" / "node1" / "results.csv";
+  write_file_atomically(path, "x\n");
+  EXPECT_EQ(read_all(path), "x\n");
+  EXPECT_EQ(names_in(path.parent_path()), (std::vector<std::string>{"results.csv"}));
+}
+
+TEST_F(AtomicFileTest, RelativePathInTheCurrentDirectory) {
+  const fs::path old_cwd = fs::current_path();
+  fs::current_path(dir_);
+  try {
+    write_file_atomically("relative.txt", "here");
+  } catch (...) {
+    fs::current_path(old_cwd);
+    throw;
+  }
+  fs::current_path(old_cwd);
+  EXPECT_EQ(read_all(dir_ / "relative.txt"), "here");
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"relative.txt"}));
+}
+
+TEST_F(AtomicFileTest, ParentThatIsAFileFailsNamingThePath) {
+  // Permission bits do not stop root; a regular file in the way of the
+  // directory stops everyone.
+  write_plain(dir_ / "file.txt", "I am a file");
+  const fs::path path = dir_ / "file.txt" / "sub" / "out.csv";
+  const std::string what = write_error(path, "data");
+  EXPECT_NE(what.find(path.string()), std::string::npos) << what;
+  EXPECT_NE(what.find("create directory"), std::string::npos) << what;
+  EXPECT_EQ(read_all(dir_ / "file.txt"), "I am a file");
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"file.txt"}));
+}
+
+TEST_F(AtomicFileTest, FailedWriteLeavesTheOldFileIntact) {
+  const fs::path path = dir_ / "results.csv";
+  write_file_atomically(path, "old,complete\r\n");
+  // A directory where the temporary file must go makes creating it fail,
+  // whatever our privileges.
+  const fs::path blocker = path.string() + ".tmp." + std::to_string(getpid());
+  fs::create_directory(blocker);
+  const std::string what = write_error(path, "new,content\r\n");
+  EXPECT_NE(what.find(path.string()), std::string::npos) << what;
+  EXPECT_EQ(read_all(path), "old,complete\r\n");
+  fs::remove(blocker);
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"results.csv"}));
+}
+
+TEST_F(AtomicFileTest, FailedRenameRemovesTheTemporaryFile) {
+  // The target is a non-empty directory: rename fails after the data was
+  // written and synced; the temporary file must not be left behind.
+  const fs::path path = dir_ / "target";
+  fs::create_directories(path / "inside");
+  const std::string what = write_error(path, "data");
+  EXPECT_NE(what.find(path.string()), std::string::npos) << what;
+  EXPECT_NE(what.find("rename"), std::string::npos) << what;
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"target"}));
+  EXPECT_TRUE(fs::is_directory(path / "inside"));
+}
+
+TEST_F(AtomicFileTest, AppendCreatesThenAppends) {
+  const fs::path path = dir_ / "history" / "history.csv";
+  append_file_atomically(path, "header\n");
+  EXPECT_EQ(read_all(path), "header\n");
+  append_file_atomically(path, "row1\n");
+  append_file_atomically(path, "row2\nrow3\n");
+  EXPECT_EQ(read_all(path), "header\nrow1\nrow2\nrow3\n");
+  EXPECT_EQ(names_in(path.parent_path()), (std::vector<std::string>{"history.csv"}));
+}
+
+TEST_F(AtomicFileTest, FailedAppendLeavesTheOldFileIntact) {
+  const fs::path path = dir_ / "history.csv";
+  write_file_atomically(path, "header\nrow1\n");
+  const fs::path blocker = path.string() + ".tmp." + std::to_string(getpid());
+  fs::create_directory(blocker);
+  EXPECT_THROW(append_file_atomically(path, "row2\n"), std::runtime_error);
+  EXPECT_EQ(read_all(path), "header\nrow1\n");
+  fs::remove(blocker);
+}
+
+}  // namespace
+}  // namespace redline

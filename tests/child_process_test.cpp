@@ -1,0 +1,311 @@
+// Real child processes: exit codes, signals, captured output, time limits
+// that kill the whole process group, exec failures and the environment.
+#include "harness/child_process.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "harness/interrupt.hpp"
+
+namespace redline {
+namespace {
+
+namespace fs = std::filesystem;
+
+ChildSpec shell(const std::string& script, double timeout = 60) {
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c", script};
+  spec.timeout_seconds = timeout;
+  return spec;
+}
+
+// Alive and not a zombie: a killed process whose parent has not reaped it
+// yet no longer runs.
+bool running(pid_t pid) {
+  if (kill(pid, 0) != 0) return errno != ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string content;
+  std::getline(stat, content);
+  const auto close = content.rfind(')');
+  if (close == std::string::npos || close + 2 >= content.size()) return false;  // gone meanwhile
+  const char state = content[close + 2];
+  return state != 'Z' && state != 'X';
+}
+
+// Waits (up to 10 s) for a killed process to stop: SIGKILL is delivered
+// asynchronously. This checks that it dies, not how fast.
+bool stops(pid_t pid) {
+  for (int i = 0; i < 200; ++i) {
+    if (!running(pid)) return true;
+    usleep(50000);
+  }
+  return false;
+}
+
+pid_t read_pid(const fs::path& file) {
+  std::ifstream in(file);
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+class ChildProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("redline_child_process_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const char* path = std::getenv("PATH");
+    saved_path_ = path ? std::optional<std::string>(path) : std::nullopt;
+  }
+  void TearDown() override {
+    set_interrupted_for_testing(false);
+    if (saved_path_) setenv("PATH", saved_path_->c_str(), 1);
+    for (const char* name : {"REDLINE_CHILD_TEST_A", "REDLINE_CHILD_TEST_B", "REDLINE_CHILD_TEST_PRESET"})
+      unsetenv(name);
+    fs::remove_all(dir_);
+  }
+  void make_file(const fs::path& path, const std::string& content, fs::perms perms) {
+    std::ofstream(path) << content;
+    fs::permissions(path, perms);
+  }
+  fs::path dir_;
+  std::optional<std::string> saved_path_;
+};
+
+TEST_F(ChildProcessTest, TrueSucceeds) {
+  ChildSpec spec;
+  spec.argv = {"true"};
+  const ChildResult r = run_child(spec);
+  EXPECT_TRUE(r.started);
+  EXPECT_EQ(r.start_error, "");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.term_signal, 0);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_FALSE(r.interrupted);
+  EXPECT_TRUE(r.succeeded());
+  EXPECT_EQ(r.output, "");
+  EXPECT_EQ(r.describe_end(), "exit status 0");
+  EXPECT_GT(r.wall_seconds, 0);
+}
+
+TEST_F(ChildProcessTest, ExitCodes) {
+  ChildSpec f;
+  f.argv = {"false"};
+  ChildResult r = run_child(f);
+  EXPECT_TRUE(r.started);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_FALSE(r.succeeded());
+
+  r = run_child(shell("exit 3"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.term_signal, 0);
+  EXPECT_FALSE(r.succeeded());
+  EXPECT_EQ(r.describe_end(), "exit status 3");
+
+  EXPECT_EQ(run_child(shell("exit 255")).exit_code, 255);
+}
+
+TEST_F(ChildProcessTest, EndedBySignal) {
+  ChildResult r = run_child(shell("kill -TERM $$"));
+  EXPECT_TRUE(r.started);
+  EXPECT_EQ(r.term_signal, SIGTERM);
+  EXPECT_FALSE(r.succeeded());
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.describe_end().rfind("killed by signal 15", 0), 0u) << r.describe_end();
+
+  r = run_child(shell("kill -KILL $$"));
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  EXPECT_FALSE(r.succeeded());
+}
+
+TEST_F(ChildProcessTest, CapturesStdoutAndStderrInterleaved) {
+  const ChildResult r = run_child(shell("echo out1; echo err1 >&2; echo out2; printf 'no newline' >&2"));
+  EXPECT_TRUE(r.succeeded());
+  EXPECT_EQ(r.output, "out1\nerr1\nout2\nno newline");
+  EXPECT_FALSE(r.output_truncated);
+}
+
+TEST_F(ChildProcessTest, OutputLargerThanAPipeBuffer) {
+  const ChildResult r = run_child(shell("head -c 1000000 /dev/zero | tr '\\0' a"));
+  EXPECT_TRUE(r.succeeded()) << r.describe_end();
+  EXPECT_EQ(r.output, std::string(1000000, 'a'));
+}
+
+TEST_F(ChildProcessTest, StdinIsEmpty) {
+  // A child reading stdin sees end of file instead of waiting on ours.
+  const ChildResult r = run_child(shell("cat; echo done", 20));
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.output, "done\n");
+}
+
+TEST_F(ChildProcessTest, TimeoutKillsTheChild) {
+  ChildSpec spec;
+  spec.argv = {"sleep", "30"};
+  spec.timeout_seconds = 0.5;
+  const ChildResult r = run_child(spec);
+  EXPECT_TRUE(r.started);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_FALSE(r.interrupted);
+  EXPECT_FALSE(r.succeeded());
+  EXPECT_EQ(r.term_signal, SIGTERM);
+  EXPECT_EQ(r.describe_end(), "timed out");
+  EXPECT_LT(r.wall_seconds, 25);  // sanity: it was killed, not left to finish
+}
+
+TEST_F(ChildProcessTest, TimeoutKillsGrandchildren) {
+  const fs::path pid_file = dir_ / "grandchild.pid";
+  const ChildResult r = run_child(shell("sleep 30 & echo $! > '" + pid_file.string() + "'; sleep 30", 0.5));
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_LT(r.wall_seconds, 25);
+  const pid_t grandchild = read_pid(pid_file);
+  ASSERT_GT(grandchild, 0);
+  EXPECT_TRUE(stops(grandchild)) << "grandchild " << grandchild << " still runs";
+}
+
+TEST_F(ChildProcessTest, LeftoverWorkersAreKilledWhenTheChildExits) {
+  const fs::path pid_file = dir_ / "worker.pid";
+  const ChildResult r = run_child(shell("sleep 30 & echo $! > '" + pid_file.string() + "'; exit 0"));
+  EXPECT_TRUE(r.succeeded()) << r.describe_end();
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_LT(r.wall_seconds, 25);  // it did not wait for the worker's 30 s
+  const pid_t worker = read_pid(pid_file);
+  ASSERT_GT(worker, 0);
+  EXPECT_TRUE(stops(worker)) << "worker " << worker << " still runs";
+}
+
+TEST_F(ChildProcessTest, SigkillFollowsWhenSigtermIsIgnored) {
+  ChildSpec spec = shell("trap '' TERM; sleep 30", 0.3);
+  spec.kill_grace_seconds = 0.5;
+  const ChildResult r = run_child(spec);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  EXPECT_LT(r.wall_seconds, 25);
+}
+
+TEST_F(ChildProcessTest, MissingCommandDoesNotStart) {
+  for (const std::string cmd : {"/nonexistent/redline-no-such-command", "redline-no-such-command-xyz"}) {
+    ChildSpec spec;
+    spec.argv = {cmd, "arg"};
+    const ChildResult r = run_child(spec);
+    EXPECT_FALSE(r.started) << cmd;
+    EXPECT_NE(r.start_error.find("No such file"), std::string::npos) << r.start_error;
+    EXPECT_FALSE(r.succeeded());
+    EXPECT_EQ(r.describe_end().rfind("could not start: ", 0), 0u) << r.describe_end();
+  }
+}
+
+TEST_F(ChildProcessTest, NonExecutableFileDoesNotStart) {
+  const fs::path script = dir_ / "not_executable.sh";
+  make_file(script, "#!/bin/sh\necho hi\n", fs::perms::owner_read | fs::perms::owner_write);
+  ChildSpec spec;
+  spec.argv = {script.string()};
+  const ChildResult r = run_child(spec);
+  EXPECT_FALSE(r.started);
+  EXPECT_NE(r.start_error.find("Permission denied"), std::string::npos) << r.start_error;
+}
+
+TEST_F(ChildProcessTest, EmptyCommand) {
+  const ChildResult r = run_child(ChildSpec{});
+  EXPECT_FALSE(r.started);
+  EXPECT_EQ(r.start_error, "empty command");
+}
+
+TEST_F(ChildProcessTest, ExtraEnvReachesTheChildOnly) {
+  ChildSpec spec = shell("printf '%s|%s' \"$REDLINE_CHILD_TEST_A\" \"$REDLINE_CHILD_TEST_B\"");
+  spec.extra_env = {{"REDLINE_CHILD_TEST_A", "hello world"}, {"REDLINE_CHILD_TEST_B", "x=y"}};
+  ASSERT_EQ(std::getenv("REDLINE_CHILD_TEST_A"), nullptr);
+  const ChildResult r = run_child(spec);
+  EXPECT_EQ(r.output, "hello world|x=y");
+  EXPECT_EQ(std::getenv("REDLINE_CHILD_TEST_A"), nullptr);
+  EXPECT_EQ(std::getenv("REDLINE_CHILD_TEST_B"), nullptr);
+}
+
+TEST_F(ChildProcessTest, ExtraEnvOverridesForTheChildAndRestoresOurValue) {
+  setenv("REDLINE_CHILD_TEST_PRESET", "before", 1);
+  ChildSpec spec = shell("printf '%s' \"$REDLINE_CHILD_TEST_PRESET\"");
+  spec.extra_env = {{"REDLINE_CHILD_TEST_PRESET", "during"}};
+  const ChildResult r = run_child(spec);
+  EXPECT_EQ(r.output, "during");
+  const char* after = std::getenv("REDLINE_CHILD_TEST_PRESET");
+  ASSERT_NE(after, nullptr) << "run_child removed a variable it only meant to override for the child";
+  EXPECT_STREQ(after, "before");
+}
+
+TEST_F(ChildProcessTest, OutputLimitKeepsTheTail) {
+  // 200 lines "0000\n".."0199\n": 1000 bytes; keep the last 100 = 20 lines.
+  ChildSpec spec = shell("i=0; while [ $i -lt 200 ]; do printf '%04d\\n' $i; i=$((i+1)); done");
+  spec.output_limit = 100;
+  std::string streamed;
+  spec.on_output = [&](std::string_view chunk) { streamed.append(chunk); };
+  const ChildResult r = run_child(spec);
+  EXPECT_TRUE(r.succeeded()) << r.describe_end();
+  std::string tail;
+  for (int i = 180; i < 200; ++i) {
+    char line[8];
+    std::snprintf(line, sizeof line, "%04d\n", i);
+    tail += line;
+  }
+  EXPECT_EQ(r.output, tail);
+  EXPECT_TRUE(r.output_truncated);
+  // The live echo saw everything, in order.
+  ASSERT_EQ(streamed.size(), 1000u);
+  EXPECT_EQ(streamed.substr(0, 10), "0000\n0001\n");
+  EXPECT_EQ(streamed.substr(900), tail);
+}
+
+TEST_F(ChildProcessTest, InterruptStopsTheChild) {
+  set_interrupted_for_testing(true);
+  ChildSpec spec;
+  spec.argv = {"sleep", "30"};
+  const ChildResult r = run_child(spec);
+  EXPECT_TRUE(r.started);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_FALSE(r.succeeded());
+  EXPECT_EQ(r.describe_end(), "interrupted");
+  EXPECT_LT(r.wall_seconds, 25);
+}
+
+TEST_F(ChildProcessTest, FindExecutable) {
+  const auto sh = find_executable("sh");
+  ASSERT_TRUE(sh.has_value());
+  EXPECT_EQ(fs::path(*sh).filename(), "sh");
+  EXPECT_EQ(access(sh->c_str(), X_OK), 0);
+  EXPECT_EQ(find_executable("/bin/sh"), "/bin/sh");
+  EXPECT_FALSE(find_executable("redline-no-such-command-xyz").has_value());
+  EXPECT_FALSE(find_executable("").has_value());
+  EXPECT_FALSE(find_executable(dir_.string()).has_value());  // a directory
+}
+
+TEST_F(ChildProcessTest, FindExecutableSearchesPathInOrderAndSkipsNonExecutables) {
+  const fs::path first = dir_ / "first", second = dir_ / "second";
+  fs::create_directories(first);
+  fs::create_directories(second);
+  make_file(first / "redline-fake-tool", "#!/bin/sh\n", fs::perms::owner_read | fs::perms::owner_write);
+  make_file(second / "redline-fake-tool", "#!/bin/sh\n", fs::perms::owner_all);
+  make_file(first / "redline-other-tool", "#!/bin/sh\n", fs::perms::owner_all);
+  make_file(second / "redline-other-tool", "#!/bin/sh\n", fs::perms::owner_all);
+  setenv("PATH", (first.string() + ":" + second.string() + ":/usr/bin:/bin").c_str(), 1);
+  EXPECT_EQ(find_executable("redline-fake-tool"), (second / "redline-fake-tool").string());
+  EXPECT_EQ(find_executable("redline-other-tool"), (first / "redline-other-tool").string());
+  EXPECT_FALSE(find_executable((first / "redline-fake-tool").string()).has_value());
+  EXPECT_EQ(find_executable((second / "redline-fake-tool").string()), (second / "redline-fake-tool").string());
+}
+
+}  // namespace
+}  // namespace redline

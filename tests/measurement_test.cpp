@@ -1,0 +1,280 @@
+// The measurement policy: validation, warm-up, and each way the timed loop
+// stops. A fake clock that advances only when the work runs makes the time
+// cap and the warm-up time deterministic.
+#include "harness/measurement.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/interrupt.hpp"
+#include "harness/usage_error.hpp"
+
+namespace redline {
+namespace {
+
+// A clock that moves `step` seconds each time the work runs.
+struct FakeClock {
+  double now = 0;
+  double step = 1;
+  std::function<double()> clock() {
+    return [this] { return now; };
+  }
+};
+
+class MeasurementTest : public ::testing::Test {
+ protected:
+  void TearDown() override { set_interrupted_for_testing(false); }
+};
+
+std::string policy_error(const MeasurementPolicy& policy) {
+  try {
+    policy.validate();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected validate() to throw";
+  return "";
+}
+
+TEST_F(MeasurementTest, DefaultPolicyIsValid) { EXPECT_NO_THROW(MeasurementPolicy{}.validate()); }
+
+TEST_F(MeasurementTest, ValidationNamesTheBadSetting) {
+  MeasurementPolicy p;
+  p.warmup_iterations = -1;
+  EXPECT_NE(policy_error(p).find("warm-up iterations '-1'"), std::string::npos) << policy_error(p);
+
+  p = {};
+  p.warmup_seconds = -0.5;
+  EXPECT_NE(policy_error(p).find("warm-up seconds"), std::string::npos) << policy_error(p);
+
+  p = {};
+  p.min_repetitions = 0;
+  EXPECT_NE(policy_error(p).find("repetitions '0'"), std::string::npos) << policy_error(p);
+
+  p = {};
+  p.min_repetitions = 10;
+  p.max_repetitions = 5;
+  const std::string what = policy_error(p);
+  EXPECT_NE(what.find("max repetitions '5'"), std::string::npos) << what;
+  EXPECT_NE(what.find("(10)"), std::string::npos) << what;
+
+  p = {};
+  p.target_cv = -0.01;
+  EXPECT_NE(policy_error(p).find("target CV"), std::string::npos) << policy_error(p);
+
+  p = {};
+  p.max_seconds = -1;
+  EXPECT_NE(policy_error(p).find("max seconds"), std::string::npos) << policy_error(p);
+}
+
+TEST_F(MeasurementTest, EqualMinAndMaxIsValid) {
+  MeasurementPolicy p;
+  p.min_repetitions = p.max_repetitions = 1;
+  p.warmup_iterations = 0;
+  p.target_cv = 0;
+  p.max_seconds = 0;
+  EXPECT_NO_THROW(p.validate());
+}
+
+TEST_F(MeasurementTest, MeasureValidatesBeforeRunning) {
+  MeasurementPolicy p;
+  p.min_repetitions = 0;
+  int calls = 0;
+  EXPECT_THROW(measure(p, [&] { return static_cast<double>(++calls); }), UsageError);
+  EXPECT_EQ(calls, 0);
+}
+
+TEST_F(MeasurementTest, WarmupRunsAreCountedAndNotSampled) {
+  MeasurementPolicy p;
+  p.warmup_iterations = 3;
+  p.min_repetitions = p.max_repetitions = 5;
+  p.target_cv = 0;
+  p.max_seconds = 0;
+  int calls = 0;
+  const Measurement m = measure(p, [&] { return static_cast<double>(++calls); });
+  EXPECT_EQ(calls, 8);
+  EXPECT_EQ(m.warmup_iterations, 3);
+  EXPECT_EQ(m.samples, (std::vector<double>{4, 5, 6, 7, 8}));
+  EXPECT_EQ(m.stop, StopReason::repetition_cap);
+  EXPECT_EQ(m.summary.count, 5u);
+  EXPECT_DOUBLE_EQ(m.summary.median, 6);
+}
+
+TEST_F(MeasurementTest, NoWarmup) {
+  MeasurementPolicy p;
+  p.warmup_iterations = 0;
+  p.min_repetitions = p.max_repetitions = 2;
+  p.target_cv = 0;
+  int calls = 0;
+  const Measurement m = measure(p, [&] { return static_cast<double>(++calls); });
+  EXPECT_EQ(m.warmup_iterations, 0);
+  EXPECT_EQ(m.samples, (std::vector<double>{1, 2}));
+}
+
+TEST_F(MeasurementTest, WarmupSecondsExtendWarmupByTheClock) {
+  FakeClock clock;
+  clock.step = 0.25;
+  MeasurementPolicy p;
+  p.warmup_iterations = 1;
+  p.warmup_seconds = 1.0;
+  p.min_repetitions = p.max_repetitions = 2;
+  p.target_cv = 0;
+  p.max_seconds = 0;
+  int calls = 0;
+  const Measurement m = measure(
+      p, [&] { clock.now += clock.step; return static_cast<double>(++calls); }, clock.clock());
+  // 0.25 s per run: warm-up ends once 1.0 s has passed, after 4 runs.
+  EXPECT_EQ(m.warmup_iterations, 4);
+  EXPECT_EQ(m.samples, (std::vector<double>{5, 6}));
+}
+
+TEST_F(MeasurementTest, WarmupIterationsStillRunWhenSecondsAreMet) {
+  FakeClock clock;
+  clock.step = 10;  // one run is already past the warm-up time
+  MeasurementPolicy p;
+  p.warmup_iterations = 3;
+  p.warmup_seconds = 1;
+  p.min_repetitions = p.max_repetitions = 1;
+  p.target_cv = 0;
+  p.max_seconds = 0;
+  const Measurement m = measure(p, [&] { clock.now += clock.step; return 1.0; }, clock.clock());
+  EXPECT_EQ(m.warmup_iterations, 3);
+}
+
+TEST_F(MeasurementTest, StopsOnNoiseTargetOnceMinimumIsIn) {
+  MeasurementPolicy p;
+  p.warmup_iterations = 0;
+  p.min_repetitions = 5;
+  p.max_repetitions = 1000;
+  p.target_cv = 0.02;
+  p.max_seconds = 0;
+  int calls = 0;
+  const Measurement m = measure(p, [&] { ++calls; return 3.0; });
+  EXPECT_EQ(m.stop, StopReason::noise_target);
+  EXPECT_EQ(m.samples.size(), 5u);  // not before the minimum, not after it
+  EXPECT_EQ(calls, 5);
+  EXPECT_DOUBLE_EQ(m.summary.cv, 0);
+}
+
+TEST_F(MeasurementTest, NoiseTargetNeedsTwoSamples) {
+  MeasurementPolicy p;
+  p.warmup_iterations = 0;
+  p.min_repetitions = 1;
+  p.max_repetitions = 100;
+  p.target_cv = 0.02;
+  p.max_seconds = 0;
+  const Measurement m = measure(p, [] { return 3.0; });
+  EXPECT_EQ(m.stop, StopReason::noise_target);
+  EXPECT_EQ(m.samples.size(), 2u);  // one sample has no spread to judge
+}
+
+TEST_F(MeasurementTest, NoisySamplesRunToTheRepetitionCap) {
+  MeasurementPolicy p;
+  p.warmup_iterations = 0;
+  p.min_repetitions = 5;
+  p.max_repetitions = 20;
+  p.target_cv = 0.02;
+  p.max_seconds = 0;
+  int calls = 0;
+  const Measurement m = measure(p, [&] { return (++calls % 2) ? 1.0 : 2.0; });
+  EXPECT_EQ(m.stop, StopReason::repetition_cap);
+  EXPECT_EQ(m.samples.size(), 20u);
+  EXPECT_EQ(calls, 20);
+}
+
+TEST_F(MeasurementTest, ZeroTargetCvDisablesTheNoiseStop) {
+  MeasurementPolicy p;
+  p.warmup_iterations = 0;
+  p.min_repetitions = 2;
+  p.max_repetitions = 50;
+  p.target_cv = 0;
+  p.max_seconds = 0;
+  const Measurement m = measure(p, [] { return 1.0; });
+  EXPECT_EQ(m.stop, StopReason::repetition_cap);
+  EXPECT_EQ(m.samples.size(), 50u);
+}
+
+TEST_F(MeasurementTest, StopsOnTimeCapByTheInjectedClock) {
+  FakeClock clock;
+  MeasurementPolicy p;
+  p.warmup_iterations = 2;
+  p.min_repetitions = 3;
+  p.max_repetitions = 1000;
+  p.target_cv = 0;
+  p.max_seconds = 10;
+  int calls = 0;
+  const Measurement m = measure(
+      p, [&] { clock.now += clock.step; return static_cast<double>(++calls); }, clock.clock());
+  EXPECT_EQ(m.stop, StopReason::time_cap);
+  // The cap counts from the end of warm-up: 10 timed runs of 1 s.
+  EXPECT_EQ(m.warmup_iterations, 2);
+  EXPECT_EQ(m.samples.size(), 10u);
+  EXPECT_DOUBLE_EQ(m.samples.front(), 3);
+}
+
+TEST_F(MeasurementTest, TimeCapWaitsForMinimumRepetitions) {
+  FakeClock clock;
+  clock.step = 100;  // every run alone is past the cap
+  MeasurementPolicy p;
+  p.warmup_iterations = 0;
+  p.min_repetitions = 4;
+  p.max_repetitions = 1000;
+  p.target_cv = 0;
+  p.max_seconds = 1;
+  const Measurement m = measure(p, [&] { clock.now += clock.step; return 1.0; }, clock.clock());
+  EXPECT_EQ(m.stop, StopReason::time_cap);
+  EXPECT_EQ(m.samples.size(), 4u);
+}
+
+TEST_F(MeasurementTest, InterruptedBeforeStartRunsNothing) {
+  set_interrupted_for_testing(true);
+  MeasurementPolicy p;
+  int calls = 0;
+  const Measurement m = measure(p, [&] { ++calls; return 1.0; });
+  EXPECT_EQ(m.stop, StopReason::interrupted);
+  EXPECT_EQ(calls, 0);
+  EXPECT_TRUE(m.samples.empty());
+  EXPECT_EQ(m.summary.count, 0u);
+}
+
+TEST_F(MeasurementTest, InterruptedMidwayKeepsSamplesSoFar) {
+  MeasurementPolicy p;
+  p.warmup_iterations = 1;
+  p.min_repetitions = 10;
+  p.max_repetitions = 10;
+  p.target_cv = 0;
+  p.max_seconds = 0;
+  int calls = 0;
+  const Measurement m = measure(p, [&] {
+    if (++calls == 4) set_interrupted_for_testing(true);  // during the 3rd timed run
+    return static_cast<double>(calls);
+  });
+  EXPECT_EQ(m.stop, StopReason::interrupted);
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(m.samples, (std::vector<double>{2, 3, 4}));
+  EXPECT_EQ(m.summary.count, 3u);
+  EXPECT_DOUBLE_EQ(m.summary.median, 3);
+}
+
+TEST_F(MeasurementTest, DefaultClockWorks) {
+  MeasurementPolicy p;
+  p.warmup_iterations = 1;
+  p.min_repetitions = p.max_repetitions = 3;
+  p.target_cv = 0;
+  const Measurement m = measure(p, [] { return 2.0; });
+  EXPECT_EQ(m.stop, StopReason::repetition_cap);
+  EXPECT_EQ(m.samples.size(), 3u);
+}
+
+TEST_F(MeasurementTest, StopReasonNames) {
+  EXPECT_EQ(to_string(StopReason::noise_target), "noise_target");
+  EXPECT_EQ(to_string(StopReason::repetition_cap), "repetition_cap");
+  EXPECT_EQ(to_string(StopReason::time_cap), "time_cap");
+  EXPECT_EQ(to_string(StopReason::interrupted), "interrupted");
+}
+
+}  // namespace
+}  // namespace redline
