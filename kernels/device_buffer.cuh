@@ -15,25 +15,40 @@
 
 namespace redline {
 
-// Device memory for `count` elements of T, uninitialized (benchmarks fill it
-// with random_fill: never zeros). Move-only: two owners would free twice.
-template <typename T>
-class DeviceBuffer {
-  static_assert(std::is_trivially_copyable_v<T>, "device memory is copied bytewise");
+// Where a buffer's memory comes from. Release must not throw (destructors):
+// a failing free means the context is already broken, and the next checked
+// call reports that.
+struct DeviceMemory {
+  static void allocate(void** ptr, std::size_t bytes) { REDLINE_CUDA_CHECK(cudaMalloc(ptr, bytes)); }
+  static void release(void* ptr) noexcept { (void)cudaFree(ptr); }
+};
+// Page-locked host memory: needed for truly asynchronous copies and for
+// host<->device bandwidth that is not limited by a staging copy.
+struct PinnedMemory {
+  static void allocate(void** ptr, std::size_t bytes) { REDLINE_CUDA_CHECK(cudaMallocHost(ptr, bytes)); }
+  static void release(void* ptr) noexcept { (void)cudaFreeHost(ptr); }
+};
+
+// `count` elements of T, uninitialized (benchmarks fill them with
+// random_fill: never zeros). Move-only: two owners would free twice.
+// Allocation throws CudaError; e.is_out_of_memory() marks a point that does
+// not fit.
+template <typename T, typename Memory>
+class CudaArray {
+  static_assert(std::is_trivially_copyable_v<T>, "CUDA memory is copied bytewise");
 
  public:
-  DeviceBuffer() = default;
-  // Throws CudaError; e.is_out_of_memory() marks a point that does not fit.
-  explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) REDLINE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes()));
+  CudaArray() = default;
+  explicit CudaArray(std::size_t count) : count_(count) {
+    if (count_ > 0) Memory::allocate(reinterpret_cast<void**>(&data_), bytes());
   }
-  ~DeviceBuffer() { release(); }
+  ~CudaArray() { release(); }
 
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& other) noexcept
+  CudaArray(const CudaArray&) = delete;
+  CudaArray& operator=(const CudaArray&) = delete;
+  CudaArray(CudaArray&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+  CudaArray& operator=(CudaArray&& other) noexcept {
     if (this != &other) {
       release();
       data_ = std::exchange(other.data_, nullptr);
@@ -47,27 +62,9 @@ class DeviceBuffer {
   std::size_t bytes() const noexcept { return count_ * sizeof(T); }
   bool empty() const noexcept { return count_ == 0; }
 
-  // Synchronous copies for setup and verification, never inside timed work.
-  // The host side must hold exactly size() elements.
-  void copy_from_host(std::span<const T> host) {
-    if (host.size() != count_) throw std::invalid_argument("DeviceBuffer::copy_from_host: size mismatch");
-    if (count_ > 0) REDLINE_CUDA_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
-  }
-  void copy_to_host(std::span<T> host) const {
-    if (host.size() != count_) throw std::invalid_argument("DeviceBuffer::copy_to_host: size mismatch");
-    if (count_ > 0) REDLINE_CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
-  }
-  std::vector<T> to_host() const {
-    std::vector<T> host(count_);
-    copy_to_host(host);
-    return host;
-  }
-
  private:
   void release() noexcept {
-    // A destructor must not throw; a failing cudaFree here means the context
-    // is already broken, and the next checked call reports that.
-    if (data_ != nullptr) (void)cudaFree(data_);
+    if (data_ != nullptr) Memory::release(data_);
     data_ = nullptr;
     count_ = 0;
   }
@@ -76,48 +73,37 @@ class DeviceBuffer {
   std::size_t count_ = 0;
 };
 
-// Page-locked host memory: needed for truly asynchronous copies and for
-// host<->device bandwidth that is not limited by a staging copy.
 template <typename T>
-class PinnedBuffer {
-  static_assert(std::is_trivially_copyable_v<T>, "pinned memory is copied bytewise");
-
+class DeviceBuffer : public CudaArray<T, DeviceMemory> {
  public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) REDLINE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), bytes()));
+  using CudaArray<T, DeviceMemory>::CudaArray;
+
+  // Synchronous copies for setup and verification, never inside timed work.
+  // The host side must hold exactly size() elements.
+  void copy_from_host(std::span<const T> host) {
+    if (host.size() != this->size()) throw std::invalid_argument("DeviceBuffer::copy_from_host: size mismatch");
+    if (!this->empty())
+      REDLINE_CUDA_CHECK(cudaMemcpy(this->data(), host.data(), this->bytes(), cudaMemcpyHostToDevice));
   }
-  ~PinnedBuffer() { release(); }
-
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  PinnedBuffer(PinnedBuffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
-    if (this != &other) {
-      release();
-      data_ = std::exchange(other.data_, nullptr);
-      count_ = std::exchange(other.count_, 0);
-    }
-    return *this;
+  void copy_to_host(std::span<T> host) const {
+    if (host.size() != this->size()) throw std::invalid_argument("DeviceBuffer::copy_to_host: size mismatch");
+    if (!this->empty())
+      REDLINE_CUDA_CHECK(cudaMemcpy(host.data(), this->data(), this->bytes(), cudaMemcpyDeviceToHost));
   }
-
-  T* data() const noexcept { return data_; }
-  std::size_t size() const noexcept { return count_; }
-  std::size_t bytes() const noexcept { return count_ * sizeof(T); }
-  bool empty() const noexcept { return count_ == 0; }
-  T& operator[](std::size_t i) const noexcept { return data_[i]; }
-  std::span<T> span() const noexcept { return {data_, count_}; }
-
- private:
-  void release() noexcept {
-    if (data_ != nullptr) (void)cudaFreeHost(data_);
-    data_ = nullptr;
-    count_ = 0;
+  std::vector<T> to_host() const {
+    std::vector<T> host(this->size());
+    copy_to_host(host);
+    return host;
   }
+};
 
-  T* data_ = nullptr;
-  std::size_t count_ = 0;
+template <typename T>
+class PinnedBuffer : public CudaArray<T, PinnedMemory> {
+ public:
+  using CudaArray<T, PinnedMemory>::CudaArray;
+
+  T& operator[](std::size_t i) const noexcept { return this->data()[i]; }
+  std::span<T> span() const noexcept { return {this->data(), this->size()}; }
 };
 
 }  // namespace redline
