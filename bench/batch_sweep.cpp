@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <iostream>
 #include <optional>
+#include <regex>
+#include <set>
 
+#include "harness/accumulation.hpp"
 #include "harness/axis.hpp"
 #include "harness/batch_sweep.hpp"
 #include "harness/environment.hpp"
@@ -27,10 +30,30 @@ struct Flags {
   OutputOptions output;
 };
 
-std::int64_t positive_count(const char* flag, const std::string& text) {
+std::int64_t count_between(const char* flag, const std::string& text, std::int64_t lo, std::int64_t hi) {
   const auto value = parse_count(flag, text);
-  if (value < 1) throw UsageError(flag, text, "must be at least 1");
+  if (value < lo || value > hi)
+    throw UsageError(flag, text, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
   return value;
+}
+
+// Batch sizes and global batches: far beyond any real one, and small enough
+// that no product of them can overflow.
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 40;
+
+// Names the CSV already uses, or that JSON readers would take for a time.
+void check_metric_name(const std::string& name) {
+  static const std::regex valid("[A-Za-z][A-Za-z0-9_]*");
+  static const std::regex time_like(".*time_(ns|us|ms|s)$");
+  static const std::set<std::string> taken = {"batch_size",    "step_time_ms", "trial_time_s", "gain_pct",
+                                              "status",        "note",         "run_id",       "timestamp_utc",
+                                              "host",          "gpu",          "tool",         "case_key",
+                                              "repetition"};
+  if (!std::regex_match(name, valid))
+    throw UsageError("--metric-name", name, "must be a letter followed by letters, digits or _");
+  if (taken.count(name)) throw UsageError("--metric-name", name, "is already a column of batch_sweep's report");
+  if (std::regex_match(name, time_like))
+    throw UsageError("--metric-name", name, "looks like a time (*time_us); name the throughput, e.g. tokens_per_s");
 }
 
 double percent(const char* flag, const std::string& text, double lo, double hi) {
@@ -46,28 +69,33 @@ BatchSweepOptions to_options(const Flags& f, std::vector<std::string> command) {
     o.axis = parse_axis("--batch-sizes", f.batch_sizes, AxisUnit::count);
     if (o.axis.front() < 1) throw UsageError("--batch-sizes", f.batch_sizes, "batch sizes must be at least 1");
   } else {
-    const auto start = positive_count("--start", f.start);
-    const auto max = positive_count("--max", f.max);
+    const auto start = count_between("--start", f.start, 1, kMaxBatch);
+    const auto max = count_between("--max", f.max, 1, kMaxBatch);
     if (max < start) throw UsageError("--max", f.max, "must be at least --start (" + f.start + ")");
     const double factor = parse_number("--factor", f.factor);
     if (!(factor > 1.0)) throw UsageError("--factor", f.factor, "must be greater than 1");
     o.axis = geometric_axis(start, max, factor);
+    if (o.axis.back() < max && static_cast<double>(o.axis.back()) * factor <= static_cast<double>(max))
+      throw UsageError("--factor", f.factor, "gives too many batch sizes between --start and --max");
   }
+  if (o.axis.back() > kMaxBatch) throw UsageError("--batch-sizes", f.batch_sizes, "has a batch size above 2^40");
   o.sweep.bisect = f.bisect;
   o.sweep.safety_margin = percent("--safety-margin", f.safety_margin, 0, 90);
   o.saturation.plateau_gain = percent("--plateau", f.plateau, 0, 100);
   o.saturation.fraction_of_best = percent("--fraction", f.fraction, 1, 100);
-  o.repeats = static_cast<int>(positive_count("--repeats", f.repeats));
+  o.repeats = static_cast<int>(count_between("--repeats", f.repeats, 1, 1000));
   o.timeout_seconds = parse_number("--timeout", f.timeout);
   require_positive("--timeout", f.timeout, o.timeout_seconds);
-  o.steps = positive_count("--steps", f.steps);
+  o.steps = count_between("--steps", f.steps, 1, 1'000'000'000);
   o.metric_regex = f.metric_regex;
+  check_metric_name(f.metric_name);
   o.metric_name = f.metric_name;
-  if (o.metric_name.empty() || o.metric_name.find_first_of(",;= \"") != std::string::npos)
-    throw UsageError("--metric-name", f.metric_name, "must be a non-empty name without , ; = spaces or quotes");
   o.oom_regexes = f.oom_regexes;
-  o.data_parallel = positive_count("--data-parallel", f.data_parallel);
-  if (!f.global_batch.empty()) o.global_batch = positive_count("--global-batch", f.global_batch);
+  o.data_parallel = count_between("--data-parallel", f.data_parallel, 1, 1 << 20);
+  if (!f.global_batch.empty()) {
+    o.global_batch = count_between("--global-batch", f.global_batch, 1, kMaxBatch);
+    plan_accumulation(*o.global_batch, o.data_parallel, 1);  // rejects an impossible plan before any trial
+  }
   o.echo_output = f.verbose;
   return o;
 }
@@ -111,6 +139,7 @@ int main(int argc, char** argv) {
 
   return run_tool(app, own_argc, argv, [&] {
     BatchSweepOptions options = to_options(f, command);
+    validate_output_paths(f.output);
     // NVML only: creating a CUDA context here would take GPU memory from the trials.
     BatchSweepOutcome outcome = run_batch_sweep(options, capture_environment());
     write_reports(outcome.report, f.output);

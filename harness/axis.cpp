@@ -12,6 +12,9 @@ namespace redline {
 namespace {
 
 constexpr std::size_t kMaxAxisPoints = 100000;
+// 2^50: far beyond any batch or byte count, and small enough that no step
+// or product of the axis arithmetic can overflow.
+constexpr std::int64_t kMaxAxisValue = std::int64_t{1} << 50;
 
 std::vector<std::string_view> split(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
@@ -25,7 +28,11 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
 }
 
 std::int64_t parse_value(std::string_view flag, std::string_view text, AxisUnit unit) {
-  return unit == AxisUnit::bytes ? static_cast<std::int64_t>(parse_size(flag, text)) : parse_count(flag, text);
+  const std::uint64_t value = unit == AxisUnit::bytes ? parse_size(flag, text)
+                                                      : static_cast<std::uint64_t>(parse_count(flag, text));
+  if (value > static_cast<std::uint64_t>(kMaxAxisValue))
+    throw UsageError(std::string(flag), std::string(text), "is too large (the limit is 2^50)");
+  return static_cast<std::int64_t>(value);
 }
 
 }  // namespace
@@ -63,6 +70,8 @@ std::vector<std::int64_t> parse_axis(std::string_view flag, std::string_view tex
       if (!(factor > 1.0)) throw UsageError(f, t, "a geometric factor must be greater than 1");
       if (start < 1) throw UsageError(f, t, "a geometric range must start at 1 or more");
       values = geometric_axis(start, stop, factor);
+      if (values.back() * factor <= static_cast<double>(stop) && values.size() >= kMaxAxisPoints)
+        throw UsageError(f, t, "the range has too many points");
     } else {
       const auto step = parse_value(flag, parts[2], unit);
       if (step < 1) throw UsageError(f, t, "a linear step must be at least 1");

@@ -17,7 +17,9 @@ enum class AxisUnit { count, bytes };
 std::vector<std::int64_t> parse_axis(std::string_view flag, std::string_view text, AxisUnit unit);
 
 // start, start*factor, ... up to and including stop. A non-integer factor is
-// rounded up per step so every value is a new, larger whole number.
+// rounded up per step so every value is a new, larger whole number. At most
+// 100000 values: callers check that the last one reached `stop`. Values must
+// be at most 2^50 (parse_axis enforces it).
 std::vector<std::int64_t> geometric_axis(std::int64_t start, std::int64_t stop, double factor);
 
 }  // namespace redline

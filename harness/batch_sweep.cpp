@@ -69,14 +69,14 @@ BatchSweepOutcome run_batch_sweep(const BatchSweepOptions& options, Environment 
       row.repetition = r;
       row.status = to_string(verdict.status);
       row.note = verdict.status == PointStatus::ok ? (from_bisect ? "bisect" : "") : verdict.note;
-      double throughput = std::numeric_limits<double>::quiet_NaN();
-      if (verdict.status == PointStatus::ok)
-        throughput = verdict.metric ? *verdict.metric
-                                    : static_cast<double>(batch * options.steps) / child.wall_seconds;
+      // Only an ok trial measured anything: the other rows keep empty metrics.
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      const bool ok = verdict.status == PointStatus::ok;
+      const double samples = static_cast<double>(batch) * static_cast<double>(options.steps);
+      const double throughput = !ok ? nan : verdict.metric ? *verdict.metric : samples / child.wall_seconds;
       row.metric(metric, throughput);
-      row.metric("step_time_ms", child.started ? 1e3 * child.wall_seconds / static_cast<double>(options.steps)
-                                               : std::numeric_limits<double>::quiet_NaN());
-      row.metric("trial_time_s", child.started ? child.wall_seconds : std::numeric_limits<double>::quiet_NaN());
+      row.metric("step_time_ms", ok ? 1e3 * child.wall_seconds / static_cast<double>(options.steps) : nan);
+      row.metric("trial_time_s", ok ? child.wall_seconds : nan);
       report.rows.push_back(row);
       progress.line("  -> " + row.status + (verdict.status == PointStatus::ok ? ": " + human_number(throughput) + " " + metric : ": " + verdict.note) +
                     " (" + format_number(child.wall_seconds, 1) + " s)");
@@ -90,7 +90,7 @@ BatchSweepOutcome run_batch_sweep(const BatchSweepOptions& options, Environment 
 
   outcome.sweep = run_sweep(options.axis, options.sweep, run_point);
   for (const auto& p : outcome.sweep.points)
-    if (p.outcome.status == PointStatus::skipped && p.outcome.note != "interrupted") {
+    if (!p.ran) {
       Row row;
       row.param("batch_size", std::to_string(p.size));
       row.status = "skipped";
@@ -128,7 +128,7 @@ BatchSweepOutcome run_batch_sweep(const BatchSweepOptions& options, Environment 
                                                : " (from --metric-regex, median of repeats)"));
   summary.emplace_back("max_feasible_batch",
                        sweep.largest_fit ? std::to_string(*sweep.largest_fit) +
-                                               (options.sweep.bisect && sweep.first_oom ? " (exact, by bisection)" : "")
+                                               (sweep.largest_fit_is_exact ? " (exact, by bisection)" : "")
                                          : "none");
   summary.emplace_back("first_oom_batch", sweep.first_oom ? std::to_string(*sweep.first_oom)
                                                           : "none up to " + std::to_string(options.axis.back()));

@@ -33,7 +33,10 @@ double seconds_since(Clock::time_point start) {
   dup2(output_fd, STDOUT_FILENO);
   dup2(output_fd, STDERR_FILENO);
   const int devnull = open("/dev/null", O_RDONLY);
-  if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+  if (devnull >= 0) {
+    dup2(devnull, STDIN_FILENO);
+    close(devnull);
+  }
   // Our own handlers are replaced by exec, but a blocked mask would survive.
   sigset_t none;
   sigemptyset(&none);
@@ -105,6 +108,9 @@ ChildResult run_child(const ChildSpec& spec) {
   for (auto& entry : env_entries) envp.push_back(entry.data());
   envp.push_back(nullptr);
 
+  // With SIGCHLD ignored (inherited from whoever started us) the kernel
+  // reaps children itself and waitpid could never see this one exit.
+  signal(SIGCHLD, SIG_DFL);
   const auto start = Clock::now();
   const pid_t pid = fork();
   if (pid == 0) exec_child(out_pipe[1], err_pipe[1], argv, envp);
@@ -117,6 +123,7 @@ ChildResult run_child(const ChildSpec& spec) {
     return result;
   }
   setpgid(pid, pid);  // also from the parent, so kill(-pid) works at once
+  set_running_child_group(pid);
 
   int exec_errno = 0;
   ssize_t got;
@@ -127,12 +134,14 @@ ChildResult run_child(const ChildSpec& spec) {
 
   bool eof = false, exited = false;
   int status = 0;
+  bool status_known = true;
   std::optional<Clock::time_point> kill_sent, exited_at;
   char buf[65536];
   while (!eof || !exited) {
     if (!exited) {
       const pid_t w = waitpid(pid, &status, WNOHANG);
-      if (w == pid) {
+      if (w == pid || (w < 0 && errno == ECHILD)) {
+        status_known = w == pid;
         exited = true;
         exited_at = Clock::now();
         // Leftovers in its group would hold the pipe (and the GPU) open.
@@ -172,13 +181,16 @@ ChildResult run_child(const ChildSpec& spec) {
     }
   }
   close(out_pipe[0]);
-  result.wall_seconds = seconds_since(start);
+  set_running_child_group(0);
+  // Until the child exited: a daemon it left behind may hold the output open longer.
+  result.wall_seconds = std::chrono::duration<double>(*exited_at - start).count();
 
   if (exec_failed) {
     result.start_error = std::strerror(exec_errno);
     return result;
   }
   result.started = true;
+  if (!status_known) return result;  // exit_code stays -1: not a success
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
   return result;

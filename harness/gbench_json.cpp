@@ -31,9 +31,14 @@ void write_environment(JsonWriter& json, const Environment& env) {
     json.key("name").value(gpu.name);
     json.key("uuid").value(gpu.uuid);
     json.key("compute_capability").value(gpu.compute_capability);
-    json.key("sm_count").value(gpu.sm_count);
-    json.key("memory_bytes").value(static_cast<std::int64_t>(gpu.memory_bytes));
-    json.key("l2_bytes").value(static_cast<std::int64_t>(gpu.l2_bytes));
+    // 0 means unknown for these (NVML reports neither SMs nor L2): null.
+    auto known = [&](const char* name, std::uint64_t value) {
+      json.key(name);
+      if (value) json.value(static_cast<std::int64_t>(value)); else json.null();
+    };
+    known("sm_count", static_cast<std::uint64_t>(gpu.sm_count));
+    known("memory_bytes", gpu.memory_bytes);
+    known("l2_bytes", gpu.l2_bytes);
     // Unknown readings are null, never a guess.
     auto optional = [&](const char* name, const auto& reading) {
       json.key(name);

@@ -11,6 +11,9 @@ void install_interrupt_handlers();
 bool interrupted();
 // The signal that arrived (0 if none), for the exit status 128+signal.
 int interrupt_signal();
+// The process group of the child being run (0: none), killed on a second
+// Ctrl-C so it does not outlive us.
+void set_running_child_group(int process_group);
 // For tests: raise or clear the flag without a signal.
 void set_interrupted_for_testing(bool value);
 

@@ -1,6 +1,8 @@
 #include "harness/measurement.hpp"
 
 #include <chrono>
+#include <cmath>
+#include <stdexcept>
 
 #include "harness/interrupt.hpp"
 #include "harness/units.hpp"
@@ -56,7 +58,12 @@ Measurement measure(const MeasurementPolicy& policy, const std::function<double(
       m.stop = StopReason::interrupted;
       break;
     }
-    m.samples.push_back(run_once());
+    const double sample = run_once();
+    // A timer that reads zero, negative or NaN is broken: never summarise it.
+    if (!(sample > 0) || !std::isfinite(sample))
+      throw std::runtime_error("measurement: a repetition measured " + format_number(sample, 9) +
+                               "; a time must be positive and finite");
+    m.samples.push_back(sample);
     const auto n = static_cast<int>(m.samples.size());
     if (n < policy.min_repetitions) continue;
     if (n >= policy.max_repetitions) {

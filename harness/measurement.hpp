@@ -39,7 +39,8 @@ struct Measurement {
 };
 
 // `run_once` performs the work once and returns its measured time (or any
-// per-repetition figure). `now_seconds` is the wall clock used for the
+// per-repetition figure), which must be positive and finite: anything else
+// throws std::runtime_error rather than passing as a fast result. `now_seconds` is the wall clock used for the
 // warm-up time and the time cap; it defaults to a steady clock.
 Measurement measure(const MeasurementPolicy& policy, const std::function<double()>& run_once,
                     const std::function<double()>& now_seconds = {});

@@ -1,18 +1,43 @@
 #include "harness/output.hpp"
 
+#include <filesystem>
 #include <iostream>
 
 #include "harness/atomic_file.hpp"
 #include "harness/console_table.hpp"
 #include "harness/csv_writer.hpp"
 #include "harness/gbench_json.hpp"
+#include "harness/usage_error.hpp"
 
 namespace redline {
 
+namespace {
+
+void check_output_path(const char* flag, const std::string& path) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw UsageError(flag, path, "is a directory; give a file name");
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) {
+    fs::create_directories(parent, ec);
+    if (ec || !fs::is_directory(parent))
+      throw UsageError(flag, path, "cannot create its directory " + parent.string() + (ec ? ": " + ec.message() : ""));
+  }
+}
+
+}  // namespace
+
+void validate_output_paths(const OutputOptions& options) {
+  check_output_path("--csv", options.csv_path);
+  check_output_path("--json", options.json_path);
+}
+
 void write_reports(const Report& report, const OutputOptions& options) {
-  if (!options.quiet) std::cout << to_console_table(report) << std::flush;
+  // Files first: a closed stdout must not cost the results.
   if (!options.csv_path.empty()) write_file_atomically(options.csv_path, to_csv(report));
   if (!options.json_path.empty()) write_file_atomically(options.json_path, to_gbench_json(report));
+  if (!options.quiet) std::cout << to_console_table(report) << std::flush;
 }
 
 }  // namespace redline

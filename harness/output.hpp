@@ -14,6 +14,10 @@ struct OutputOptions {
   bool quiet = false;     // --quiet: no console table
 };
 
+// Before any work: a --csv/--json path that is a directory or whose
+// directory cannot be created is a UsageError naming the flag.
+void validate_output_paths(const OutputOptions& options);
+
 // Throws std::runtime_error naming the file when a write fails; a failed
 // write never leaves a truncated file behind.
 void write_reports(const Report& report, const OutputOptions& options);

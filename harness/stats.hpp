@@ -14,7 +14,8 @@ struct Summary {
 };
 
 // Percentiles use linear interpolation between closest ranks (numpy's
-// default), so p50 equals the median. An empty input gives count 0.
+// default), so p50 equals the median. An empty input gives count 0. Samples
+// must be finite (callers reject NaN before it reaches a summary).
 Summary summarize(std::vector<double> samples);
 
 // The p-th percentile (0..100) of already sorted samples.

@@ -37,25 +37,38 @@ void record_fit(SweepResult& result, std::int64_t size) {
 // Between the largest fit below the first OOM and that OOM, halve the gap
 // until they are neighbours. A failure other than OOM counts as "does not
 // fit" so the answer stays on the safe side.
-void bisect(SweepResult& result, const PointFunction& run_point) {
+void bisect(SweepResult& result, const SweepOptions& options, const PointFunction& run_point) {
   std::int64_t lo = 0;
   for (const auto& p : result.points)
     if (p.outcome.status == PointStatus::ok && p.size < *result.first_oom) lo = std::max(lo, p.size);
   if (lo == 0) return;  // nothing fits: there is no range to search
   std::int64_t hi = *result.first_oom;
-  while (hi - lo > 1 && !interrupted()) {
+  bool hi_is_oom = true;
+  int failures_in_a_row = 0;
+  while (hi - lo > 1) {
+    if (interrupted()) {
+      result.interrupted = true;
+      result.stop_reason = "interrupted during bisection";
+      return;
+    }
+    if (options.max_consecutive_failures > 0 && failures_in_a_row >= options.max_consecutive_failures) {
+      result.stop_reason = "bisection stopped after " + std::to_string(failures_in_a_row) + " failures in a row";
+      return;
+    }
     const std::int64_t mid = lo + (hi - lo) / 2;
     PointOutcome outcome = run_point(mid, true);
     result.points.push_back({mid, outcome, true});
+    failures_in_a_row = is_failure(outcome.status) ? failures_in_a_row + 1 : 0;
     if (outcome.status == PointStatus::ok) {
       lo = mid;
       record_fit(result, mid);
     } else {
       hi = mid;
-      if (outcome.status == PointStatus::oom) result.first_oom = mid;
+      hi_is_oom = outcome.status == PointStatus::oom;
+      if (hi_is_oom) result.first_oom = mid;
     }
   }
-  if (interrupted()) result.interrupted = true;
+  result.largest_fit_is_exact = hi_is_oom && result.largest_fit == lo;
 }
 
 }  // namespace
@@ -91,9 +104,9 @@ SweepResult run_sweep(const std::vector<std::int64_t>& axis, const SweepOptions&
   // The points never run are recorded too, so a report shows the whole axis.
   const std::string skip_note = result.stop_reason.empty() ? "not run" : "not run: " + result.stop_reason;
   for (; next < axis.size(); ++next)
-    result.points.push_back({axis[next], {PointStatus::skipped, skip_note}, false});
+    result.points.push_back({axis[next], {PointStatus::skipped, skip_note}, false, false});
 
-  if (options.bisect && result.first_oom && !result.interrupted) bisect(result, run_point);
+  if (options.bisect && result.first_oom && !result.interrupted) bisect(result, options, run_point);
   if (result.interrupted && result.stop_reason.empty()) result.stop_reason = "interrupted";
 
   if (result.largest_fit) {

@@ -23,6 +23,7 @@ struct SweepPoint {
   std::int64_t size = 0;
   PointOutcome outcome;
   bool from_bisect = false;
+  bool ran = true;  // false for axis points skipped without running
 };
 
 struct SweepOptions {
@@ -40,6 +41,9 @@ struct SweepResult {
   std::optional<std::int64_t> largest_fit;  // largest size that ran ok
   std::optional<std::int64_t> first_oom;    // smallest size that ran out of memory
   std::optional<std::int64_t> safe_max;     // largest_fit less the safety margin
+  // The bisection ended with largest_fit and first_oom as neighbours: the
+  // next size up really ran out of memory (not a timeout, error or Ctrl-C).
+  bool largest_fit_is_exact = false;
   bool interrupted = false;
   std::string stop_reason;  // empty when the whole axis ran
 

@@ -31,6 +31,9 @@ int run_tool(CLI::App& app, int argc, char** argv, const std::function<int()>& b
   } catch (const UsageError& e) {
     std::cerr << tool << ": " << e.what() << '\n';
     return kExitUsage;
+  } catch (const CannotRun& e) {
+    std::cerr << tool << ": skipped: " << e.what() << '\n';
+    return kExitCannotRun;
   } catch (const std::exception& e) {
     std::cerr << tool << ": error: " << e.what() << '\n';
     return kExitCheckFailed;

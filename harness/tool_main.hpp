@@ -18,6 +18,7 @@ void add_output_flags(CLI::App& app, OutputOptions& output);
 
 // Parses argv with `app`, then runs `body`, which returns the exit status.
 // UsageError and CLI11 parse errors print "<tool>: <message>" and give 2;
+// CannotRun prints "<tool>: skipped: <reason>" and gives 77;
 // any other exception prints and gives 1. --help gives 0.
 int run_tool(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
 

@@ -1,5 +1,6 @@
 #include "harness/trial.hpp"
 
+#include <algorithm>
 #include <csignal>
 
 #include "harness/units.hpp"
@@ -56,6 +57,27 @@ std::string last_output_line(const std::string& output, std::size_t max_chars) {
   return line_at(output, end, max_chars);
 }
 
+namespace {
+
+// Patterns match within one line of output, and a line is cut at this many
+// characters first: std::regex recurses per character matched, so an
+// unbounded line (a progress bar, a dump) could overflow the stack.
+constexpr std::size_t kMaxLineChars = 4096;
+
+// Calls fn(line) for each line; \r ends a line too (progress bars).
+template <typename Fn>
+void for_each_line(const std::string& output, Fn&& fn) {
+  std::size_t begin = 0;
+  while (begin < output.size()) {
+    auto end = output.find_first_of("\r\n", begin);
+    if (end == std::string::npos) end = output.size();
+    if (end > begin) fn(output.substr(begin, std::min(end - begin, kMaxLineChars)));
+    begin = end + 1;
+  }
+}
+
+}  // namespace
+
 TrialVerdict judge_trial(const ChildResult& child, const TrialRules& rules) {
   TrialVerdict verdict;
   if (!child.started) return {PointStatus::error, std::nullopt, "could not start: " + child.start_error};
@@ -63,12 +85,12 @@ TrialVerdict judge_trial(const ChildResult& child, const TrialRules& rules) {
   if (child.timed_out) return {PointStatus::timeout, std::nullopt, "no result before --timeout"};
 
   if (!child.succeeded()) {
-    for (const auto& pattern : rules.oom_patterns) {
-      std::smatch m;
-      if (std::regex_search(child.output, m, pattern))
-        return {PointStatus::oom, std::nullopt,
-                line_at(child.output, static_cast<std::size_t>(m.position(0)), 160)};
-    }
+    std::optional<std::string> oom_line;
+    for_each_line(child.output, [&](const std::string& line) {
+      for (const auto& pattern : rules.oom_patterns)
+        if (!oom_line && std::regex_search(line, pattern)) oom_line = line.size() > 160 ? line.substr(0, 160) + "..." : line;
+    });
+    if (oom_line) return {PointStatus::oom, std::nullopt, *oom_line};
     // The kernel's OOM killer ends a process with SIGKILL: host memory ran out.
     if (child.term_signal == SIGKILL)
       return {PointStatus::oom, std::nullopt, "killed by SIGKILL (the kernel's OOM killer?)"};
@@ -78,9 +100,10 @@ TrialVerdict judge_trial(const ChildResult& child, const TrialRules& rules) {
 
   if (rules.metric) {
     std::optional<std::string> last;
-    for (auto it = std::sregex_iterator(child.output.begin(), child.output.end(), *rules.metric);
-         it != std::sregex_iterator(); ++it)
-      last = (*it)[1].str();
+    for_each_line(child.output, [&](const std::string& line) {
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), *rules.metric); it != std::sregex_iterator(); ++it)
+        last = (*it)[1].str();
+    });
     if (!last) return {PointStatus::error, std::nullopt, "--metric-regex matched nothing in the output"};
     std::string digits;
     for (char c : *last)
@@ -90,6 +113,9 @@ TrialVerdict judge_trial(const ChildResult& child, const TrialRules& rules) {
     } catch (const UsageError&) {
       return {PointStatus::error, std::nullopt, "--metric-regex captured '" + *last + "', not a number"};
     }
+    // A throughput of zero or less is a broken measurement, not a slow one.
+    if (!(*verdict.metric > 0))
+      return {PointStatus::error, std::nullopt, "--metric-regex captured '" + *last + "': a throughput must be positive"};
   }
   return verdict;
 }

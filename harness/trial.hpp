@@ -18,6 +18,8 @@ namespace redline {
 // cudaErrorMemoryAllocation, and C++'s std::bad_alloc.
 const std::vector<std::string>& builtin_oom_patterns();
 
+// Patterns match within one line of output (\n or \r ends a line), and only
+// the first 4096 characters of a line are searched.
 struct TrialRules {
   std::vector<std::regex> oom_patterns;  // built-in plus --oom-regex
   std::optional<std::regex> metric;      // --metric-regex: first group of the last match

@@ -29,4 +29,11 @@ class UsageError : public std::runtime_error {
   std::string flag_, value_;
 };
 
+// The tool cannot run on this machine (no GPU, no NCCL): exit 77 with the
+// reason, which ctest reports as skipped.
+class CannotRun : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace redline

@@ -55,10 +55,10 @@ std::string device_description(int device) {
   return label + " (" + prop.name + ") is sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
 }
 
-// Launches the probe on `device` and leaves the caller's current device as it was.
+// Launches the probe on `device`, which stays the current device. Restoring
+// a previous device would create a context on it (cudaSetDevice does since
+// CUDA 12): with GPU 0 as the default, every rank of a node would hold one.
 cudaError_t launch_probe_kernel(int device) {
-  int previous = 0;
-  const bool had_previous = cudaGetDevice(&previous) == cudaSuccess;
   cudaError_t status = cudaSetDevice(device);
   if (status == cudaSuccess) {
     probe_kernel<<<1, 1>>>();
@@ -66,7 +66,6 @@ cudaError_t launch_probe_kernel(int device) {
     if (status == cudaSuccess) status = cudaDeviceSynchronize();
   }
   (void)cudaGetLastError();
-  if (had_previous) (void)cudaSetDevice(previous);
   return status;
 }
 
@@ -111,6 +110,15 @@ std::optional<std::string> no_usable_gpu_reason(int device) {
     return "device " + std::to_string(device) + " unusable: a trivial kernel launch returned " + error_text(launch);
   }
   return std::nullopt;
+}
+
+int visible_gpu_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
 }
 
 void exit_if_no_gpu(const char* tool, int device) {

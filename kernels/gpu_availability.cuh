@@ -15,7 +15,11 @@ inline constexpr int exit_code_no_gpu = 77;
 // line naming the cause: no driver, a driver too old for this runtime, no
 // device, or a device this binary has no kernels for (found by launching a
 // trivial kernel, the only reliable test once PTX JIT is considered).
+// `device` becomes the current device: probe the one this process will use.
 std::optional<std::string> no_usable_gpu_reason(int device = 0);
+
+// How many GPUs cudaGetDeviceCount sees (0 when it fails). Creates no context.
+int visible_gpu_count();
 
 // The architectures this binary was compiled for, e.g. "sm_80, sm_90, sm_100".
 std::string compiled_cuda_architectures();

@@ -30,6 +30,17 @@ void expect_names_flag_and_value(const std::string& flag, const std::string& tex
   EXPECT_NE(what.find(text), std::string::npos) << what;
 }
 
+TEST(ParseAxis, ValuesAboveTheLimitAreRefused) {
+  // Beyond 2^50 the range arithmetic could overflow: a clear error instead.
+  EXPECT_THROW(parse_axis("--batch-sizes", "1:9223372036854775807:4611686018427387904", AxisUnit::count), UsageError);
+  EXPECT_THROW(parse_axis("--sizes", "1:8192T:x2", AxisUnit::bytes), UsageError);
+  EXPECT_NO_THROW(parse_axis("--sizes", "1:1T:x2", AxisUnit::bytes));
+}
+
+TEST(ParseAxis, GeometricWithTooManyPointsIsRefused) {
+  EXPECT_THROW(parse_axis("--batch-sizes", "1:1000000000000:x1.0000001", AxisUnit::count), UsageError);
+}
+
 TEST(ParseAxis, List) {
   EXPECT_EQ(parse_axis("--batch", "1,2,4,8", AxisUnit::count), (Values{1, 2, 4, 8}));
   EXPECT_EQ(parse_axis("--batch", "16", AxisUnit::count), (Values{16}));

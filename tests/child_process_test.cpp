@@ -3,6 +3,8 @@
 #include "harness/child_process.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -100,7 +102,7 @@ TEST_F(ChildProcessTest, TrueSucceeds) {
   EXPECT_TRUE(r.succeeded());
   EXPECT_EQ(r.output, "");
   EXPECT_EQ(r.describe_end(), "exit status 0");
-  EXPECT_GT(r.wall_seconds, 0);
+  EXPECT_TRUE(std::isfinite(r.wall_seconds) && r.wall_seconds > 0) << "a wall time is recorded";
 }
 
 TEST_F(ChildProcessTest, ExitCodes) {
@@ -164,28 +166,29 @@ TEST_F(ChildProcessTest, TimeoutKillsTheChild) {
   EXPECT_FALSE(r.succeeded());
   EXPECT_EQ(r.term_signal, SIGTERM);
   EXPECT_EQ(r.describe_end(), "timed out");
-  EXPECT_LT(r.wall_seconds, 25);  // sanity: it was killed, not left to finish
 }
 
 TEST_F(ChildProcessTest, TimeoutKillsGrandchildren) {
-  const fs::path pid_file = dir_ / "grandchild.pid";
-  const ChildResult r = run_child(shell("sleep 30 & echo $! > '" + pid_file.string() + "'; sleep 30", 0.5));
+  const fs::path pid_file = dir_ / "grandchild.pid", done = dir_ / "grandchild.done";
+  const ChildResult r = run_child(
+      shell("(sleep 30; touch '" + done.string() + "') & echo $! > '" + pid_file.string() + "'; sleep 30", 0.5));
   EXPECT_TRUE(r.timed_out);
-  EXPECT_LT(r.wall_seconds, 25);
   const pid_t grandchild = read_pid(pid_file);
   ASSERT_GT(grandchild, 0);
   EXPECT_TRUE(stops(grandchild)) << "grandchild " << grandchild << " still runs";
+  EXPECT_FALSE(fs::exists(done)) << "the grandchild finished instead of being killed";
 }
 
 TEST_F(ChildProcessTest, LeftoverWorkersAreKilledWhenTheChildExits) {
-  const fs::path pid_file = dir_ / "worker.pid";
-  const ChildResult r = run_child(shell("sleep 30 & echo $! > '" + pid_file.string() + "'; exit 0"));
+  const fs::path pid_file = dir_ / "worker.pid", done = dir_ / "worker.done";
+  const ChildResult r =
+      run_child(shell("(sleep 30; touch '" + done.string() + "') & echo $! > '" + pid_file.string() + "'; exit 0"));
   EXPECT_TRUE(r.succeeded()) << r.describe_end();
   EXPECT_FALSE(r.timed_out);
-  EXPECT_LT(r.wall_seconds, 25);  // it did not wait for the worker's 30 s
   const pid_t worker = read_pid(pid_file);
   ASSERT_GT(worker, 0);
   EXPECT_TRUE(stops(worker)) << "worker " << worker << " still runs";
+  EXPECT_FALSE(fs::exists(done)) << "the worker finished instead of being killed";
 }
 
 TEST_F(ChildProcessTest, SigkillFollowsWhenSigtermIsIgnored) {
@@ -194,7 +197,6 @@ TEST_F(ChildProcessTest, SigkillFollowsWhenSigtermIsIgnored) {
   const ChildResult r = run_child(spec);
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(r.term_signal, SIGKILL);
-  EXPECT_LT(r.wall_seconds, 25);
 }
 
 TEST_F(ChildProcessTest, MissingCommandDoesNotStart) {
@@ -278,7 +280,17 @@ TEST_F(ChildProcessTest, InterruptStopsTheChild) {
   EXPECT_FALSE(r.timed_out);
   EXPECT_FALSE(r.succeeded());
   EXPECT_EQ(r.describe_end(), "interrupted");
-  EXPECT_LT(r.wall_seconds, 25);
+  EXPECT_EQ(r.term_signal, SIGTERM);
+}
+
+TEST_F(ChildProcessTest, IgnoredSigchldDoesNotHideTheExit) {
+  // Inherited SIG_IGN for SIGCHLD makes the kernel reap children itself.
+  signal(SIGCHLD, SIG_IGN);
+  ChildSpec spec = shell("exit 4", 30);
+  const ChildResult r = run_child(spec);
+  signal(SIGCHLD, SIG_DFL);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 4);
 }
 
 TEST_F(ChildProcessTest, FindExecutable) {

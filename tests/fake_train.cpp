@@ -9,7 +9,11 @@
 //
 //   fake_train [--batch-size N] [--saturate-at 32] [--max-fit 100]
 //              [--step-ms 20] [--steps 1] [--hang-above N] [--oom-style pytorch|jax|custom]
-// Without --batch-size it reads REDLINE_BATCH_SIZE.
+//              [--throughput-scale X]
+// Out of memory wins over a hang: a batch above --max-fit always OOMs.
+// Without --batch-size it reads REDLINE_BATCH_SIZE. --throughput-scale
+// multiplies the printed throughput (0 gives a broken reading of 0).
+// FAKE_TRAIN_HANG_MARKER names a file created when a hang begins.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,7 +23,7 @@
 
 int main(int argc, char** argv) {
   long batch = -1, saturate_at = 32, max_fit = 100, steps = 1, hang_above = -1;
-  double step_ms = 20;
+  double step_ms = 20, throughput_scale = 1;
   std::string oom_style = "pytorch";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -31,6 +35,7 @@ int main(int argc, char** argv) {
     else if (flag == "--steps") steps = std::atol(value);
     else if (flag == "--hang-above") hang_above = std::atol(value);
     else if (flag == "--oom-style") oom_style = value;
+    else if (flag == "--throughput-scale") throughput_scale = std::atof(value);
     else {
       std::fprintf(stderr, "fake_train: unknown flag %s\n", flag.c_str());
       return 2;
@@ -44,10 +49,6 @@ int main(int argc, char** argv) {
   std::printf("fake_train: batch size %ld, %ld steps\n", batch, steps);
   std::fflush(stdout);
 
-  if (hang_above >= 0 && batch > hang_above) {
-    std::fprintf(stderr, "fake_train: waiting for a collective that never comes...\n");
-    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
   if (batch > max_fit) {
     const double gib = 0.02 * static_cast<double>(batch);
     if (oom_style == "jax") {
@@ -68,12 +69,19 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  if (hang_above >= 0 && batch > hang_above) {
+    std::fprintf(stderr, "fake_train: waiting for a collective that never comes...\n");
+    // Tests wait for this file to know the hang has begun.
+    if (const char* marker = std::getenv("FAKE_TRAIN_HANG_MARKER")) std::fclose(std::fopen(marker, "w"));
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+
   const double fill = static_cast<double>(batch) / static_cast<double>(saturate_at);
   const double step_seconds = step_ms / 1000.0 * (fill > 1 ? fill : 1);
   for (long s = 1; s <= steps; ++s) {
     std::this_thread::sleep_for(std::chrono::duration<double>(step_seconds));
     std::printf("step %ld/%ld: loss %.3f, throughput: %.2f samples/s\n", s, steps, 2.5 / (1.0 + 0.1 * s),
-                static_cast<double>(batch) / step_seconds);
+                throughput_scale * static_cast<double>(batch) / step_seconds);
     std::fflush(stdout);
   }
   return 0;

@@ -363,7 +363,8 @@ TEST(EnvironmentJson, UnknownReadingsAreNull) {
   EXPECT_EQ(gpus[0]["power_w"].n, 412.5);
   EXPECT_EQ(gpus[0]["temperature_c"].type, Json::Type::null);
   EXPECT_EQ(gpus[1]["index"].n, 1);
-  for (const char* reading : {"sm_clock_mhz", "max_sm_clock_mhz", "temperature_c", "power_w", "throttle_reasons"})
+  for (const char* reading : {"sm_clock_mhz", "max_sm_clock_mhz", "temperature_c", "power_w", "throttle_reasons",
+                              "sm_count", "l2_bytes", "memory_bytes"})
     EXPECT_EQ(gpus[1][reading].type, Json::Type::null) << reading;
   EXPECT_EQ(doc["gpu_source"].s, "nvml");
   EXPECT_EQ(doc["cpu_count"].n, 16);

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <stdexcept>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -85,6 +88,15 @@ TEST_F(MeasurementTest, MeasureValidatesBeforeRunning) {
   int calls = 0;
   EXPECT_THROW(measure(p, [&] { return static_cast<double>(++calls); }), UsageError);
   EXPECT_EQ(calls, 0);
+}
+
+TEST_F(MeasurementTest, ZeroNegativeOrNanTimesAreRefused) {
+  // A broken timer must fail loudly, never summarise as an impossibly fast result.
+  for (double bad : {0.0, -1.0, std::nan("")}) {
+    MeasurementPolicy policy;
+    policy.warmup_iterations = 0;
+    EXPECT_THROW(measure(policy, [bad] { return bad; }), std::runtime_error) << bad;
+  }
 }
 
 TEST_F(MeasurementTest, WarmupRunsAreCountedAndNotSampled) {

@@ -122,6 +122,7 @@ TEST_F(SweepTest, BisectTreatsOtherFailuresAsNotFitting) {
   std::vector<std::int64_t> ran;
   SweepOptions options;
   options.bisect = true;
+  options.max_consecutive_failures = 0;  // let the bisection run to the end
   const SweepResult r = run_sweep(geometric_axis(1, 256, 2), options, [&](std::int64_t size, bool) -> PointOutcome {
     ran.push_back(size);
     if (size > 100) return {PointStatus::oom, "oom"};
@@ -129,9 +130,34 @@ TEST_F(SweepTest, BisectTreatsOtherFailuresAsNotFitting) {
     return {PointStatus::ok, ""};
   });
   EXPECT_EQ(r.largest_fit, 89);
+  EXPECT_FALSE(r.largest_fit_is_exact);  // 90 crashed: it is not known to be out of memory
   // No probe above the first failure's size was judged to fit.
   for (const auto& p : r.points)
     if (p.outcome.status == PointStatus::ok) EXPECT_LE(p.size, 89);
+}
+
+TEST_F(SweepTest, BisectStopsAfterFailuresInARowAndIsNotExact) {
+  SweepOptions options;
+  options.bisect = true;  // default: 2 failures in a row stop it
+  const SweepResult r = run_sweep(geometric_axis(1, 256, 2), options, [&](std::int64_t size, bool) -> PointOutcome {
+    if (size > 100) return {PointStatus::oom, "oom"};
+    if (size >= 90) return {PointStatus::timeout, "hang"};
+    return {PointStatus::ok, ""};
+  });
+  EXPECT_EQ(r.largest_fit, 88);
+  EXPECT_FALSE(r.largest_fit_is_exact);
+  EXPECT_EQ(r.stop_reason, "bisection stopped after 2 failures in a row");
+}
+
+TEST_F(SweepTest, BisectEndingOnAnOomIsExact) {
+  SweepOptions options;
+  options.bisect = true;
+  const SweepResult r = run_sweep(geometric_axis(1, 256, 2), options, [&](std::int64_t size, bool) -> PointOutcome {
+    return size > 100 ? PointOutcome{PointStatus::oom, "oom"} : PointOutcome{PointStatus::ok, ""};
+  });
+  EXPECT_EQ(r.largest_fit, 100);
+  EXPECT_EQ(r.first_oom, 101);
+  EXPECT_TRUE(r.largest_fit_is_exact);
 }
 
 TEST_F(SweepTest, NoBisectWithoutAFit) {
