@@ -1,0 +1,316 @@
+// allreduce_bench: collective bus bandwidth, with nccl-tests' flags and table,
+// machine-readable reports, acceptance (--expect-busbw) and bad-node
+// diagnosis (--per-rank, --split). Launch with mpirun/srun or torchrun-style
+// environment variables; one process per GPU (or -g GPUs per process).
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "collectives/collective_sweep.hpp"
+#include "collectives/env_bootstrap.hpp"
+#include "collectives/single_bootstrap.hpp"
+#include "harness/environment.hpp"
+#include "harness/interrupt.hpp"
+#include "harness/tool_main.hpp"
+#include "harness/units.hpp"
+#include "harness/usage_error.hpp"
+#ifdef REDLINE_HAVE_MPI
+#include "collectives/host_backend.hpp"
+#endif
+#ifdef REDLINE_HAVE_NCCL_BACKEND
+#include "collectives/nccl_backend.hpp"
+#include "kernels/device_query.cuh"
+#include "kernels/gpu_availability.cuh"
+#endif
+
+using namespace redline;
+
+namespace {
+
+struct Flags {
+  std::string minbytes = "32M", maxbytes = "32M", stepbytes = "1M", stepfactor;
+  std::string threads = "1", gpus = "1", check = "1", iters = "20", warmup = "5", agg = "1", average = "1";
+  std::string datatype = "float", op = "sum", root = "0", blocking = "0", graphs = "0";
+  std::string collective = "all_reduce", backend = "auto", bootstrap = "auto", split = "none", outlier = "10";
+  std::string expect_busbw, timeout = "600";
+  std::string inject_delay, inject_hang, inject_exit;
+  bool per_iter = false, per_rank = false;
+  OutputOptions output;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) items.push_back(item);
+  return items;
+}
+
+int count_in(const char* flag, const std::string& text, int lo, int hi) {
+  const auto value = parse_count(flag, text);
+  if (value < lo || value > hi)
+    throw UsageError(flag, text, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  return static_cast<int>(value);
+}
+
+// "RANK:VALUE" for the hidden fault-injection flags.
+std::pair<int, std::string> rank_and_value(const char* flag, const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) throw UsageError(flag, text, "expected RANK:VALUE");
+  return {count_in(flag, text.substr(0, colon), 0, 1 << 20), text.substr(colon + 1)};
+}
+
+CollectiveSweepOptions to_options(const Flags& f) {
+  CollectiveSweepOptions o;
+  // Sizes: nccl-tests' -b/-e with a factor (-f) or a fixed step (-i).
+  const auto min_bytes = parse_size("-b", f.minbytes), max_bytes = parse_size("-e", f.maxbytes);
+  if (min_bytes < 1) throw UsageError("-b", f.minbytes, "must be at least 1 byte");
+  if (max_bytes < min_bytes) throw UsageError("-e", f.maxbytes, "must be at least -b (" + f.minbytes + ")");
+  if (!f.stepfactor.empty()) {
+    const double factor = parse_number("-f", f.stepfactor);
+    if (!(factor > 1)) throw UsageError("-f", f.stepfactor, "must be greater than 1");
+    for (double size = static_cast<double>(min_bytes); size <= static_cast<double>(max_bytes); size *= factor)
+      o.sizes.push_back(static_cast<std::size_t>(size));
+  } else {
+    const auto step = parse_size("-i", f.stepbytes);
+    if (step < 1) throw UsageError("-i", f.stepbytes, "must be at least 1 byte");
+    for (auto size = min_bytes; size <= max_bytes; size += step) o.sizes.push_back(size);
+  }
+  if (o.sizes.size() > 10000) throw UsageError("-i", f.stepbytes, "gives more than 10000 sizes");
+
+  if (f.collective == "all") {
+    for (const auto& c : all_collectives()) o.collectives.push_back(c.get());
+  } else {
+    for (const auto& name : split_list(f.collective)) {
+      const Collective* c = find_collective(name);
+      if (!c)
+        throw UsageError("--collective", f.collective,
+                         "unknown collective '" + name + "'; use all_reduce, all_gather, reduce_scatter, broadcast, "
+                         "reduce, alltoall, sendrecv or all");
+      o.collectives.push_back(c);
+    }
+  }
+  if (f.datatype == "all") {
+    o.types = all_data_types();
+  } else {
+    for (const auto& name : split_list(f.datatype)) {
+      const auto t = parse_data_type(name);
+      if (!t) throw UsageError("-d", f.datatype, "unknown type '" + name + "'; use int8, int32, half, bfloat16, float, double, f8e4m3, f8e5m2 or all");
+      o.types.push_back(*t);
+    }
+  }
+  if (f.op == "all") {
+    o.ops = all_reduce_ops();
+  } else {
+    for (const auto& name : split_list(f.op)) {
+      const auto op = parse_reduce_op(name);
+      if (!op) throw UsageError("-o", f.op, "unknown op '" + name + "'; use sum, prod, max, min, avg or all");
+      o.ops.push_back(*op);
+    }
+  }
+  if (f.root != "all") o.roots = {count_in("-r", f.root, 0, 1 << 24)};
+
+  o.point.iterations = count_in("-n", f.iters, 1, 1 << 24);
+  o.point.warmup_iterations = count_in("-w", f.warmup, 0, 1 << 24);
+  o.point.check_iterations = count_in("-c", f.check, 0, 1 << 20);
+  o.point.graph_replays = count_in("-G", f.graphs, 0, 1 << 24);
+  o.point.per_iteration = f.per_iter;
+  o.average = static_cast<AverageMode>(count_in("-a", f.average, 0, 3));
+  o.per_rank = f.per_rank;
+  o.outlier_pct = parse_number("--outlier", f.outlier);
+  require_in_range("--outlier", f.outlier, o.outlier_pct, 0, 100);
+  if (!f.expect_busbw.empty()) {
+    o.expect_busbw_GBps = parse_number("--expect-busbw", f.expect_busbw);
+    require_positive("--expect-busbw", f.expect_busbw, *o.expect_busbw_GBps);
+  }
+  if (f.split == "node") o.split = SplitMode::node;
+  else if (f.split == "pairs") o.split = SplitMode::pairs;
+  else if (f.split != "none") throw UsageError("--split", f.split, "use none, node or pairs");
+  o.timeout_seconds = parse_number("--timeout", f.timeout);
+  require_in_range("--timeout", f.timeout, o.timeout_seconds, 0, 1e9);
+
+  if (!f.inject_delay.empty()) {
+    const auto [rank, ms] = rank_and_value("--inject-delay", f.inject_delay);
+    o.faults.delay_rank = rank;
+    o.faults.delay_ms = parse_number("--inject-delay", ms);
+  }
+  if (!f.inject_hang.empty()) {
+    const auto [rank, bytes] = rank_and_value("--inject-hang", f.inject_hang);
+    o.faults.hang_rank = rank;
+    o.faults.hang_bytes = parse_size("--inject-hang", bytes);
+  }
+  if (!f.inject_exit.empty()) {
+    const auto [rank, bytes] = rank_and_value("--inject-exit", f.inject_exit);
+    o.faults.exit_rank = rank;
+    o.faults.exit_bytes = parse_size("--inject-exit", bytes);
+  }
+  return o;
+}
+
+// Creates no CUDA context: the NCCL backend probes the GPU each rank will use.
+bool gpu_visible() {
+#ifdef REDLINE_HAVE_NCCL_BACKEND
+  return visible_gpu_count() > 0;
+#else
+  return false;
+#endif
+}
+
+// MPI when an MPI launcher (or srun) started us, the TCP rendezvous for
+// torchrun-style variables, else a single process. Never runs ranks alone.
+std::unique_ptr<Bootstrap> make_bootstrap(const std::string& choice, const std::string& backend, int* argc,
+                                          char*** argv) {
+  const LaunchInfo launch = detect_launch();
+  const bool env_launch = launch.launcher == "torchrun-style env";
+  std::string kind = choice;
+  if (kind == "auto") {
+    if (launch.world_size > 1 && !env_launch) kind = "mpi";
+    else if (env_launch) kind = "env";
+    else kind = backend == "host" ? "mpi" : "single";
+  }
+  if (kind == "mpi") {
+#ifdef REDLINE_HAVE_MPI
+    return make_mpi_bootstrap(argc, argv);
+#else
+    (void)argc;
+    (void)argv;
+    throw UsageError("--bootstrap", choice,
+                     "launched by " + launch.launcher + " with " + std::to_string(launch.world_size) +
+                         " ranks, but this allreduce_bench was built without MPI; rebuild with MPI (libopenmpi-dev) "
+                         "or launch torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)");
+#endif
+  }
+  if (kind == "env") return make_env_bootstrap();
+  if (kind == "single") {
+    if (launch.world_size > 1)
+      throw UsageError("--bootstrap", choice,
+                       "launched by " + launch.launcher + " with " + std::to_string(launch.world_size) +
+                           " ranks: a single-process bootstrap would run every rank alone");
+    return make_single_bootstrap();
+  }
+  throw UsageError("--bootstrap", choice, "use auto, mpi, env or single");
+}
+
+// --backend auto: nccl when a GPU is visible, else host.
+std::string resolve_backend(const std::string& choice) {
+  if (choice == "auto") return gpu_visible() ? "nccl" : "host";
+  if (choice != "nccl" && choice != "host") throw UsageError("--backend", choice, "use auto, nccl or host");
+  return choice;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& kind, Bootstrap& bootstrap, int gpus, bool blocking,
+                                      Environment& env) {
+  if (kind == "nccl") {
+#ifdef REDLINE_HAVE_NCCL_BACKEND
+    try {
+      auto backend = make_nccl_backend(bootstrap, gpus, blocking);
+      add_cuda_gpu_info(env);
+      env.nccl_version = nccl_version_string();
+      return backend;
+    } catch (const NoUsableGpuError& e) {
+      throw CannotRun(std::string("--backend nccl: ") + e.what());
+    } catch (const GpuMappingError& e) {
+      throw UsageError(e.what());  // a launch mistake: too many ranks for the GPUs
+    }
+#else
+    (void)bootstrap;
+    (void)gpus;
+    (void)blocking;
+    (void)env;
+    throw CannotRun("--backend nccl: this build has no CUDA and NCCL");
+#endif
+  }
+  {
+    if (gpus != 1) throw UsageError("-g", std::to_string(gpus), "--backend host drives no GPUs; use -g 1");
+#ifdef REDLINE_HAVE_MPI
+    if (bootstrap.kind() != "mpi")
+      throw UsageError("--backend", kind,
+                       "the host backend runs MPI collectives and needs the MPI bootstrap (mpirun or srun)");
+    return make_host_backend(bootstrap);
+#else
+    throw CannotRun("--backend host: this build has no MPI (and there is no usable GPU for nccl)");
+#endif
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  CLI::App app{"Collective bus bandwidth, nccl-tests compatible: the same flags, table and figures, plus CSV/JSON, "
+               "acceptance (--expect-busbw) and bad-node diagnosis (--per-rank, --split). Launch one process per GPU "
+               "with mpirun/srun, or torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT).",
+               "allreduce_bench"};
+  app.add_option("-b,--minbytes", f.minbytes, "Smallest size, bytes (8, 4K, 64M, 8G); default 32M");
+  app.add_option("-e,--maxbytes", f.maxbytes, "Largest size; default 32M");
+  app.add_option("-i,--stepbytes", f.stepbytes, "Fixed increment between sizes; default 1M");
+  app.add_option("-f,--stepfactor", f.stepfactor, "Multiplication factor between sizes (overrides -i)");
+  app.add_option("-t,--nthreads", f.threads, "Threads per process (only 1)");
+  app.add_option("-g,--ngpus", f.gpus, "GPUs driven by each process; default 1");
+  app.add_option("-c,--check", f.check, "Checked iterations per size (0: no check); default 1");
+  app.add_option("-n,--iters", f.iters, "Timed iterations per size; default 20");
+  app.add_option("-w,--warmup_iters", f.warmup, "Warm-up iterations per size; default 5");
+  app.add_option("-m,--agg_iters", f.agg, "Operations aggregated per iteration (only 1)");
+  app.add_option("-a,--average", f.average, "Combine ranks' times: 0 rank 0, 1 average, 2 min, 3 max; default 1");
+  app.add_option("-d,--datatype", f.datatype, "int8 int32 half bfloat16 float double f8e4m3 f8e5m2, a list, or all");
+  app.add_option("-o,--op", f.op, "sum prod max min avg, a list, or all; default sum");
+  app.add_option("-r,--root", f.root, "Root rank for broadcast and reduce, or all; default 0");
+  app.add_option("-z,--blocking", f.blocking, "1: wait for each operation before issuing the next; default 0");
+  app.add_option("-G,--cudagraph", f.graphs, "Capture the iterations as a CUDA graph and replay it N times");
+  app.add_option("--collective", f.collective, "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, a list, or all");
+  app.add_option("--backend", f.backend, "nccl (GPU), host (MPI on host memory) or auto (nccl when a GPU is visible)");
+  app.add_option("--bootstrap", f.bootstrap, "mpi, env (torchrun-style TCP rendezvous), single, or auto");
+  app.add_flag("--per-iter", f.per_iter, "Time each operation: p50, p99, max and CV per size");
+  app.add_flag("--per-rank", f.per_rank, "Per size, the ranks that arrive last (stragglers) with their hosts");
+  app.add_option("--split", f.split, "node: run inside every node at once; pairs: across pairs of nodes; none");
+  app.add_option("--outlier", f.outlier, "PCT below the median that marks a slow group or a straggler; default 10");
+  app.add_option("--expect-busbw", f.expect_busbw, "Exit 1 with FAILED when the peak busbw is below GBPS")->type_name("GBPS");
+  app.add_option("-T,--timeout", f.timeout, "Abort when a size has not finished in S seconds (0: never); default 600");
+  app.add_option("--inject-delay", f.inject_delay)->group("");  // test-only: RANK:MS before each operation
+  app.add_option("--inject-hang", f.inject_hang)->group("");    // test-only: RANK:BYTES never arrives
+  app.add_option("--inject-exit", f.inject_exit)->group("");    // test-only: RANK:BYTES dies
+  add_output_flags(app, f.output);
+
+  return run_tool(app, argc, argv, [&] {
+    CollectiveSweepOptions options = to_options(f);
+    validate_output_paths(f.output);
+    count_in("-t", f.threads, 1, 1);
+    count_in("-m", f.agg, 1, 1);
+    const int gpus = count_in("-g", f.gpus, 1, 64);
+    const bool blocking = count_in("-z", f.blocking, 0, 1) == 1;
+    if (options.point.graph_replays > 0 && f.backend == "host")
+      throw UsageError("-G", f.graphs, "CUDA graphs need --backend nccl");
+
+    const std::string backend_kind = resolve_backend(f.backend);
+    std::unique_ptr<Bootstrap> bootstrap = make_bootstrap(f.bootstrap, backend_kind, &argc, &argv);
+    std::unique_ptr<Backend> backend;
+    try {
+      Environment env = capture_environment();
+      backend = make_backend(backend_kind, *bootstrap, gpus, blocking, env);
+      for (int root : options.roots)
+        if (root >= backend->size())
+          throw UsageError("-r", f.root, "there are only " + std::to_string(backend->size()) + " ranks");
+
+      CollectiveSweepResult result = run_collective_sweep(*bootstrap, *backend, options, std::move(env), std::cout);
+      if (bootstrap->rank() == 0) {
+        OutputOptions output = f.output;
+        output.quiet = true;  // the nccl-tests table above is the console report
+        write_reports(result.report, output);
+      }
+      int status = result.wrong > 0 || result.below_expectation ? kExitCheckFailed : kExitOk;
+      if (result.interrupted) status = 128 + (interrupt_signal() ? interrupt_signal() : 2);
+      backend.reset();
+      bootstrap->barrier();
+      return status;
+    } catch (const CannotRun&) {
+      throw;  // every rank reaches the same verdict (the backend exchanges it)
+    } catch (const std::exception& e) {
+      // One rank's failure must not leave the others waiting in a collective.
+      if (bootstrap->size() == 1) throw;
+      const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr;
+      std::cerr << "allreduce_bench: rank " << bootstrap->rank() << ": " << (usage ? "" : "error: ") << e.what()
+                << "\n" << std::flush;
+      bootstrap->abort_all(usage ? kExitUsage : kExitCheckFailed);
+    }
+    return kExitCheckFailed;  // not reached: abort_all ends the process
+  });
+}

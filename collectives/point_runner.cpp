@@ -1,0 +1,163 @@
+#include "collectives/point_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "collectives/verify.hpp"
+
+namespace redline {
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Pointers {
+  const void* send;
+  void* recv;
+};
+
+Pointers pointers_for(const CollectiveBuffers& buffers, int local, const CollectiveCounts& counts, int rank,
+                      std::size_t element_bytes, bool in_place) {
+  if (!in_place) return {buffers.send(local), buffers.recv(local)};
+  char* base = static_cast<char*>(buffers.recv(local));
+  return {base + counts.send_inplace_offset * static_cast<std::size_t>(rank) * element_bytes,
+          base + counts.recv_inplace_offset * static_cast<std::size_t>(rank) * element_bytes};
+}
+
+// One operation on every local rank (a group when this process drives several).
+void run_once(Backend& backend, const Collective& collective, const CollectiveBuffers& buffers,
+              const CollectiveCounts& counts, const CollectiveCase& c, bool in_place) {
+  const std::size_t element = info(c.type).bytes;
+  backend.group_begin();
+  for (int local = 0; local < backend.local_ranks(); ++local) {
+    const Pointers p = pointers_for(buffers, local, counts, backend.rank(local), element, in_place);
+    collective.run(backend, local, p.send, p.recv, counts, c);
+  }
+  backend.group_end();
+}
+
+// Fresh input on every local rank: an in-place run overwrites its input.
+void load_inputs(Backend& backend, const CollectiveBuffers& buffers, const CollectiveCounts& counts,
+                 const CollectiveCase& c, bool in_place) {
+  const std::size_t element = info(c.type).bytes;
+  std::vector<char> host(counts.send_count * element);
+  for (int local = 0; local < backend.local_ranks(); ++local) {
+    const int rank = backend.rank(local);
+    fill_input(host.data(), counts.send_count, c.type, rank, c);
+    const Pointers p = pointers_for(buffers, local, counts, rank, element, in_place);
+    backend.copy_in(local, const_cast<void*>(p.send), host.data(), host.size());
+  }
+}
+
+}  // namespace
+
+CollectiveBuffers::CollectiveBuffers(Backend& backend, const Collective& collective, std::size_t max_count,
+                                     DataType type)
+    : backend_(backend) {
+  const CollectiveCounts counts = collective.counts(max_count, backend.size());
+  // In-place layouts put both sides in the receive buffer, so each buffer
+  // holds the larger of the two.
+  const std::size_t bytes = std::max<std::size_t>(1, std::max(counts.send_count, counts.recv_count)) * info(type).bytes;
+  try {
+    for (int local = 0; local < backend.local_ranks(); ++local) {
+      send_.push_back(backend.allocate(local, bytes));
+      recv_.push_back(backend.allocate(local, bytes));
+    }
+  } catch (...) {
+    release_all();  // the destructor does not run when the constructor throws
+    throw;
+  }
+}
+
+CollectiveBuffers::~CollectiveBuffers() { release_all(); }
+
+void CollectiveBuffers::release_all() noexcept {
+  for (std::size_t i = 0; i < send_.size(); ++i) backend_.release(static_cast<int>(i), send_[i]);
+  for (std::size_t i = 0; i < recv_.size(); ++i) backend_.release(static_cast<int>(i), recv_[i]);
+  send_.clear();
+  recv_.clear();
+}
+
+PointMeasurement measure_point(Backend& backend, const Collective& collective, CollectiveBuffers& buffers,
+                               std::size_t count, const CollectiveCase& c, bool in_place,
+                               const PointSettings& settings) {
+  const CollectiveCounts counts = collective.counts(count, backend.size());
+  PointMeasurement m;
+  load_inputs(backend, buffers, counts, c, in_place);
+
+  for (int i = 0; i < settings.warmup_iterations; ++i) run_once(backend, collective, buffers, counts, c, in_place);
+  backend.wait();
+
+  auto timed_operation = [&] {
+    if (settings.before_each_operation) settings.before_each_operation();
+    run_once(backend, collective, buffers, counts, c, in_place);
+  };
+  if (settings.per_iteration) {
+    // A wait after each operation: the samples show the spread, at the cost
+    // of the pipelining that back-to-back operations get.
+    const double start = now_seconds();
+    for (int i = 0; i < settings.iterations; ++i) {
+      const double t0 = now_seconds();
+      timed_operation();
+      backend.wait();
+      m.samples_seconds.push_back(now_seconds() - t0);
+    }
+    m.seconds_per_operation = (now_seconds() - start) / settings.iterations;
+  } else if (settings.graph_replays > 0 && backend.supports_capture()) {
+    backend.capture_begin();
+    for (int i = 0; i < settings.iterations; ++i) run_once(backend, collective, buffers, counts, c, in_place);
+    backend.capture_end();
+    backend.replay_capture();  // the first replay uploads the graph: not timed
+    backend.wait();
+    const double start = now_seconds();
+    for (int g = 0; g < settings.graph_replays; ++g) backend.replay_capture();
+    backend.wait();
+    m.seconds_per_operation = (now_seconds() - start) / (static_cast<double>(settings.iterations) * settings.graph_replays);
+  } else {
+    const double start = now_seconds();
+    for (int i = 0; i < settings.iterations; ++i) timed_operation();
+    backend.wait();
+    m.seconds_per_operation = (now_seconds() - start) / settings.iterations;
+  }
+
+  if (settings.arrival_pass) {
+    double inside = 0;
+    for (int i = 0; i < settings.iterations; ++i) {
+      if (settings.before_each_operation) settings.before_each_operation();
+      const double t0 = now_seconds();
+      run_once(backend, collective, buffers, counts, c, in_place);
+      backend.wait();
+      inside += now_seconds() - t0;
+    }
+    m.seconds_in_operation = inside / settings.iterations;
+  }
+
+  // NCCL leaves in-place alltoall and sendrecv undefined: timed, not checked.
+  if (settings.check_iterations > 0 && (!in_place || collective.in_place_result_defined())) {
+    m.checked = true;
+    const std::size_t element = info(c.type).bytes;
+    std::vector<char> host(counts.recv_count * element);
+    std::vector<char> poison(counts.recv_count * element);
+    fill_poison(poison.data(), counts.recv_count, c.type);
+    for (int k = 0; k < settings.check_iterations; ++k) {
+      load_inputs(backend, buffers, counts, c, in_place);
+      // The timed runs left correct results behind: an operation that writes
+      // nothing must not pass. (In place, the fresh input is the poison.)
+      if (!in_place)
+        for (int local = 0; local < backend.local_ranks(); ++local)
+          backend.copy_in(local, buffers.recv(local), poison.data(), poison.size());
+      run_once(backend, collective, buffers, counts, c, in_place);
+      backend.wait();
+      for (int local = 0; local < backend.local_ranks(); ++local) {
+        const int rank = backend.rank(local);
+        const Pointers p = pointers_for(buffers, local, counts, rank, element, in_place);
+        backend.copy_out(local, host.data(), p.recv, host.size());
+        m.wrong += count_wrong(host.data(), counts.recv_count, c.type, collective, counts, c, rank);
+      }
+    }
+  }
+  return m;
+}
+
+}  // namespace redline

@@ -1,0 +1,62 @@
+// Measures one point of a collective sweep on this rank, nccl-tests style:
+// warm-up, then a host clock around -n back-to-back operations and one wait
+// (or -G graph replays of them), then -c checked runs on fresh data. The
+// tool combines the ranks' results; this file only measures.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "collectives/backend.hpp"
+#include "collectives/collective.hpp"
+
+namespace redline {
+
+struct PointSettings {
+  int warmup_iterations = 5;   // -w
+  int iterations = 20;         // -n
+  int check_iterations = 1;    // -c (0: no check)
+  int graph_replays = 0;       // -G (0: no CUDA graph)
+  bool per_iteration = false;  // --per-iter: a wait after every operation, one sample each
+  // --per-rank: after the timed loop, a pass with a wait after each operation
+  // that records how long this rank spends inside one. The rank that arrives
+  // last spends the least: the others wait for it there.
+  bool arrival_pass = false;
+  // Called before every timed operation on this rank: test-only delay injection.
+  std::function<void()> before_each_operation;
+};
+
+// Buffers for one collective, sized for the largest point: in-place runs
+// use the receive buffer as nccl-tests does (send = recv + offset x rank).
+class CollectiveBuffers {
+ public:
+  CollectiveBuffers(Backend& backend, const Collective& collective, std::size_t max_count, DataType type);
+  ~CollectiveBuffers();
+  CollectiveBuffers(const CollectiveBuffers&) = delete;
+  CollectiveBuffers& operator=(const CollectiveBuffers&) = delete;
+
+  void* send(int local) const { return send_[local]; }
+  void* recv(int local) const { return recv_[local]; }
+
+ private:
+  void release_all() noexcept;
+  Backend& backend_;
+  std::vector<void*> send_, recv_;
+};
+
+struct PointMeasurement {
+  double seconds_per_operation = 0;     // this rank: host time of the timed loop / operations
+  std::vector<double> samples_seconds;  // --per-iter: one per operation
+  double seconds_in_operation = 0;      // --per-rank: mean time inside one operation
+  std::uint64_t wrong = 0;              // elements that failed verification, all checks, all local ranks
+  bool checked = false;
+};
+
+// Runs one point. `in_place` selects NCCL's in-place layout.
+PointMeasurement measure_point(Backend& backend, const Collective& collective, CollectiveBuffers& buffers,
+                               std::size_t count, const CollectiveCase& c, bool in_place,
+                               const PointSettings& settings);
+
+}  // namespace redline

@@ -1,0 +1,220 @@
+// Integration tests of allreduce_bench without a GPU: the host backend over
+// real MPI processes (mpirun --oversubscribe --allow-run-as-root), its CSV
+// read back, the fault paths with injected slow, hung and dying ranks, and the
+// torchrun-style TCP bootstrap with processes started here.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "harness/child_process.hpp"
+#include "harness/csv_reader.hpp"
+
+namespace fs = std::filesystem;
+using redline::ChildResult;
+using redline::ChildSpec;
+
+namespace {
+
+const std::vector<std::string> kMpirun = {MPIEXEC, "--oversubscribe", "--allow-run-as-root", "--bind-to", "none"};
+// Small and quick: the point is every path, not bandwidth.
+const std::vector<std::string> kQuick = {"-b", "64", "-e", "16K", "-f", "4", "-n", "3", "-w", "1"};
+
+class AllreduceBenchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("allreduce_test_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static ChildResult run(std::vector<std::string> argv, double timeout = 240) {
+    ChildSpec spec;
+    spec.argv = std::move(argv);
+    spec.timeout_seconds = timeout;
+    return redline::run_child(spec);
+  }
+  // mpirun -np N allreduce_bench ARGS
+  static ChildResult mpirun(int ranks, const std::vector<std::string>& args, double timeout = 240) {
+    std::vector<std::string> argv = kMpirun;
+    argv.insert(argv.end(), {"-np", std::to_string(ranks), ALLREDUCE_BENCH});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv, timeout);
+  }
+  static std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  }
+  fs::path dir_;
+};
+
+double factor(const std::string& collective, int n) {
+  if (collective == "all_reduce") return 2.0 * (n - 1) / n;
+  if (collective == "all_gather" || collective == "reduce_scatter" || collective == "alltoall") return (n - 1.0) / n;
+  return 1.0;
+}
+
+void expect_all_collectives_correct(const fs::path& csv_path, int ranks) {
+  const redline::CsvTable csv = redline::read_csv(csv_path);
+  for (const char* column : {"collective", "bytes", "count", "dtype", "op", "root", "inplace", "time_us", "algbw_GBps",
+                             "busbw_GBps", "wrong"})
+    EXPECT_TRUE(csv.column(column)) << "missing column " << column;
+  std::set<std::string> seen;
+  for (std::size_t r = 0; r < csv.rows.size(); ++r) {
+    const std::string& collective = csv.value(r, "collective");
+    seen.insert(collective);
+    if (csv.value(r, "status") == "skipped") continue;
+    EXPECT_EQ(csv.value(r, "status"), "ok") << csv.value(r, "case_key") << ": " << csv.value(r, "note");
+    const std::string& wrong = csv.value(r, "wrong");
+    // In-place alltoall and sendrecv are timed, not checked (undefined in NCCL).
+    if (!wrong.empty()) EXPECT_EQ(wrong, "0") << csv.value(r, "case_key");
+    const double algbw = std::stod(csv.value(r, "algbw_GBps")), busbw = std::stod(csv.value(r, "busbw_GBps"));
+    const double time_us = std::stod(csv.value(r, "time_us"));
+    EXPECT_GT(time_us, 0);
+    EXPECT_NEAR(busbw, algbw * factor(collective, ranks), 1e-9 * std::max(1.0, busbw)) << csv.value(r, "case_key");
+    EXPECT_NEAR(algbw, std::stod(csv.value(r, "bytes")) / (time_us * 1e-6) / 1e9, 1e-6 * std::max(1.0, algbw));
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
+                                         "alltoall", "sendrecv"}));
+}
+
+TEST_F(AllreduceBenchTest, EveryCollectiveIsCorrectOnTwoRanks) {
+  const fs::path csv = dir_ / "r2.csv";
+  const auto r = mpirun(2, with(kQuick, {"--backend", "host", "--collective", "all", "-d", "int32,float,bfloat16",
+                                         "-o", "sum,max", "-c", "1", "--csv", csv.string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("# Out of bounds values : 0 OK"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# Avg bus bandwidth"), std::string::npos);
+  EXPECT_NE(r.output.find("saturation size"), std::string::npos);
+  expect_all_collectives_correct(csv, 2);
+}
+
+TEST_F(AllreduceBenchTest, EveryCollectiveIsCorrectOnFourRanks) {
+  const fs::path csv = dir_ / "r4.csv", json = dir_ / "r4.json";
+  const auto r = mpirun(4, with(kQuick, {"--backend", "host", "--collective", "all", "-d", "int8,half,double,f8e4m3",
+                                         "-o", "prod,min,avg", "-r", "all", "-c", "2", "--csv", csv.string(),
+                                         "--json", json.string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_all_collectives_correct(csv, 4);
+  EXPECT_TRUE(fs::exists(json));
+}
+
+TEST_F(AllreduceBenchTest, ExpectationFailsBelowThePeak) {
+  const auto pass = mpirun(2, with(kQuick, {"--backend", "host", "--expect-busbw", "0.000001"}));
+  EXPECT_EQ(pass.exit_code, 0) << pass.output;
+  EXPECT_NE(pass.output.find("PASSED"), std::string::npos);
+  const auto fail = mpirun(2, with(kQuick, {"--backend", "host", "--expect-busbw", "100000"}));
+  EXPECT_EQ(fail.exit_code, 1) << fail.output;
+  EXPECT_NE(fail.output.find("FAILED: all_reduce float sum peak busbw"), std::string::npos) << fail.output;
+}
+
+TEST_F(AllreduceBenchTest, PerIterationStatistics) {
+  const fs::path csv = dir_ / "it.csv";
+  const auto r = mpirun(2, with(kQuick, {"--backend", "host", "--per-iter", "--csv", csv.string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("per-iteration out-of-place: p50"), std::string::npos);
+  const auto table = redline::read_csv(csv);
+  for (std::size_t row = 0; row < table.rows.size(); ++row) {
+    EXPECT_LE(std::stod(table.value(row, "time_p50_us")), std::stod(table.value(row, "time_p99_us")));
+    EXPECT_LE(std::stod(table.value(row, "time_p99_us")), std::stod(table.value(row, "time_max_us")));
+  }
+}
+
+TEST_F(AllreduceBenchTest, SlowRankIsNamed) {
+  // Rank 2 sleeps 20 ms before every operation: the others wait for it.
+  const auto r = mpirun(4, {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "-n", "4", "-w", "1",
+                            "--per-rank", "--inject-delay", "2:20"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("-> straggler: rank 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# stragglers (arrive last"), std::string::npos);
+  EXPECT_NE(r.output.find("rank 2 ("), std::string::npos);
+}
+
+TEST_F(AllreduceBenchTest, SlowNodeIsNamedBySplit) {
+  // Two "nodes" by name; rank 3, on nodeB, is slow: nodeB's group is the outlier.
+  std::vector<std::string> args = {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "-n", "4", "-w", "1",
+                                   "--split", "node", "--inject-delay", "3:20"};
+  std::vector<std::string> argv = kMpirun;
+  argv.insert(argv.end(), {"-np", "2", "-x", "REDLINE_HOSTNAME=nodeA", ALLREDUCE_BENCH});
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {":", "-np", "2", "-x", "REDLINE_HOSTNAME=nodeB", ALLREDUCE_BENCH});
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = run(argv);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("group 1 (nodeB)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("below the median busbw: group 1 (nodeB)"), std::string::npos) << r.output;
+}
+
+TEST_F(AllreduceBenchTest, HungRankIsAbortedAndNamed) {
+  const auto r = mpirun(3, {"--backend", "host", "-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1",
+                            "--timeout", "3", "--inject-hang", "1:4K"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
+  EXPECT_NE(r.output.find("TIMEOUT"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Ranks that never reached it: 1 ("), std::string::npos) << r.output;
+}
+
+TEST_F(AllreduceBenchTest, DeadRankDoesNotHangTheOthers) {
+  const auto r = mpirun(3, {"--backend", "host", "-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1",
+                            "--timeout", "30", "--inject-exit", "2:4K"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.timed_out) << "the run hung after a rank died";
+}
+
+TEST_F(AllreduceBenchTest, EnvBootstrapWithProcessesStartedHere) {
+  // Three processes with torchrun-style variables; without a GPU the NCCL
+  // backend cannot run, so each exits 77 -- after the rendezvous succeeded.
+  const int port = 20000 + getpid() % 20000;
+  std::vector<std::string> shell = {"/bin/sh", "-c",
+      "pids=; for r in 0 1 2; do RANK=$r LOCAL_RANK=$r WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+      std::to_string(port) + " " + ALLREDUCE_BENCH + " --backend nccl -b 1K -e 1K & pids=\"$pids $!\"; done; "
+      "for p in $pids; do wait $p; echo exit=$?; done"};
+  const auto r = run(shell, 120);
+  EXPECT_FALSE(r.timed_out) << r.output;
+  // The rendezvous has to have formed: a failed one reports a connection error instead.
+  EXPECT_EQ(r.output.find("rendezvous"), std::string::npos) << r.output;
+  std::size_t exits = 0;
+  for (std::size_t pos = 0; (pos = r.output.find("exit=77", pos)) != std::string::npos; ++pos) ++exits;
+  EXPECT_EQ(exits, 3u) << r.output;
+  std::size_t skipped = 0;
+  for (std::size_t pos = 0; (pos = r.output.find("skipped: --backend nccl", pos)) != std::string::npos; ++pos) ++skipped;
+  EXPECT_EQ(skipped, 3u) << r.output;
+}
+
+TEST_F(AllreduceBenchTest, BadFlagsExitTwoNamingFlagAndValue) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"-b", "12Q"}, "-b '12Q'"},
+      {{"-b", "4K", "-e", "1K"}, "-e '1K'"},
+      {{"-f", "1"}, "-f '1'"},
+      {{"-d", "float7"}, "-d 'float7'"},
+      {{"-o", "mean"}, "-o 'mean'"},
+      {{"-a", "4"}, "-a '4'"},
+      {{"-n", "0"}, "-n '0'"},
+      {{"--collective", "allfoo"}, "--collective 'allfoo'"},
+      {{"--split", "rack"}, "--split 'rack'"},
+      {{"--backend", "tcp"}, "--backend 'tcp'"},
+      {{"--expect-busbw", "-3"}, "--expect-busbw '-3'"},
+      {{"--no-such-flag"}, "--no-such-flag"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> argv = {ALLREDUCE_BENCH};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    const auto r = run(argv, 60);
+    EXPECT_EQ(r.exit_code, 2) << c.args[0] << ": " << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << r.output;
+  }
+  // A root beyond the ranks is only known once the ranks are known.
+  const auto r = mpirun(2, {"--backend", "host", "--collective", "broadcast", "-r", "5", "-b", "1K", "-e", "1K"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("-r '5'"), std::string::npos) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,615 @@
+// Launcher detection from each launcher's variables, the single bootstrap,
+// and the env (TCP) bootstrap: its variable checks, its rendezvous checks
+// with ranks as threads, and real runs of three processes
+// (env_bootstrap_check) where a rank exits, hangs or aborts.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <future>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/bootstrap.hpp"
+#include "collectives/env_bootstrap.hpp"
+#include "collectives/single_bootstrap.hpp"
+#include "harness/child_process.hpp"
+
+namespace redline {
+namespace {
+
+// gtest alone (no gmock): `text` contains `part`.
+#define EXPECT_CONTAINS(text, part)                                                              \
+  do {                                                                                           \
+    const std::string text_ = (text), part_ = (part);                                            \
+    EXPECT_NE(text_.find(part_), std::string::npos) << "\"" << part_ << "\" not in: " << text_; \
+  } while (0)
+
+// Every variable a launcher or torchrun sets, cleared for each test and
+// restored after it.
+class LaunchEnv : public ::testing::Test {
+ protected:
+  static constexpr const char* kVars[] = {
+      "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_SIZE", "PMI_RANK",
+      "MPI_LOCALRANKID", "PMIX_RANK", "SLURM_STEP_ID", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID",
+      "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"};
+
+  void SetUp() override {
+    for (const char* name : kVars) {
+      if (const char* v = std::getenv(name)) saved_[name] = v;
+      unsetenv(name);
+    }
+  }
+  void TearDown() override {
+    for (const char* name : kVars) unsetenv(name);
+    for (const auto& [name, value] : saved_) setenv(name.c_str(), value.c_str(), 1);
+  }
+  static void set(const char* name, const std::string& value) { setenv(name, value.c_str(), 1); }
+
+  // The message of the runtime_error `f` throws ("" when it does not).
+  static std::string error_of(const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+ private:
+  std::map<std::string, std::string> saved_;
+};
+
+// ---------------------------------------------------------------------------
+// detect_launch
+
+using DetectLaunch = LaunchEnv;
+
+TEST_F(DetectLaunch, NoLauncher) {
+  const auto info = detect_launch();
+  EXPECT_EQ(info.launcher, "none");
+  EXPECT_EQ(info.world_size, 1);
+  EXPECT_EQ(info.rank, 0);
+  EXPECT_EQ(info.local_rank, 0);
+}
+
+TEST_F(DetectLaunch, OpenMpi) {
+  set("OMPI_COMM_WORLD_SIZE", "4");
+  set("OMPI_COMM_WORLD_RANK", "2");
+  set("OMPI_COMM_WORLD_LOCAL_RANK", "1");
+  set("PMIX_RANK", "2");  // Open MPI's mpirun sets it too
+  const auto info = detect_launch();
+  EXPECT_EQ(info.launcher, "mpirun (Open MPI)");
+  EXPECT_EQ(info.world_size, 4);
+  EXPECT_EQ(info.rank, 2);
+  EXPECT_EQ(info.local_rank, 1);
+}
+
+TEST_F(DetectLaunch, MpichHydra) {
+  set("PMI_SIZE", "8");
+  set("PMI_RANK", "5");
+  set("MPI_LOCALRANKID", "1");
+  const auto info = detect_launch();
+  EXPECT_EQ(info.launcher, "mpiexec (MPICH/PMI)");
+  EXPECT_EQ(info.world_size, 8);
+  EXPECT_EQ(info.rank, 5);
+  EXPECT_EQ(info.local_rank, 1);
+}
+
+TEST_F(DetectLaunch, PmiUnderSrunTakesSlurmLocalId) {
+  set("PMI_SIZE", "8");
+  set("PMI_RANK", "7");
+  set("SLURM_STEP_ID", "0");
+  set("SLURM_NTASKS", "8");
+  set("SLURM_PROCID", "7");
+  set("SLURM_LOCALID", "3");
+  const auto info = detect_launch();
+  EXPECT_EQ(info.launcher, "mpiexec (MPICH/PMI)");
+  EXPECT_EQ(info.rank, 7);
+  EXPECT_EQ(info.local_rank, 3);
+}
+
+TEST_F(DetectLaunch, Srun) {
+  set("SLURM_STEP_ID", "0");
+  set("SLURM_NTASKS", "16");
+  set("SLURM_PROCID", "9");
+  set("SLURM_LOCALID", "1");
+  const auto info = detect_launch();
+  EXPECT_EQ(info.launcher, "srun");
+  EXPECT_EQ(info.world_size, 16);
+  EXPECT_EQ(info.rank, 9);
+  EXPECT_EQ(info.local_rank, 1);
+}
+
+TEST_F(DetectLaunch, SlurmAllocationWithoutSrunIsNoLauncher) {
+  set("SLURM_NTASKS", "16");  // sbatch/salloc: one process, not a task of srun
+  set("SLURM_PROCID", "0");
+  EXPECT_EQ(detect_launch().launcher, "none");
+  EXPECT_EQ(detect_launch().world_size, 1);
+}
+
+TEST_F(DetectLaunch, MpirunInsideSrunStepIsOpenMpi) {
+  // mpirun's daemons start through srun, so its ranks inherit SLURM_STEP_ID
+  // with SLURM_NTASKS counting daemons.
+  set("SLURM_STEP_ID", "3");
+  set("SLURM_NTASKS", "2");
+  set("SLURM_PROCID", "1");
+  set("OMPI_COMM_WORLD_SIZE", "16");
+  set("OMPI_COMM_WORLD_RANK", "12");
+  const auto info = detect_launch();
+  EXPECT_EQ(info.launcher, "mpirun (Open MPI)");
+  EXPECT_EQ(info.world_size, 16);
+  EXPECT_EQ(info.local_rank, 0);  // OMPI_COMM_WORLD_LOCAL_RANK unset
+}
+
+TEST_F(DetectLaunch, Pmix) {
+  set("PMIX_RANK", "3");
+  const auto info = detect_launch();
+  EXPECT_EQ(info.launcher, "PMIx launcher");
+  EXPECT_EQ(info.rank, 3);
+  EXPECT_EQ(info.world_size, 4);  // a lower bound: PMIx publishes no size
+}
+
+TEST_F(DetectLaunch, Torchrun) {
+  set("WORLD_SIZE", "4");
+  set("RANK", "3");
+  set("LOCAL_RANK", "1");
+  const auto info = detect_launch();
+  EXPECT_EQ(info.launcher, "torchrun-style env");
+  EXPECT_EQ(info.world_size, 4);
+  EXPECT_EQ(info.rank, 3);
+  EXPECT_EQ(info.local_rank, 1);
+}
+
+TEST_F(DetectLaunch, MpiWinsOverTorchrunVariables) {
+  set("WORLD_SIZE", "2");
+  set("RANK", "1");
+  set("PMI_SIZE", "6");
+  set("PMI_RANK", "0");
+  EXPECT_EQ(detect_launch().launcher, "mpiexec (MPICH/PMI)");
+  EXPECT_EQ(detect_launch().world_size, 6);
+}
+
+TEST_F(DetectLaunch, MalformedNumbersNameTheVariableAndValue) {
+  set("OMPI_COMM_WORLD_SIZE", "abc");
+  set("OMPI_COMM_WORLD_RANK", "0");
+  EXPECT_CONTAINS(error_of([] { detect_launch(); }), "OMPI_COMM_WORLD_SIZE='abc'");
+  set("OMPI_COMM_WORLD_SIZE", "");
+  EXPECT_CONTAINS(error_of([] { detect_launch(); }), "OMPI_COMM_WORLD_SIZE=''");
+  set("OMPI_COMM_WORLD_SIZE", " 4");
+  EXPECT_CONTAINS(error_of([] { detect_launch(); }), "OMPI_COMM_WORLD_SIZE=' 4'");
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  unsetenv("OMPI_COMM_WORLD_RANK");
+
+  set("SLURM_STEP_ID", "0");
+  set("SLURM_NTASKS", "4");
+  set("SLURM_PROCID", "99999999999");
+  EXPECT_CONTAINS(error_of([] { detect_launch(); }), "SLURM_PROCID='99999999999' is not a non-negative integer");
+  set("SLURM_PROCID", "1");
+  set("SLURM_LOCALID", "x1");
+  EXPECT_CONTAINS(error_of([] { detect_launch(); }), "SLURM_LOCALID='x1'");
+  unsetenv("SLURM_STEP_ID");
+
+  set("WORLD_SIZE", "4");
+  set("RANK", "-1");
+  EXPECT_CONTAINS(error_of([] { detect_launch(); }), "RANK='-1'");
+  set("PMIX_RANK", "three");
+  EXPECT_CONTAINS(error_of([] { detect_launch(); }), "PMIX_RANK='three'");
+}
+
+TEST_F(DetectLaunch, InconsistentValuesAreErrors) {
+  set("WORLD_SIZE", "4");
+  set("RANK", "4");
+  EXPECT_CONTAINS(error_of([] { detect_launch(); }), "RANK=4 is out of range for WORLD_SIZE=4");
+  set("WORLD_SIZE", "0");
+  set("RANK", "0");
+  EXPECT_CONTAINS(error_of([] { detect_launch(); }), "WORLD_SIZE='0' must be at least 1");
+  unsetenv("WORLD_SIZE");
+  EXPECT_CONTAINS(error_of([] { detect_launch(); }), "RANK is set but WORLD_SIZE is not");
+  unsetenv("RANK");
+  set("PMI_SIZE", "2");
+  EXPECT_CONTAINS(error_of([] { detect_launch(); }), "PMI_SIZE is set but PMI_RANK is not");
+}
+
+// ---------------------------------------------------------------------------
+// single bootstrap
+
+TEST(SingleBootstrap, IsAWorldOfOne) {
+  auto b = make_single_bootstrap();
+  EXPECT_EQ(b->kind(), "single");
+  EXPECT_EQ(b->rank(), 0);
+  EXPECT_EQ(b->size(), 1);
+  EXPECT_EQ(b->local_rank(), 0);
+  EXPECT_EQ(b->local_size(), 1);
+  const int value = 42;
+  const auto all = b->all_gather(&value, sizeof value);
+  ASSERT_EQ(all.size(), sizeof value);
+  EXPECT_EQ(*reinterpret_cast<const int*>(all.data()), 42);
+  int data = 7;
+  b->broadcast(&data, sizeof data, 0);
+  EXPECT_EQ(data, 7);
+  EXPECT_THROW(b->broadcast(&data, sizeof data, 1), std::runtime_error);
+  b->barrier();
+}
+
+TEST(SingleBootstrap, AbortAllExitsWithTheCode) {
+  EXPECT_EXIT(make_single_bootstrap()->abort_all(7), ::testing::ExitedWithCode(7), "");
+}
+
+// ---------------------------------------------------------------------------
+// env bootstrap: variables
+
+using EnvVariables = LaunchEnv;
+
+TEST_F(EnvVariables, MissingVariablesAreNamed) {
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "RANK is not set");
+  set("RANK", "0");
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "WORLD_SIZE is not set");
+  set("WORLD_SIZE", "2");
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "LOCAL_RANK is not set");
+  set("LOCAL_RANK", "0");
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "MASTER_ADDR is not set");
+  set("MASTER_ADDR", "127.0.0.1");
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "MASTER_PORT is not set");
+}
+
+TEST_F(EnvVariables, MalformedVariablesAreNamedWithTheirValue) {
+  set("RANK", "0");
+  set("WORLD_SIZE", "two");
+  set("LOCAL_RANK", "0");
+  set("MASTER_ADDR", "127.0.0.1");
+  set("MASTER_PORT", "29500");
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "WORLD_SIZE='two' is not a non-negative integer");
+  set("WORLD_SIZE", "3");
+  set("RANK", "3");
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "RANK=3 is out of range for WORLD_SIZE=3");
+  set("RANK", "1");
+  set("MASTER_PORT", "70000");
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "MASTER_PORT='70000' is not a port number");
+  set("MASTER_PORT", "http");
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "MASTER_PORT='http'");
+  set("MASTER_PORT", "29500");
+  set("MASTER_ADDR", "");
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "MASTER_ADDR is empty");
+  set("MASTER_ADDR", "127.0.0.1");
+  set("LOCAL_WORLD_SIZE", "2");
+  set("LOCAL_RANK", "2");
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "LOCAL_RANK=2 is out of range for LOCAL_WORLD_SIZE=2");
+  set("LOCAL_WORLD_SIZE", "0");
+  EXPECT_CONTAINS(error_of([] { make_env_bootstrap(); }), "LOCAL_WORLD_SIZE='0' must be at least 1");
+}
+
+TEST_F(EnvVariables, WorldOfOneNeedsNoMaster) {
+  set("RANK", "0");
+  set("WORLD_SIZE", "1");
+  set("LOCAL_RANK", "0");
+  auto b = make_env_bootstrap();
+  EXPECT_EQ(b->kind(), "env");
+  EXPECT_EQ(b->size(), 1);
+  EXPECT_EQ(b->local_size(), 1);
+  const int value = 5;
+  EXPECT_EQ(b->all_gather(&value, sizeof value).size(), sizeof value);
+  b->barrier();
+}
+
+// ---------------------------------------------------------------------------
+// env bootstrap: ranks as threads of this process
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+EnvRendezvousConfig rank_config(int rank, int world_size, int port, const std::string& host, int local_rank) {
+  EnvRendezvousConfig c;
+  c.rank = rank;
+  c.world_size = world_size;
+  c.local_rank = local_rank;
+  c.master_addr = "127.0.0.1";
+  c.master_port = port;
+  c.host_name = host;
+  return c;
+}
+
+// Runs each config as a rank on its own thread; returns each rank's error
+// ("" when `body` finished).
+std::vector<std::string> run_ranks(const std::vector<EnvRendezvousConfig>& configs,
+                                   const std::function<void(Bootstrap&, int)>& body, double connect_timeout = 10,
+                                   double io_timeout = 10) {
+  std::vector<std::future<std::string>> ranks;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    ranks.push_back(std::async(std::launch::async, [&, i] {
+      try {
+        auto b = make_env_bootstrap(configs[i], connect_timeout, io_timeout);
+        body(*b, static_cast<int>(i));
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+      return std::string();
+    }));
+  }
+  std::vector<std::string> errors;
+  for (auto& r : ranks) errors.push_back(r.get());
+  return errors;
+}
+
+TEST(EnvBootstrapThreads, OperationsAndLocalRanks) {
+  const int port = free_port();
+  std::vector<EnvRendezvousConfig> configs;
+  const char* hosts[] = {"node-a", "node-a", "node-b", "node-b"};
+  for (int r = 0; r < 4; ++r) configs.push_back(rank_config(r, 4, port, hosts[r], r % 2));
+  std::vector<std::vector<int>> seen(4);
+  const auto errors = run_ranks(configs, [&](Bootstrap& b, int i) {
+    EXPECT_EQ(b.kind(), "env");
+    EXPECT_EQ(b.rank(), i);
+    EXPECT_EQ(b.size(), 4);
+    EXPECT_EQ(b.local_rank(), i % 2);
+    EXPECT_EQ(b.local_size(), 2);  // counted from the host names
+    for (int round = 0; round < 3; ++round) {
+      // A large payload arrives in many pieces.
+      std::vector<int> mine(300000, i * 10 + round);
+      const auto all = b.all_gather(mine.data(), mine.size() * sizeof(int));
+      ASSERT_EQ(all.size(), 4 * mine.size() * sizeof(int));
+      for (int r = 0; r < 4; ++r) {
+        const int* block = reinterpret_cast<const int*>(all.data()) + r * mine.size();
+        EXPECT_EQ(block[0], r * 10 + round);
+        EXPECT_EQ(block[mine.size() - 1], r * 10 + round);
+      }
+      std::vector<char> data(100000, static_cast<char>(i));
+      b.broadcast(data.data(), data.size(), 2);
+      EXPECT_EQ(data.front(), 2);
+      EXPECT_EQ(data.back(), 2);
+      int small = i;
+      b.broadcast(&small, sizeof small, 0);
+      EXPECT_EQ(small, 0);
+      b.barrier();
+      seen[static_cast<std::size_t>(i)].push_back(round);
+    }
+    EXPECT_THROW(b.broadcast(&i, sizeof i, 4), std::runtime_error);
+  });
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+    EXPECT_EQ(seen[static_cast<std::size_t>(r)].size(), 3u);
+  }
+}
+
+TEST(EnvBootstrapThreads, LocalWorldSizeWinsOverHostNames) {
+  const int port = free_port();
+  std::vector<EnvRendezvousConfig> configs;
+  for (int r = 0; r < 2; ++r) {
+    configs.push_back(rank_config(r, 2, port, "host-" + std::to_string(r), 0));
+    configs.back().local_world_size = 1;
+  }
+  const auto errors = run_ranks(configs, [](Bootstrap& b, int) { EXPECT_EQ(b.local_size(), 1); });
+  EXPECT_EQ(errors, std::vector<std::string>(2, ""));
+}
+
+TEST(EnvBootstrapThreads, WorldSizeMismatchNamesBoth) {
+  const int port = free_port();
+  const auto errors = run_ranks({rank_config(0, 2, port, "a", 0), rank_config(1, 3, port, "b", 0)},
+                                [](Bootstrap&, int) {});
+  for (const auto& e : errors)
+    EXPECT_CONTAINS(e, "rank 1 (host b) has WORLD_SIZE=3 but rank 0 (host a) has WORLD_SIZE=2");
+}
+
+TEST(EnvBootstrapThreads, DuplicateRankIsAnError) {
+  const int port = free_port();
+  const auto errors = run_ranks(
+      {rank_config(0, 3, port, "a", 0), rank_config(1, 3, port, "b", 0), rank_config(1, 3, port, "c", 0)},
+      [](Bootstrap&, int) {});
+  for (const auto& e : errors) EXPECT_CONTAINS(e, "RANK=1 joined twice");
+}
+
+TEST(EnvBootstrapThreads, DuplicateLocalRankOnOneHostIsAnError) {
+  const int port = free_port();
+  const auto errors =
+      run_ranks({rank_config(0, 2, port, "same", 0), rank_config(1, 2, port, "same", 0)}, [](Bootstrap&, int) {});
+  for (const auto& e : errors) EXPECT_CONTAINS(e, "rank 0 and rank 1 both run on host same with LOCAL_RANK=0");
+}
+
+TEST(EnvBootstrapThreads, DifferentCallsAreNamedAndEndTheBootstrap) {
+  const int port = free_port();
+  std::vector<std::string> later(2);
+  const auto errors = run_ranks({rank_config(0, 2, port, "a", 0), rank_config(1, 2, port, "b", 0)},
+                                [&](Bootstrap& b, int i) {
+                                  try {
+                                    if (i == 0) {
+                                      b.barrier();
+                                    } else {
+                                      const int x = 1;
+                                      b.all_gather(&x, sizeof x);
+                                    }
+                                  } catch (const std::runtime_error&) {
+                                    try {
+                                      b.barrier();
+                                    } catch (const std::runtime_error& e) {
+                                      later[static_cast<std::size_t>(i)] = e.what();
+                                    }
+                                    throw;
+                                  }
+                                });
+  for (const auto& e : errors)
+    EXPECT_CONTAINS(e, "rank 1 (host b) called all_gather (bootstrap call #0) where rank 0 called barrier "
+                             "(bootstrap call #0)");
+  for (const auto& e : later) EXPECT_CONTAINS(e, "unusable after an earlier error");
+}
+
+TEST(EnvBootstrapThreads, DifferentByteCountsAreAnError) {
+  const int port = free_port();
+  const auto errors = run_ranks({rank_config(0, 2, port, "a", 0), rank_config(1, 2, port, "b", 0)},
+                                [&](Bootstrap& b, int i) {
+                                  const long long x[2] = {1, 2};
+                                  b.all_gather(x, i == 0 ? 16 : 8);
+                                });
+  for (const auto& e : errors) EXPECT_CONTAINS(e, "rank 1 (host b) passed 8 bytes to all_gather");
+}
+
+TEST(EnvBootstrapThreads, SilentRankTimesOutNamingIt) {
+  const int port = free_port();
+  const auto start = std::chrono::steady_clock::now();
+  const auto errors = run_ranks(
+      {rank_config(0, 2, port, "a", 0), rank_config(1, 2, port, "b", 0)},
+      [&](Bootstrap& b, int i) {
+        if (i == 0) b.barrier();
+        else std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      },
+      10, 0.5);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_CONTAINS(errors[0], "timed out after 0.5 s waiting for rank 1 (host b) during barrier");
+  EXPECT_LT(seconds, 5);
+}
+
+TEST(EnvBootstrapThreads, RankWithoutRankZeroGivesUpAfterConnectTimeout) {
+  const int port = free_port();
+  EnvRendezvousConfig c = rank_config(1, 2, port, "b", 0);
+  const auto start = std::chrono::steady_clock::now();
+  std::string error;
+  try {
+    make_env_bootstrap(c, 0.5, 10);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_CONTAINS(error, "rank 1 (host b) could not connect to rank 0 at MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                               std::to_string(port) + " within 0.5 s");
+  EXPECT_LT(seconds, 3);
+}
+
+TEST(EnvBootstrapThreads, RankZeroNamesTheRanksThatNeverCame) {
+  const int port = free_port();
+  std::string error;
+  try {
+    make_env_bootstrap(rank_config(0, 3, port, "a", 0), 0.5, 10);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  EXPECT_CONTAINS(error, "timed out after 0.5 s waiting for ranks 1, 2 to connect to port " +
+                               std::to_string(port));
+}
+
+TEST(EnvBootstrapThreads, PortInUseIsNamed) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  std::string error;
+  try {
+    make_env_bootstrap(rank_config(0, 2, port, "a", 0), 0.5, 10);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  close(fd);
+  EXPECT_CONTAINS(error, "cannot listen on port " + std::to_string(port));
+  EXPECT_CONTAINS(error, "Address already in use");
+}
+
+// ---------------------------------------------------------------------------
+// env bootstrap: real processes
+
+// Starts `world_size` ranks of env_bootstrap_check with `args`; `env_for`
+// may change one rank's variables.
+std::vector<ChildResult> run_processes(
+    int world_size, const std::vector<std::string>& args,
+    const std::function<void(int, std::vector<std::pair<std::string, std::string>>&)>& env_for = nullptr) {
+  const int port = free_port();
+  std::vector<std::future<ChildResult>> runs;
+  for (int r = 0; r < world_size; ++r) {
+    ChildSpec spec;
+    spec.argv = {ENV_BOOTSTRAP_CHECK_BIN};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.extra_env = {{"RANK", std::to_string(r)},
+                      {"WORLD_SIZE", std::to_string(world_size)},
+                      {"LOCAL_RANK", std::to_string(r)},
+                      {"MASTER_ADDR", "127.0.0.1"},
+                      {"MASTER_PORT", std::to_string(port)}};
+    if (env_for) env_for(r, spec.extra_env);
+    spec.timeout_seconds = 60;
+    runs.push_back(std::async(std::launch::async, [spec] { return run_child(spec); }));
+  }
+  std::vector<ChildResult> results;
+  for (auto& run : runs) results.push_back(run.get());
+  return results;
+}
+
+std::string describe(const ChildResult& r) { return r.describe_end() + "\n" + r.output; }
+
+TEST(EnvBootstrapProcesses, ThreeRanksGatherBroadcastAndMeet) {
+  const auto results = run_processes(3, {"ok", "30", "30"});
+  for (int r = 0; r < 3; ++r) {
+    const auto& res = results[static_cast<std::size_t>(r)];
+    ASSERT_TRUE(res.succeeded()) << "rank " << r << ": " << describe(res);
+    EXPECT_CONTAINS(res.output, "rank " + std::to_string(r) + " of 3 ok: local " + std::to_string(r) +
+                                      " of 3, kind env");
+    EXPECT_CONTAINS(res.output, "broadcast 'hello from rank 1'");
+  }
+}
+
+TEST(EnvBootstrapProcesses, RankThatExitsIsNamedByTheOthers) {
+  const auto results = run_processes(3, {"exit-early:2", "30", "30"});
+  EXPECT_EQ(results[2].exit_code, 3) << describe(results[2]);
+  for (int r = 0; r < 2; ++r) {
+    const auto& res = results[static_cast<std::size_t>(r)];
+    EXPECT_EQ(res.exit_code, 1) << describe(res);
+    EXPECT_CONTAINS(res.output, "rank 2 (host ");
+    EXPECT_CONTAINS(res.output, "closed the connection");
+    EXPECT_LT(res.wall_seconds, 15) << "should fail at once, not after the 30 s I/O timeout";
+  }
+}
+
+TEST(EnvBootstrapProcesses, HungRankTimesOutWithinTheIoTimeout) {
+  const auto results = run_processes(3, {"hang:2", "2", "30"});
+  for (int r = 0; r < 2; ++r) {
+    const auto& res = results[static_cast<std::size_t>(r)];
+    EXPECT_EQ(res.exit_code, 1) << describe(res);
+    EXPECT_CONTAINS(res.output, "timed out after 2 s waiting for rank 2 (host ");
+    EXPECT_LT(res.wall_seconds, 2 + 5 + 3);  // timeout, rank 1's grace, start-up
+  }
+}
+
+TEST(EnvBootstrapProcesses, AbortAllEndsEveryRank) {
+  const auto results = run_processes(3, {"abort:1", "30", "30"});
+  EXPECT_EQ(results[1].exit_code, 5) << describe(results[1]);
+  for (const int r : {0, 2}) {
+    const auto& res = results[static_cast<std::size_t>(r)];
+    EXPECT_EQ(res.exit_code, 1) << describe(res);
+    EXPECT_CONTAINS(res.output, "rank 1 (host ");
+    EXPECT_CONTAINS(res.output, "closed the connection");
+    EXPECT_LT(res.wall_seconds, 15);
+  }
+}
+
+TEST(EnvBootstrapProcesses, BadVariableIsReported) {
+  const auto results = run_processes(2, {"ok", "5", "5"}, [](int r, auto& env) {
+    for (auto& [name, value] : env)
+      if (r == 1 && name == "LOCAL_RANK") value = "one";
+  });
+  EXPECT_EQ(results[1].exit_code, 1) << describe(results[1]);
+  EXPECT_CONTAINS(results[1].output, "LOCAL_RANK='one' is not a non-negative integer");
+  // Rank 0 waits for it in vain and says so.
+  EXPECT_EQ(results[0].exit_code, 1) << describe(results[0]);
+  EXPECT_CONTAINS(results[0].output, "waiting for rank 1 to connect");
+}
+
+}  // namespace
+}  // namespace redline
