@@ -52,6 +52,8 @@ void check_metric_name(const std::string& name) {
   if (!std::regex_match(name, valid))
     throw UsageError("--metric-name", name, "must be a letter followed by letters, digits or _");
   if (taken.count(name)) throw UsageError("--metric-name", name, "is already a column of batch_sweep's report");
+  if (name.size() < 7 || name.compare(name.size() - 6, 6, "_per_s") != 0)
+    throw UsageError("--metric-name", name, "name a throughput <what>_per_s (e.g. tokens_per_s), so comparisons know higher is better");
   if (std::regex_match(name, time_like))
     throw UsageError("--metric-name", name, "looks like a time (*time_us); name the throughput, e.g. tokens_per_s");
 }

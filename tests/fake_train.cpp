@@ -9,21 +9,23 @@
 //
 //   fake_train [--batch-size N] [--saturate-at 32] [--max-fit 100]
 //              [--step-ms 20] [--steps 1] [--hang-above N] [--oom-style pytorch|jax|custom]
-//              [--throughput-scale X]
+//              [--throughput-scale X] [--noise-pct P]
 // Out of memory wins over a hang: a batch above --max-fit always OOMs.
 // Without --batch-size it reads REDLINE_BATCH_SIZE. --throughput-scale
-// multiplies the printed throughput (0 gives a broken reading of 0).
+// multiplies the printed throughput (0 gives a broken reading of 0);
+// --noise-pct spreads it uniformly by +-P% (seeded per process), like a noisy node.
 // FAKE_TRAIN_HANG_MARKER names a file created when a hang begins.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 
 int main(int argc, char** argv) {
   long batch = -1, saturate_at = 32, max_fit = 100, steps = 1, hang_above = -1;
-  double step_ms = 20, throughput_scale = 1;
+  double step_ms = 20, throughput_scale = 1, noise_pct = 0;
   std::string oom_style = "pytorch";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
     else if (flag == "--hang-above") hang_above = std::atol(value);
     else if (flag == "--oom-style") oom_style = value;
     else if (flag == "--throughput-scale") throughput_scale = std::atof(value);
+    else if (flag == "--noise-pct") noise_pct = std::atof(value);
     else {
       std::fprintf(stderr, "fake_train: unknown flag %s\n", flag.c_str());
       return 2;
@@ -76,12 +79,14 @@ int main(int argc, char** argv) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
 
+  std::mt19937 random(std::random_device{}());
+  const double noise = 1.0 + noise_pct / 100.0 * std::uniform_real_distribution<double>(-1.0, 1.0)(random);
   const double fill = static_cast<double>(batch) / static_cast<double>(saturate_at);
   const double step_seconds = step_ms / 1000.0 * (fill > 1 ? fill : 1);
   for (long s = 1; s <= steps; ++s) {
     std::this_thread::sleep_for(std::chrono::duration<double>(step_seconds));
     std::printf("step %ld/%ld: loss %.3f, throughput: %.2f samples/s\n", s, steps, 2.5 / (1.0 + 0.1 * s),
-                throughput_scale * static_cast<double>(batch) / step_seconds);
+                noise * throughput_scale * static_cast<double>(batch) / step_seconds);
     std::fflush(stdout);
   }
   return 0;

@@ -1,0 +1,33 @@
+// Reads results back: a run folder (every tool CSV in it) or one CSV file,
+// as rows keyed by tool and case key. Which columns are parameters comes
+// from the case key; every other column between the common ones and
+// status/note is a metric.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace redline {
+
+struct ResultRow {
+  std::string file;   // where it came from, for messages
+  std::size_t line = 0;
+  std::string run_id, timestamp_utc, host, gpu, tool, case_key, status, note;
+  int repetition = 0;
+  std::map<std::string, std::string> params;
+  std::map<std::string, double> metrics;  // empty cells are absent
+};
+
+struct RunResults {
+  std::string source;  // the folder or file given
+  std::vector<ResultRow> rows;
+};
+
+// A folder: every *.csv in it except suite.csv and history.csv. Throws
+// CsvError (file:line) for malformed input, std::runtime_error for a missing
+// path or a CSV without redline's common columns.
+RunResults load_results(const std::filesystem::path& run_or_csv);
+
+}  // namespace redline
