@@ -28,4 +28,7 @@ struct ChartSpec {
 
 std::string render_svg_chart(const ChartSpec& spec);
 
+// Text safe inside XML/HTML elements and attribute values (& < > " ').
+std::string escape_xml(const std::string& text);
+
 }  // namespace redline

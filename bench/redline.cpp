@@ -1,0 +1,259 @@
+// redline: the regression-tracking front end.
+//   redline suite [FILE] [--quick]            run a suite into results/runs/<run_id>/
+//   redline compare BASELINE CURRENT          judge every tracked metric (exit 1 on a regression)
+//   redline history [--case S] [--metric S]   trends across runs, with level-shift detection
+//   redline report RUN [--baseline RUN] -o F  a self-contained HTML report
+//   redline baseline RUN                      promote a run to results/baselines/<gpu>/
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "harness/atomic_file.hpp"
+#include "harness/compare.hpp"
+#include "harness/console_table.hpp"
+#include "harness/csv_reader.hpp"
+#include "harness/environment.hpp"
+#include "harness/history.hpp"
+#include "harness/html_report.hpp"
+#include "harness/interrupt.hpp"
+#include "harness/run_results.hpp"
+#include "harness/schema.hpp"
+#include "harness/suite_runner.hpp"
+#include "harness/tool_main.hpp"
+#include "harness/units.hpp"
+#include "harness/usage_error.hpp"
+
+using namespace redline;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Reads a run or CSV for a command, turning unreadable input into exit 2.
+RunResults load_input(const char* what, const std::string& path) {
+  if (!fs::exists(path)) throw UsageError(what, path, "no such run folder or CSV file");
+  try {
+    return load_results(path);
+  } catch (const CsvError& e) {
+    throw UsageError(what, path, e.what());
+  } catch (const std::runtime_error& e) {
+    throw UsageError(what, path, e.what());
+  }
+}
+
+Schema load_schema(const std::string& path) {
+  const fs::path file = path.empty() ? default_schema_path() : fs::path(path);
+  if (!fs::exists(file)) throw UsageError("--schema", file.string(), "not found (set REDLINE_SCHEMA or --schema)");
+  return Schema::load(file);
+}
+
+double percent_flag(const char* flag, const std::string& text) {
+  const double value = parse_number(flag, text);
+  require_in_range(flag, text, value, 0, 1000);
+  return value / 100.0;
+}
+
+// The "summary" object a tool recorded in its JSON report, as "key: value"
+// lines. Our own JsonWriter puts one member per line, so a line scan suffices.
+std::vector<std::string> recorded_summary(const fs::path& json_file) {
+  std::ifstream in(json_file);
+  std::vector<std::string> lines;
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!inside) {
+      inside = line.find("\"summary\": {") != std::string::npos;
+      continue;
+    }
+    if (line.find('}') != std::string::npos && line.find("\": \"") == std::string::npos) break;
+    const auto a = line.find('"'), b = line.find("\": \"");
+    if (a == std::string::npos || b == std::string::npos) continue;
+    std::string value = line.substr(b + 4);
+    value = value.substr(0, value.rfind('"'));
+    std::string unescaped;
+    for (std::size_t i = 0; i < value.size(); ++i) unescaped += (value[i] == '\\' && i + 1 < value.size()) ? value[++i] : value[i];
+    lines.push_back(line.substr(a + 1, b - a - 1) + ": " + unescaped);
+  }
+  return lines;
+}
+
+int cmd_suite(const std::string& file, bool quick, const std::string& runs_dir, const std::string& history) {
+  const fs::path suite = !file.empty() ? fs::path(file) : fs::path(quick ? "results/suites/quick" : "results/suites/default");
+  if (!fs::exists(suite)) throw UsageError("FILE", suite.string(), "no such suite file");
+  std::vector<SuiteEntry> entries;
+  try {
+    entries = parse_suite(suite);
+  } catch (const std::runtime_error& e) {
+    throw UsageError("FILE", suite.string(), e.what());
+  }
+  const SuiteRun run = run_suite(entries, runs_dir, history, capture_environment());
+  std::cout << "\nredline suite run " << run.run_id << "\nresults: " << run.run_dir.string() << "/\n";
+  std::vector<std::vector<std::string>> cells = {{"tool", "status", "seconds", "note"}};
+  for (const auto& e : run.entries) cells.push_back({e.name, e.status, format_number(e.seconds, 1), e.note});
+  std::cout << format_table(cells, {false, false, true, false});
+  for (const auto& e : run.entries) {
+    if (e.status != "ok") continue;
+    const auto summary = recorded_summary(run.run_dir / (e.name + ".json"));
+    if (summary.empty()) continue;
+    std::cout << "\n" << e.name << ":\n";
+    for (const auto& line : summary) std::cout << "  " << line << "\n";
+  }
+  if (run.interrupted) return 128 + (interrupt_signal() ? interrupt_signal() : 2);
+  return run.any_failed() ? kExitCheckFailed : kExitOk;
+}
+
+int cmd_compare(const std::string& baseline, const std::string& current, const std::string& threshold,
+                const std::string& alpha_text, const std::string& format_text, bool all_metrics,
+                const std::string& schema_path) {
+  CompareOptions options;
+  options.threshold = percent_flag("--threshold", threshold);
+  options.alpha = parse_number("--alpha", alpha_text);
+  require_in_range("--alpha", alpha_text, options.alpha, 0, 1);
+  options.all_metrics = all_metrics;
+  CompareFormat format;
+  if (format_text == "table") format = CompareFormat::table;
+  else if (format_text == "markdown") format = CompareFormat::markdown;
+  else if (format_text == "json") format = CompareFormat::json;
+  else throw UsageError("--format", format_text, "use table, markdown or json");
+  const Schema schema = load_schema(schema_path);
+  const RunResults base = load_input("BASELINE", baseline), cur = load_input("CURRENT", current);
+  const Comparison comparison = compare_results(base, cur, schema, options);
+  if (comparison.metrics.empty() && comparison.only_in_baseline.empty() && comparison.only_in_current.empty())
+    throw UsageError("CURRENT", current, "shares no case and no metric with " + baseline + ": nothing to compare");
+  std::cout << format_comparison(comparison, format, baseline, current);
+  // A case that ran ok before and fails now (a new OOM, a crash) is a regression too.
+  bool lost = false;
+  for (const auto& c : comparison.only_in_baseline) lost = lost || c.find("no ok row in current") != std::string::npos;
+  return comparison.any_slower() || lost ? kExitCheckFailed : kExitOk;
+}
+
+int cmd_history(const std::string& file, const std::string& case_filter, const std::string& metric_filter,
+                const std::string& threshold, const std::string& schema_path) {
+  if (!fs::exists(file)) throw UsageError("--file", file, "no history yet (redline suite appends to it)");
+  const Schema schema = load_schema(schema_path);
+  const double limit = percent_flag("--threshold", threshold);
+  const auto series = load_history(file, case_filter, metric_filter);
+  if (series.empty()) throw UsageError("--case/--metric", case_filter + "/" + metric_filter, "match no series in " + file);
+  std::vector<std::vector<std::string>> cells = {{"tool", "case", "metric", "runs", "first", "last", "findings"}};
+  for (const auto& s : series) {
+    std::string findings;
+    for (const auto& f : detect_trends(s, schema, limit))
+      findings += (findings.empty() ? "" : "; ") + std::string(f.worse ? "WORSE " : "better ") + f.kind + " at " +
+                  f.run_id + " (" + human_number(f.before) + " -> " + human_number(f.after) + ", " +
+                  (f.change > 0 ? "+" : "") + format_number(100 * f.change, 1) + "%)";
+    cells.push_back({s.tool, s.case_key, s.metric, std::to_string(s.points.size()),
+                     human_number(s.points.front().value), human_number(s.points.back().value),
+                     findings.empty() ? "-" : findings});
+  }
+  std::cout << format_table(cells, {false, false, false, true, true, true, false});
+  return kExitOk;
+}
+
+int cmd_report(const std::string& run, const std::string& baseline, const std::string& output,
+               const std::string& history, const std::string& schema_path) {
+  ReportInputs inputs;
+  inputs.schema = load_schema(schema_path);
+  inputs.run = load_input("RUN", run);
+  inputs.title = "redline report: " + fs::path(run).filename().string();
+  if (!baseline.empty()) {
+    inputs.comparison = compare_results(load_input("--baseline", baseline), inputs.run, inputs.schema);
+    inputs.baseline_name = baseline;
+  }
+  if (!history.empty() && fs::exists(history)) {
+    // Trends of this run's cases and tracked metrics only, so the report stays about it.
+    for (auto& s : load_history(history)) {
+      const auto spec = inputs.schema.find(s.metric);
+      if (!spec || !spec->tracked) continue;
+      for (const auto& row : inputs.run.rows)
+        if (row.tool == s.tool && row.case_key == s.case_key && s.points.size() > 1) {
+          inputs.history.push_back(std::move(s));
+          break;
+        }
+    }
+  }
+  write_file_atomically(output, render_html_report(inputs));
+  std::cout << "report: " << output << "\n";
+  return inputs.comparison && inputs.comparison->any_slower() ? kExitCheckFailed : kExitOk;
+}
+
+// results/baselines/<gpu>/: "NVIDIA H200" -> NVIDIA_H200; machines without a GPU share "none".
+std::string baseline_name(const RunResults& run) {
+  std::string gpu = run.rows.empty() ? "none" : run.rows.front().gpu;
+  for (char& c : gpu)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  return gpu.empty() ? "none" : gpu;
+}
+
+int cmd_baseline(const std::string& run, const std::string& root) {
+  const RunResults results = load_input("RUN", run);
+  if (!fs::is_directory(run)) throw UsageError("RUN", run, "give a run folder (results/runs/<run_id>)");
+  const fs::path target = fs::path(root) / baseline_name(results);
+  // Build the new baseline beside the old one, then swap: never half a baseline.
+  const fs::path staging = target.string() + ".new", old = target.string() + ".old";
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+  for (const auto& entry : fs::directory_iterator(run)) {
+    const auto ext = entry.path().extension();
+    if (ext == ".csv" || ext == ".json") fs::copy_file(entry.path(), staging / entry.path().filename());
+  }
+  fs::remove_all(old);
+  if (fs::exists(target)) fs::rename(target, old);
+  fs::rename(staging, target);
+  fs::remove_all(old);
+  std::cout << "baseline: " << target.string() << " (from " << run << ")\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"redline: run suites, compare results, track history and write reports", "redline"};
+  app.require_subcommand(1);
+
+  std::string suite_file, runs_dir = "results/runs", history = "results/history.csv";
+  bool quick = false;
+  auto* suite = app.add_subcommand("suite", "Run a suite file (default results/suites/default; --quick: results/suites/quick)");
+  suite->add_option("FILE", suite_file, "Suite file: one 'NAME PROGRAM ARGS...' per line");
+  suite->add_flag("--quick", quick, "The small suite for CI and smoke tests");
+  suite->add_option("--runs", runs_dir, "Where run folders go (default results/runs)");
+  suite->add_option("--history", history, "History file to append to (default results/history.csv; '' for none)");
+
+  std::string baseline, current, threshold = "5", alpha = "0.05", format = "table", schema;
+  bool all_metrics = false;
+  auto* compare = app.add_subcommand("compare", "Compare two runs (folders or CSV files); exit 1 on a regression");
+  compare->add_option("BASELINE", baseline)->required();
+  compare->add_option("CURRENT", current)->required();
+  compare->add_option("--threshold", threshold, "Changes below PCT % are SAME (default 5)");
+  compare->add_option("--alpha", alpha, "Significance level of the Mann-Whitney U test (default 0.05)");
+  compare->add_option("--format", format, "table, markdown or json");
+  compare->add_flag("--all-metrics", all_metrics, "Also judge metrics SCHEMA.md marks untracked");
+  compare->add_option("--schema", schema, "SCHEMA.md to read directions from");
+
+  std::string case_filter, metric_filter;
+  auto* hist = app.add_subcommand("history", "A metric's trend across runs, with level shifts flagged");
+  hist->add_option("--case", case_filter, "Only cases whose key contains TEXT");
+  hist->add_option("--metric", metric_filter, "Only metrics whose name contains TEXT");
+  hist->add_option("--file", history, "History file (default results/history.csv)");
+  hist->add_option("--threshold", threshold, "Smallest change worth flagging, PCT % (default 5)");
+  hist->add_option("--schema", schema, "SCHEMA.md to read directions from");
+
+  std::string run, report_baseline, output = "report.html";
+  auto* report = app.add_subcommand("report", "A self-contained HTML report of a run");
+  report->add_option("RUN", run)->required();
+  report->add_option("--baseline", report_baseline, "Run to compare with");
+  report->add_option("-o,--output", output, "HTML file to write (default report.html)");
+  report->add_option("--history", history, "History file whose trends to plot (default results/history.csv)");
+  report->add_option("--schema", schema, "SCHEMA.md to read directions from");
+
+  std::string baselines_root = "results/baselines";
+  auto* promote = app.add_subcommand("baseline", "Promote a run folder to results/baselines/<gpu>/");
+  promote->add_option("RUN", run)->required();
+  promote->add_option("--dir", baselines_root, "Baselines folder (default results/baselines)");
+
+  return run_tool(app, argc, argv, [&] {
+    if (*suite) return cmd_suite(suite_file, quick, runs_dir, history);
+    if (*compare) return cmd_compare(baseline, current, threshold, alpha, format, all_metrics, schema);
+    if (*hist) return cmd_history(history, case_filter, metric_filter, threshold, schema);
+    if (*report) return cmd_report(run, report_baseline, output, history, schema);
+    return cmd_baseline(run, baselines_root);
+  });
+}

@@ -1,0 +1,605 @@
+// redline compare: the schema's directions, the U test, results loading, and
+// comparisons of real results: the real batch_sweep binary sweeping the real
+// fake_train program, read back from the CSV files it wrote.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "harness/child_process.hpp"
+#include "harness/compare.hpp"
+#include "harness/csv_reader.hpp"
+#include "harness/run_results.hpp"
+#include "harness/schema.hpp"
+
+namespace fs = std::filesystem;
+using namespace redline;
+
+namespace {
+
+const std::string kMetricRegex = "throughput: ([0-9.]+) samples/s";
+
+Schema real_schema() { return Schema::load(fs::path(SOURCE_DIR) / "results" / "SCHEMA.md"); }
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// The CSV's lines (CRLF-terminated, as redline writes them).
+std::vector<std::string> csv_lines(const fs::path& path) {
+  std::vector<std::string> lines;
+  std::istringstream in(read_file(path));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+void write_csv_lines(const fs::path& path, const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& line : lines) text += line + "\r\n";
+  write_file(path, text);
+}
+
+class CompareRunsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("compare_test_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // batch_sweep --quiet --metric-regex ... SWEEP_ARGS --csv CSV -- fake_train --batch-size {bs} --step-ms 1 TRAIN_ARGS
+  fs::path sweep(const fs::path& csv, std::vector<std::string> sweep_args, std::vector<std::string> train_args) {
+    fs::create_directories(csv.parent_path());
+    ChildSpec spec;
+    spec.argv = {BATCH_SWEEP_BIN, "--quiet", "--metric-regex", kMetricRegex};
+    spec.argv.insert(spec.argv.end(), sweep_args.begin(), sweep_args.end());
+    spec.argv.insert(spec.argv.end(),
+                     {"--csv", csv.string(), "--", FAKE_TRAIN_BIN, "--batch-size", "{bs}", "--step-ms", "1"});
+    spec.argv.insert(spec.argv.end(), train_args.begin(), train_args.end());
+    spec.timeout_seconds = 300;
+    const ChildResult r = run_child(spec);
+    EXPECT_TRUE(r.succeeded()) << r.describe_end() << "\n" << r.output;
+    EXPECT_TRUE(fs::exists(csv)) << r.output;
+    return csv;
+  }
+
+  fs::path dir_;
+};
+
+const MetricComparison* find_metric(const Comparison& c, const std::string& case_key, const std::string& metric) {
+  for (const auto& m : c.metrics)
+    if (m.case_key == case_key && m.metric == metric) return &m;
+  return nullptr;
+}
+
+const std::vector<std::string> kCasesTo64 = {"batch_size=1",  "batch_size=2",  "batch_size=4", "batch_size=8",
+                                             "batch_size=16", "batch_size=32", "batch_size=64"};
+
+std::string dump(const Comparison& c) { return format_comparison(c, CompareFormat::table, "baseline", "current"); }
+
+// ---------------------------------------------------------------- schema
+
+TEST(CompareSchema, ReadsTheRealSchema) {
+  const Schema schema = real_schema();
+  const auto busbw = schema.find("busbw_GBps");
+  ASSERT_TRUE(busbw);
+  EXPECT_EQ(busbw->better, Better::higher);
+  EXPECT_TRUE(busbw->tracked);
+  EXPECT_EQ(busbw->unit, "GB/s");
+
+  const auto step = schema.find("step_time_ms");
+  ASSERT_TRUE(step);
+  EXPECT_EQ(step->better, Better::lower);
+  EXPECT_FALSE(step->tracked);
+
+  const auto samples = schema.find("samples_per_s");
+  ASSERT_TRUE(samples);
+  EXPECT_EQ(samples->name, "samples_per_s");  // the exact row wins over the pattern
+  EXPECT_TRUE(samples->tracked);
+
+  const auto tokens = schema.find("tokens_per_s");
+  ASSERT_TRUE(tokens);
+  EXPECT_EQ(tokens->name, "*_per_s");
+  EXPECT_EQ(tokens->better, Better::higher);
+  EXPECT_TRUE(tokens->tracked);
+
+  const auto mem = schema.find("peak_mem_GiB");
+  ASSERT_TRUE(mem);
+  EXPECT_EQ(mem->better, Better::lower);
+
+  EXPECT_FALSE(schema.find("_per_s"));  // the pattern needs a prefix
+  EXPECT_FALSE(schema.find("count"));
+  EXPECT_FALSE(schema.find("batch_size"));
+}
+
+const char* kGoodTable =
+    "# schema\n"
+    "\n"
+    "## Metrics\n"
+    "\n"
+    "| metric | unit | better | tracked | tools | meaning |\n"
+    "|---|---|---|---|---|---|\n"
+    "| `a_ms` | ms | lower | yes | t | a \\| b |\n";
+
+TEST(CompareSchema, ParsesAMinimalTable) {
+  const Schema schema = Schema::parse(kGoodTable, "good.md");
+  ASSERT_EQ(schema.metrics().size(), 1u);
+  EXPECT_EQ(schema.metrics()[0].name, "a_ms");
+  EXPECT_EQ(schema.metrics()[0].better, Better::lower);
+}
+
+void expect_schema_error(const std::string& markdown, const std::string& where, const std::string& words) {
+  try {
+    Schema::parse(markdown, "bad.md");
+    ADD_FAILURE() << "no error for:\n" << markdown;
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(CompareSchema, MalformedTablesNameFileAndLine) {
+  const std::string good = kGoodTable;
+  expect_schema_error(good + "| `b_ms` | ms | sideways | yes | t | m |\n", "bad.md:8:", "sideways");
+  expect_schema_error(good + "| `b_ms` | ms | lower | maybe | t | m |\n", "bad.md:8:", "maybe");
+  expect_schema_error(good + "| `b_ms` | ms | lower | yes |\n", "bad.md:8:", "expected 6 cells");
+  expect_schema_error(good + "| `a_ms` | ms | lower | yes | t | m |\n", "bad.md:8:", "twice");
+  expect_schema_error(good + "| `b ms` | ms | lower | yes | t | m |\n", "bad.md:8:", "b ms");
+  expect_schema_error("# schema\n\nno metrics here\n", "bad.md:1:", "## Metrics");
+  expect_schema_error("## Metrics\n\n| metric | unit | tracked |\n|---|---|---|\n", "bad.md:3:", "better");
+}
+
+TEST(CompareSchema, DefaultPathHonoursTheEnvironment) {
+  const char* old = std::getenv("REDLINE_SCHEMA");
+  const std::string saved = old ? old : "";
+  unsetenv("REDLINE_SCHEMA");
+  EXPECT_TRUE(fs::exists(default_schema_path())) << default_schema_path();
+  EXPECT_EQ(fs::canonical(default_schema_path()), fs::canonical(fs::path(SOURCE_DIR) / "results" / "SCHEMA.md"));
+  setenv("REDLINE_SCHEMA", "/elsewhere/SCHEMA.md", 1);
+  EXPECT_EQ(default_schema_path(), fs::path("/elsewhere/SCHEMA.md"));
+  if (old) setenv("REDLINE_SCHEMA", saved.c_str(), 1);
+  else unsetenv("REDLINE_SCHEMA");
+}
+
+// ---------------------------------------------------------------- Mann-Whitney U
+
+TEST(CompareMannWhitney, KnownValues) {
+  // scipy.stats.mannwhitneyu(..., alternative="two-sided", method="exact").
+  EXPECT_NEAR(mann_whitney_p({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}), 0.007936507936507936, 1e-12);
+  EXPECT_NEAR(mann_whitney_p({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}), 0.007936507936507936, 1e-12);
+  // 3 vs 3 fully separated: 2 of the C(6,3) = 20 orderings are as extreme.
+  EXPECT_NEAR(mann_whitney_p({1, 2, 3}, {4, 5, 6}), 0.1, 1e-12);
+  // Interleaved: U = 3 of 9; P(U <= 3) = 7/20.
+  EXPECT_NEAR(mann_whitney_p({1, 3, 5}, {2, 4, 6}), 0.7, 1e-12);
+  // Unequal sizes (enumerated over C(10,4) = 210 orderings): U = 8 of 24.
+  EXPECT_NEAR(mann_whitney_p({10, 20, 30, 40}, {5, 15, 25, 35, 45, 55}), 0.7619047619047619, 1e-12);
+  // Identical samples: no evidence at all.
+  EXPECT_DOUBLE_EQ(mann_whitney_p({1, 2, 3}, {1, 2, 3}), 1.0);
+  EXPECT_DOUBLE_EQ(mann_whitney_p({5, 5, 5, 5}, {5, 5, 5, 5}), 1.0);
+  EXPECT_DOUBLE_EQ(mann_whitney_p({}, {1, 2}), 1.0);
+}
+
+TEST(CompareMannWhitney, NormalApproximationWithTies) {
+  // a = 1 2 2 3 4, b = 2 4 5 6 7. Pooled ranks: 1 -> 1, the three 2s -> 3,
+  // 3 -> 5, the two 4s -> 6.5, 5 6 7 -> 8 9 10. R_a = 1+3+3+5+6.5 = 18.5,
+  // U = 18.5 - 15 = 3.5, mean 12.5. Tie term sum(t^3 - t) = 24 + 6 = 30, so
+  // var = 25/12 * (11 - 30/90) = 22.222, z = (9 - 0.5) / 4.714 = 1.8031,
+  // p = erfc(z / sqrt 2) = 0.071369 (scipy, method="asymptotic": 0.0713690).
+  EXPECT_NEAR(mann_whitney_p({1, 2, 2, 3, 4}, {2, 4, 5, 6, 7}), 0.07136901092402136, 1e-9);
+  // Ties within each side only: three 3s vs three 2.4s. var = 9/12 * (7 -
+  // 48/30) = 4.05, z = (4.5 - 0.5) / 2.0125 = 1.9876, p = 0.046854.
+  EXPECT_NEAR(mann_whitney_p({3, 3, 3}, {2.4, 2.4, 2.4}), 0.046854177603873774, 1e-9);
+}
+
+TEST(CompareMannWhitney, NormalApproximationForLargerSamples) {
+  // 11 vs 11 fully separated: U = 0, mean 60.5, var = 121 * 23 / 12,
+  // z = 60 / 15.2288 = 3.93992, p = erfc(z / sqrt 2) = 8.1515e-5.
+  std::vector<double> a, b;
+  for (int i = 1; i <= 11; ++i) a.push_back(i), b.push_back(i + 11);
+  EXPECT_NEAR(mann_whitney_p(a, b), 8.151536127743262e-05, 1e-10);
+}
+
+// ---------------------------------------------------------------- loading
+
+TEST_F(CompareRunsTest, LoadsARealSweep) {
+  const fs::path csv = sweep(dir_ / "sweep.csv", {"--max", "8", "--repeats", "2"}, {});
+  const RunResults r = load_results(csv);
+  EXPECT_EQ(r.source, csv.string());
+  ASSERT_EQ(r.rows.size(), 8u);
+  const ResultRow& row = r.rows[3];
+  EXPECT_EQ(row.tool, "batch_sweep");
+  EXPECT_EQ(row.case_key, "batch_size=2");
+  EXPECT_EQ(row.repetition, 1);
+  EXPECT_EQ(row.status, "ok");
+  EXPECT_EQ(row.file, csv.string());
+  EXPECT_EQ(row.line, 5u);
+  EXPECT_EQ(row.params.at("batch_size"), "2");
+  EXPECT_FALSE(row.metrics.count("batch_size"));
+  EXPECT_DOUBLE_EQ(row.metrics.at("samples_per_s"), 2000);
+  EXPECT_TRUE(row.metrics.count("step_time_ms"));
+  EXPECT_TRUE(row.metrics.count("gain_pct"));
+  EXPECT_FALSE(r.rows[0].metrics.count("gain_pct"));  // empty cell: absent, never 0
+}
+
+TEST_F(CompareRunsTest, LoadsARunFolderSkippingSuiteAndHistory) {
+  sweep(dir_ / "run" / "b_sweep.csv", {"--max", "4"}, {});
+  sweep(dir_ / "run" / "a_sweep.csv", {"--max", "2"}, {});
+  write_file(dir_ / "run" / "suite.csv", "name,status,seconds\r\nx,ok,1\r\n");
+  write_file(dir_ / "run" / "history.csv", "whatever\r\n1\r\n");
+  write_file(dir_ / "run" / "notes.txt", "not a csv");
+  const RunResults r = load_results(dir_ / "run");
+  ASSERT_EQ(r.rows.size(), 5u);
+  EXPECT_EQ(fs::path(r.rows.front().file).filename(), "a_sweep.csv");  // sorted by name
+  EXPECT_EQ(fs::path(r.rows.back().file).filename(), "b_sweep.csv");
+}
+
+TEST_F(CompareRunsTest, MissingOrEmptyInputIsAnError) {
+  fs::create_directories(dir_ / "empty");
+  write_file(dir_ / "empty" / "suite.csv", "name,status,seconds\r\n");
+  try {
+    load_results(dir_ / "empty");
+    ADD_FAILURE() << "no error for a folder without results";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find((dir_ / "empty").string()), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_results(dir_ / "nope"), std::runtime_error);
+}
+
+// A real CSV, then corrupted.
+TEST_F(CompareRunsTest, MalformedCsvNamesFileAndLine) {
+  const fs::path good = sweep(dir_ / "good.csv", {"--max", "64"}, {});
+  auto lines = csv_lines(good);
+  ASSERT_EQ(lines.size(), 8u);  // header + 7 batch sizes
+
+  auto expect_csv_error = [](const fs::path& file, std::size_t line, const std::string& words) {
+    try {
+      load_results(file);
+      ADD_FAILURE() << "no error for " << file;
+    } catch (const CsvError& e) {
+      EXPECT_EQ(e.line(), line) << e.what();
+      const std::string where = file.string() + ":" + std::to_string(line) + ":";
+      EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+
+  auto wrong_count = lines;
+  wrong_count.insert(wrong_count.begin() + 5, "1,2,3");  // becomes line 6
+  write_csv_lines(dir_ / "fields.csv", wrong_count);
+  expect_csv_error(dir_ / "fields.csv", 6, "fields");
+
+  auto unclosed = lines;
+  // Line 9: the note opens a quote that never closes.
+  unclosed.push_back("r,t,h,none,batch_sweep,batch_size=128,0,128,1,2,3,,ok,\"unclosed");
+  write_csv_lines(dir_ / "quote.csv", unclosed);
+  try {
+    load_results(dir_ / "quote.csv");
+    ADD_FAILURE() << "no error for an unclosed quote";
+  } catch (const CsvError& e) {
+    EXPECT_NE(std::string(e.what()).find((dir_ / "quote.csv").string() + ":9:"), std::string::npos) << e.what();
+  }
+
+  auto not_number = lines;
+  const auto pos = not_number[3].find(",4000,");  // batch_size=4's samples_per_s on line 4
+  ASSERT_NE(pos, std::string::npos) << not_number[3];
+  not_number[3].replace(pos, 6, ",fast,");
+  write_csv_lines(dir_ / "number.csv", not_number);
+  expect_csv_error(dir_ / "number.csv", 4, "samples_per_s");
+
+  auto renamed = lines;
+  renamed[0].replace(renamed[0].find(",status,"), 8, ",state,");
+  write_csv_lines(dir_ / "columns.csv", renamed);
+  try {
+    load_results(dir_ / "columns.csv");
+    ADD_FAILURE() << "no error for a CSV without a status column";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find((dir_ / "columns.csv").string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("status"), std::string::npos) << e.what();
+  }
+
+  // A folder holding the bad file fails the same way.
+  fs::create_directories(dir_ / "run");
+  fs::copy_file(dir_ / "fields.csv", dir_ / "run" / "sweep.csv");
+  expect_csv_error(dir_ / "run" / "sweep.csv", 6, "fields");
+  EXPECT_THROW(load_results(dir_ / "run"), CsvError);
+}
+
+// ---------------------------------------------------------------- real comparisons
+
+TEST_F(CompareRunsTest, PlantedRegressionIsSlower) {
+  const fs::path base = sweep(dir_ / "base.csv", {"--max", "64"}, {});
+  const fs::path cur = sweep(dir_ / "cur.csv", {"--max", "64"}, {"--throughput-scale", "0.8"});
+  const Comparison c = compare_results(load_results(base), load_results(cur), real_schema());
+  EXPECT_TRUE(c.any_slower());
+  EXPECT_TRUE(c.only_in_baseline.empty());
+  EXPECT_TRUE(c.only_in_current.empty());
+  EXPECT_TRUE(c.not_compared.empty()) << dump(c);
+  // Only the tracked metric is judged: step and trial times include process start-up.
+  ASSERT_EQ(c.metrics.size(), kCasesTo64.size()) << dump(c);
+  for (const auto& key : kCasesTo64) {
+    const MetricComparison* m = find_metric(c, key, "samples_per_s");
+    ASSERT_TRUE(m) << key << "\n" << dump(c);
+    EXPECT_EQ(m->tool, "batch_sweep");
+    EXPECT_EQ(m->verdict, Verdict::slower) << key;
+    EXPECT_NEAR(m->change, -0.2, 1e-6) << key;
+    EXPECT_EQ(m->baseline_n, 1);
+    EXPECT_FALSE(m->p_value);
+    EXPECT_FALSE(m->noise);  // no time_cv, a single value: no noise band
+  }
+  EXPECT_NEAR(c.geomean_improvement, 0.8, 1e-6);
+
+  // The same files, judging everything: the untracked wall times join.
+  CompareOptions all;
+  all.all_metrics = true;
+  const Comparison everything = compare_results(load_results(base), load_results(cur), real_schema(), all);
+  EXPECT_TRUE(find_metric(everything, "batch_size=8", "step_time_ms"));
+  EXPECT_TRUE(find_metric(everything, "batch_size=8", "trial_time_s"));
+}
+
+TEST_F(CompareRunsTest, PlantedRegressionWithRepetitionsIsSignificant) {
+  // 5 vs 5 repetitions with +-5% noise around a 20% drop: the samples never
+  // overlap, so U = 0 and the exact two-sided p is 2/252 < 0.05 every time.
+  const fs::path base = sweep(dir_ / "base.csv", {"--max", "16", "--repeats", "5"}, {"--noise-pct", "5"});
+  const fs::path cur =
+      sweep(dir_ / "cur.csv", {"--max", "16", "--repeats", "5"}, {"--noise-pct", "5", "--throughput-scale", "0.8"});
+  const Comparison c = compare_results(load_results(base), load_results(cur), real_schema());
+  ASSERT_EQ(c.metrics.size(), 5u) << dump(c);
+  for (const auto& m : c.metrics) {
+    EXPECT_EQ(m.verdict, Verdict::slower) << m.case_key << "\n" << dump(c);
+    EXPECT_EQ(m.baseline_n, 5);
+    EXPECT_EQ(m.current_n, 5);
+    ASSERT_TRUE(m.p_value);
+    EXPECT_NEAR(*m.p_value, 2.0 / 252, 1e-12);
+  }
+  EXPECT_TRUE(c.any_slower());
+}
+
+TEST_F(CompareRunsTest, IdenticalRunsAreSame) {
+  // fake_train's printed throughput is its model's, so two runs agree exactly.
+  const fs::path base = sweep(dir_ / "base.csv", {"--max", "64"}, {});
+  const fs::path cur = sweep(dir_ / "cur.csv", {"--max", "64"}, {});
+  const Comparison c = compare_results(load_results(base), load_results(cur), real_schema());
+  ASSERT_EQ(c.metrics.size(), kCasesTo64.size()) << dump(c);
+  for (const auto& m : c.metrics) {
+    EXPECT_EQ(m.verdict, Verdict::same) << m.case_key;
+    EXPECT_DOUBLE_EQ(m.change, 0);
+  }
+  EXPECT_FALSE(c.any_slower());
+  EXPECT_DOUBLE_EQ(c.geomean_improvement, 1);
+}
+
+TEST_F(CompareRunsTest, NoisyRunsAreNoisyNotSlower) {
+  // A real 8% drop hidden in +-40% noise, 3 repetitions a side. The median
+  // change often passes the 5% threshold, but with 3 vs 3 values the
+  // smallest two-sided p is 0.1 > alpha: never significant, so NOISY (or
+  // SAME when the medians land within 5%), never SLOWER or FASTER.
+  const fs::path base = sweep(dir_ / "base.csv", {"--max", "64", "--repeats", "3"}, {"--noise-pct", "40"});
+  const fs::path cur = sweep(dir_ / "cur.csv", {"--max", "64", "--repeats", "3"},
+                             {"--noise-pct", "40", "--throughput-scale", "0.92"});
+  const Comparison c = compare_results(load_results(base), load_results(cur), real_schema());
+  ASSERT_EQ(c.metrics.size(), kCasesTo64.size()) << dump(c);
+  for (const auto& m : c.metrics) {
+    EXPECT_TRUE(m.verdict == Verdict::noisy || m.verdict == Verdict::same) << m.case_key << "\n" << dump(c);
+    EXPECT_EQ(m.baseline_n, 3);
+    EXPECT_EQ(m.current_n, 3);
+    ASSERT_TRUE(m.p_value);
+    EXPECT_GE(*m.p_value, 0.1 - 1e-12);
+    if (std::fabs(m.change) > 0.05) {
+      EXPECT_EQ(m.verdict, Verdict::noisy) << m.case_key;
+    }
+  }
+  EXPECT_FALSE(c.any_slower());
+}
+
+TEST_F(CompareRunsTest, MissingAndFailedCasesAreListed) {
+  const fs::path base = sweep(dir_ / "base.csv", {"--max", "64"}, {});
+  const fs::path shorter = sweep(dir_ / "short.csv", {"--max", "32"}, {});
+  Comparison c = compare_results(load_results(base), load_results(shorter), real_schema());
+  EXPECT_EQ(c.only_in_baseline, std::vector<std::string>{"batch_sweep batch_size=64"}) << dump(c);
+  EXPECT_TRUE(c.only_in_current.empty());
+  EXPECT_EQ(c.metrics.size(), 6u);
+  EXPECT_FALSE(c.any_slower());
+
+  // The other way round it is only in the current run.
+  c = compare_results(load_results(shorter), load_results(base), real_schema());
+  EXPECT_EQ(c.only_in_current, std::vector<std::string>{"batch_sweep batch_size=64"});
+
+  // A case that runs out of memory in the current run has no ok row there.
+  const fs::path oom = sweep(dir_ / "oom.csv", {"--max", "64"}, {"--max-fit", "40"});
+  c = compare_results(load_results(base), load_results(oom), real_schema());
+  ASSERT_EQ(c.only_in_baseline.size(), 1u) << dump(c);
+  EXPECT_EQ(c.only_in_baseline[0], "batch_sweep batch_size=64 (no ok row in current: oom)");
+  EXPECT_EQ(c.metrics.size(), 6u);
+  const std::string table = format_comparison(c, CompareFormat::table, "base", "oom");
+  EXPECT_NE(table.find("batch_sweep batch_size=64 (no ok row in current: oom)"), std::string::npos) << table;
+}
+
+TEST_F(CompareRunsTest, RunFoldersKeepSameToolEntriesApart) {
+  // Two suite entries run the same tool with the same case keys; only the
+  // second regressed. Mixed together, each case would be a 2-vs-2 test.
+  sweep(dir_ / "base" / "model_a.csv", {"--max", "8"}, {});
+  sweep(dir_ / "base" / "model_b.csv", {"--max", "8"}, {"--throughput-scale", "0.5"});
+  sweep(dir_ / "cur" / "model_a.csv", {"--max", "8"}, {});
+  sweep(dir_ / "cur" / "model_b.csv", {"--max", "8"}, {"--throughput-scale", "0.4"});
+  const Comparison c = compare_results(load_results(dir_ / "base"), load_results(dir_ / "cur"), real_schema());
+  ASSERT_EQ(c.metrics.size(), 8u) << dump(c);
+  for (const auto& m : c.metrics) {
+    EXPECT_EQ(m.baseline_n, 1) << dump(c);
+    if (m.tool == "batch_sweep[model_a]") {
+      EXPECT_EQ(m.verdict, Verdict::same) << m.case_key;
+    } else if (m.tool == "batch_sweep[model_b]") {
+      EXPECT_EQ(m.verdict, Verdict::slower) << m.case_key;
+    } else {
+      ADD_FAILURE() << m.tool;
+    }
+  }
+
+  // One CSV per tool: folders and files match each other by tool and key.
+  const Comparison single = compare_results(load_results(dir_ / "base" / "model_a.csv"),
+                                            load_results(dir_ / "cur" / "model_b.csv"), real_schema());
+  ASSERT_EQ(single.metrics.size(), 4u);
+  EXPECT_EQ(single.metrics[0].tool, "batch_sweep");
+  EXPECT_TRUE(single.any_slower());
+}
+
+TEST_F(CompareRunsTest, NoiseBandFromTimeCv) {
+  // The single-value rule with a measured CV (allreduce_bench --per-iter's
+  // time_cv): a change within twice the larger CV is NOISY.
+  const std::string header =
+      "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,bytes,time_us,busbw_GBps,time_cv,status,note\r\n";
+  auto row = [](int bytes, double busbw, const std::string& cv) {
+    std::ostringstream out;
+    out << "r,2026-01-01T00:00:00Z,h,none,allreduce_bench,bytes=" << bytes << ",0," << bytes << ",10," << busbw
+        << "," << cv << ",ok,\r\n";
+    return out.str();
+  };
+  write_file(dir_ / "base.csv", header + row(1, 100, "0.05") + row(2, 100, "0.05") + row(3, 100, "") +
+                                    row(4, 100, "0.02") + row(5, 100, "0.01"));
+  write_file(dir_ / "cur.csv", header + row(1, 91, "0.02") + row(2, 85, "0.05") + row(3, 91, "") +
+                                   row(4, 110, "0.02") + row(5, 98, "0.01"));
+  const Comparison c = compare_results(load_results(dir_ / "base.csv"), load_results(dir_ / "cur.csv"), real_schema());
+  ASSERT_EQ(c.metrics.size(), 5u) << dump(c);  // busbw_GBps only: time_us and time_cv are untracked
+  EXPECT_EQ(find_metric(c, "bytes=1", "busbw_GBps")->verdict, Verdict::noisy);   // 9% <= 2 x 5%
+  EXPECT_NEAR(*find_metric(c, "bytes=1", "busbw_GBps")->noise, 0.05, 1e-12);
+  EXPECT_EQ(find_metric(c, "bytes=2", "busbw_GBps")->verdict, Verdict::slower);  // 15% > 2 x 5%
+  EXPECT_EQ(find_metric(c, "bytes=3", "busbw_GBps")->verdict, Verdict::slower);  // no CV: no band
+  EXPECT_FALSE(find_metric(c, "bytes=3", "busbw_GBps")->noise);
+  EXPECT_EQ(find_metric(c, "bytes=4", "busbw_GBps")->verdict, Verdict::faster);  // +10% > 2 x 2%
+  EXPECT_EQ(find_metric(c, "bytes=5", "busbw_GBps")->verdict, Verdict::same);    // 2% <= threshold
+  EXPECT_TRUE(c.not_compared.empty());
+
+  // A metric SCHEMA.md does not know is listed once, not judged.
+  const std::string odd_header =
+      "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,bytes,widgets,status,note\r\n";
+  write_file(dir_ / "odd.csv", odd_header + "r,t,h,none,allreduce_bench,bytes=1,0,1,5,ok,\r\n" +
+                                   "r,t,h,none,allreduce_bench,bytes=2,0,2,5,ok,\r\n");
+  const Comparison odd = compare_results(load_results(dir_ / "odd.csv"), load_results(dir_ / "odd.csv"), real_schema());
+  EXPECT_EQ(odd.not_compared, std::vector<std::string>{"widgets"});
+  EXPECT_TRUE(odd.metrics.empty());
+}
+
+TEST_F(CompareRunsTest, FormatsTableMarkdownAndJson) {
+  const fs::path base = sweep(dir_ / "base.csv", {"--max", "64"}, {});
+  const fs::path cur = sweep(dir_ / "cur.csv", {"--max", "32"}, {"--throughput-scale", "0.8"});
+  const Comparison c = compare_results(load_results(base), load_results(cur), real_schema());
+
+  const std::string table = format_comparison(c, CompareFormat::table, base.string(), cur.string());
+  EXPECT_NE(table.find("SLOWER"), std::string::npos) << table;
+  EXPECT_NE(table.find("\n!  batch_sweep  batch_size=1 "), std::string::npos) << table;
+  EXPECT_NE(table.find("-20.0%"), std::string::npos) << table;
+  EXPECT_NE(table.find("only in baseline:\n  batch_sweep batch_size=64\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("geomean"), std::string::npos) << table;
+
+  const std::string md = format_comparison(c, CompareFormat::markdown, base.string(), cur.string());
+  EXPECT_NE(md.find("\n| tool | case | metric | baseline | current | change | p / noise | verdict |\n|---|"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("**! SLOWER**"), std::string::npos) << md;
+  EXPECT_NE(md.find("\n- batch_sweep batch_size=64\n"), std::string::npos) << md;
+
+  const std::string json = format_comparison(c, CompareFormat::json, base.string(), cur.string());
+  write_file(dir_ / "c.json", json);
+  const auto python = find_executable("python3");
+  if (!python) GTEST_SKIP() << "python3 is not installed: cannot check that the JSON parses";
+  ChildSpec check;
+  check.argv = {*python, "-c",
+                "import json, sys\n"
+                "d = json.load(open(sys.argv[1]))\n"
+                "assert d['any_slower'] is True, d['any_slower']\n"
+                "assert len(d['metrics']) == 6, len(d['metrics'])\n"
+                "assert all(m['verdict'] == 'SLOWER' for m in d['metrics'])\n"
+                "assert d['only_in_baseline'] == ['batch_sweep batch_size=64'], d['only_in_baseline']\n"
+                "assert d['metrics'][0]['p_value'] is None\n"
+                "assert abs(d['geomean_improvement'] - 0.8) < 1e-6\n",
+                (dir_ / "c.json").string()};
+  const ChildResult r = run_child(check);
+  EXPECT_TRUE(r.succeeded()) << r.describe_end() << "\n" << r.output << "\n" << json;
+}
+
+// ---------------------------------------------------------------- the redline compare CLI
+
+class CompareCliTest : public CompareRunsTest {
+ protected:
+  void SetUp() override {
+    CompareRunsTest::SetUp();
+    ChildSpec help;
+    help.argv = {REDLINE_BIN, "compare", "--help"};
+    help.timeout_seconds = 60;
+    const ChildResult r = run_child(help);
+    if (!r.succeeded()) GTEST_SKIP() << "redline compare is not wired yet: " << r.describe_end() << " " << r.output;
+  }
+
+  ChildResult compare(std::vector<std::string> args) {
+    ChildSpec spec;
+    spec.argv = {REDLINE_BIN, "compare"};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.timeout_seconds = 120;
+    return run_child(spec);
+  }
+};
+
+TEST_F(CompareCliTest, ExitStatusFollowsTheVerdicts) {
+  const fs::path base = sweep(dir_ / "base.csv", {"--max", "64"}, {});
+  const fs::path same = sweep(dir_ / "same.csv", {"--max", "64"}, {});
+  const fs::path slow = sweep(dir_ / "slow.csv", {"--max", "64"}, {"--throughput-scale", "0.8"});
+
+  const ChildResult ok = compare({base.string(), same.string()});
+  EXPECT_TRUE(ok.started);
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("SAME"), std::string::npos) << ok.output;
+
+  const ChildResult regressed = compare({base.string(), slow.string()});
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
+  EXPECT_NE(regressed.output.find("SLOWER"), std::string::npos) << regressed.output;
+  EXPECT_NE(regressed.output.find("batch_size=64"), std::string::npos) << regressed.output;
+  EXPECT_NE(regressed.output.find("samples_per_s"), std::string::npos) << regressed.output;
+
+  // A 20% drop under a 25% threshold is not a regression.
+  const ChildResult tolerant = compare({base.string(), slow.string(), "--threshold", "25"});
+  EXPECT_EQ(tolerant.exit_code, 0) << tolerant.output;
+
+  const ChildResult json = compare({base.string(), slow.string(), "--format", "json"});
+  EXPECT_EQ(json.exit_code, 1) << json.output;
+  const auto python = find_executable("python3");
+  if (python) {
+    write_file(dir_ / "out.json", json.output);
+    ChildSpec check;
+    check.argv = {*python, "-c", "import json, sys; assert json.load(open(sys.argv[1]))['any_slower']",
+                  (dir_ / "out.json").string()};
+    const ChildResult r = run_child(check);
+    EXPECT_TRUE(r.succeeded()) << r.output << "\n" << json.output;
+  }
+}
+
+TEST_F(CompareCliTest, MalformedInputExitsTwoNamingFileAndLine) {
+  const fs::path base = sweep(dir_ / "base.csv", {"--max", "8"}, {});
+  auto lines = csv_lines(base);
+  lines.push_back("1,2,3");  // line 6
+  write_csv_lines(dir_ / "bad.csv", lines);
+  const ChildResult r = compare({base.string(), (dir_ / "bad.csv").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find((dir_ / "bad.csv").string() + ":6:"), std::string::npos) << r.output;
+
+  const ChildResult missing = compare({base.string(), (dir_ / "nope.csv").string()});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+}
+
+}  // namespace

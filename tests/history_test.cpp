@@ -1,0 +1,333 @@
+// results/history.csv: appending runs, reading series back, and the trend
+// detection (step, last-run, drift) on planted series with fixed pseudo-noise.
+#include "harness/history.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "harness/csv_reader.hpp"
+#include "harness/run_results.hpp"
+#include "harness/schema.hpp"
+
+namespace fs = std::filesystem;
+using namespace redline;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("redline_history_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+const Schema& schema() {
+  static const Schema s = Schema::load(fs::path(SOURCE_DIR) / "results" / "SCHEMA.md");
+  return s;
+}
+
+// Deterministic noise in [-1, 1): splitmix64, the same on every platform.
+double noise(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) / static_cast<double>(1ULL << 52) - 1.0;
+}
+
+std::string run_name(std::size_t i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "run-%02zu", i);
+  return buf;
+}
+
+HistorySeries series_of(const std::string& metric, const std::vector<double>& values) {
+  HistorySeries s{"batch_sweep", "batch_size=32", metric, {}};
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    char stamp[64];
+    std::snprintf(stamp, sizeof stamp, "2026-01-%02zuT03:00:00Z", i + 1);
+    s.points.push_back({run_name(i), stamp, values[i]});
+  }
+  return s;
+}
+
+// `level(i)` times (1 + pct x noise), seeded so every run of the test sees the same series.
+template <typename Level>
+std::vector<double> planted(std::size_t n, double noise_pct, std::uint64_t seed, Level level) {
+  std::vector<double> v;
+  for (std::size_t i = 0; i < n; ++i) v.push_back(level(i) * (1 + noise_pct / 100 * noise(seed)));
+  return v;
+}
+
+ResultRow row(const std::string& run_id, const std::string& stamp, const std::string& case_key, int repetition,
+              std::map<std::string, double> metrics, const std::string& status = "ok") {
+  ResultRow r;
+  r.run_id = run_id;
+  r.timestamp_utc = stamp;
+  r.host = "node1";
+  r.gpu = "none";
+  r.tool = "batch_sweep";
+  r.case_key = case_key;
+  r.repetition = repetition;
+  r.status = status;
+  r.metrics = std::move(metrics);
+  return r;
+}
+
+}  // namespace
+
+TEST(History, AppendWritesTheHeaderOnceAndOnlyOkValues) {
+  const fs::path dir = fresh_dir("append");
+  const fs::path file = dir / "sub" / "history.csv";
+  RunResults run;
+  run.rows.push_back(row("r1", "2026-01-01T00:00:00Z", "batch_size=8", 0, {{"samples_per_s", 123.25}, {"step_time_ms", 7}}));
+  run.rows.push_back(row("r1", "2026-01-01T00:00:00Z", "batch_size=8", 1, {{"samples_per_s", 0.1}}));
+  run.rows.push_back(row("r1", "2026-01-01T00:00:00Z", "batch_size=256", 0, {}, "oom"));
+  run.rows.push_back(row("r1", "2026-01-01T00:00:00Z", "batch_size=9", 0, {{"samples_per_s", NAN}}));
+  append_history(file, run);
+
+  CsvTable t = read_csv(file);
+  EXPECT_EQ(t.header, (std::vector<std::string>{"run_id", "timestamp_utc", "host", "gpu", "tool", "case_key",
+                                                "repetition", "metric", "value", "status"}));
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.value(0, "metric"), "samples_per_s");
+  EXPECT_EQ(t.value(0, "value"), "123.25");
+  EXPECT_EQ(t.value(1, "metric"), "step_time_ms");
+  EXPECT_EQ(t.value(2, "repetition"), "1");
+  EXPECT_EQ(t.value(2, "value"), "0.1");
+  EXPECT_EQ(t.value(2, "status"), "ok");
+
+  run.rows[0].run_id = run.rows[1].run_id = "r2";
+  append_history(file, run);
+  const std::string text = slurp(file);
+  EXPECT_EQ(count_of(text, "run_id,timestamp_utc"), 1u);
+  EXPECT_EQ(read_csv(file).rows.size(), 6u);
+
+  // Nothing to add leaves the file alone (and does not create one).
+  RunResults failed;
+  failed.rows.push_back(row("r3", "2026-01-03T00:00:00Z", "batch_size=8", 0, {}, "error"));
+  append_history(dir / "none.csv", failed);
+  EXPECT_FALSE(fs::exists(dir / "none.csv"));
+  fs::remove_all(dir);
+}
+
+TEST(History, AppendRefusesAFileWithAnotherHeader) {
+  const fs::path dir = fresh_dir("foreign");
+  std::ofstream(dir / "history.csv") << "a,b\r\n1,2\r\n";
+  RunResults run;
+  run.rows.push_back(row("r1", "2026-01-01T00:00:00Z", "batch_size=8", 0, {{"samples_per_s", 1}}));
+  try {
+    append_history(dir / "history.csv", run);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("history.csv:1:"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(slurp(dir / "history.csv"), "a,b\r\n1,2\r\n");
+  fs::remove_all(dir);
+}
+
+TEST(History, LoadGroupsSeriesTakesRunMediansAndOrdersByTime) {
+  const fs::path dir = fresh_dir("load");
+  const fs::path file = dir / "history.csv";
+  // Appended out of time order; run "b" has three repetitions.
+  RunResults late, early;
+  late.rows.push_back(row("b", "2026-01-02T00:00:00Z", "batch_size=8", 0, {{"samples_per_s", 10}, {"step_time_ms", 3}}));
+  late.rows.push_back(row("b", "2026-01-02T00:00:00Z", "batch_size=8", 1, {{"samples_per_s", 30}}));
+  late.rows.push_back(row("b", "2026-01-02T00:00:00Z", "batch_size=8", 2, {{"samples_per_s", 11}}));
+  late.rows.push_back(row("b", "2026-01-02T00:00:00Z", "batch_size=16", 0, {{"samples_per_s", 40}}));
+  early.rows.push_back(row("a", "2026-01-01T00:00:00Z", "batch_size=8", 0, {{"samples_per_s", 9}}));
+  append_history(file, late);
+  append_history(file, early);
+
+  const auto all = load_history(file);
+  ASSERT_EQ(all.size(), 3u);  // (batch_size=16, samples), (batch_size=8, samples), (batch_size=8, step_time)
+  const auto only = load_history(file, "size=8", "samples");
+  ASSERT_EQ(only.size(), 1u);
+  const HistorySeries& s = only[0];
+  EXPECT_EQ(s.tool, "batch_sweep");
+  EXPECT_EQ(s.case_key, "batch_size=8");
+  EXPECT_EQ(s.metric, "samples_per_s");
+  ASSERT_EQ(s.points.size(), 2u);
+  EXPECT_EQ(s.points[0].run_id, "a");
+  EXPECT_EQ(s.points[0].timestamp_utc, "2026-01-01T00:00:00Z");
+  EXPECT_DOUBLE_EQ(s.points[0].value, 9);
+  EXPECT_EQ(s.points[1].run_id, "b");
+  EXPECT_DOUBLE_EQ(s.points[1].value, 11);  // median of 10, 30, 11
+  EXPECT_TRUE(load_history(file, "batch_size=99").empty());
+  fs::remove_all(dir);
+}
+
+TEST(History, LoadSkipsRowsThatAreNotOkAndNamesTheLineOfABadValue) {
+  const fs::path dir = fresh_dir("bad");
+  const std::string header = "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,metric,value,status\r\n";
+  std::ofstream(dir / "h.csv") << header << "a,2026-01-01T00:00:00Z,h,none,t,k=1,0,m_per_s,5,ok\r\n"
+                               << "a,2026-01-01T00:00:00Z,h,none,t,k=1,0,m_per_s,,error\r\n"
+                               << "b,2026-01-02T00:00:00Z,h,none,t,k=1,0,m_per_s,7,ok\r\n";
+  const auto series = load_history(dir / "h.csv");
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].points.size(), 2u);
+
+  std::ofstream(dir / "bad.csv") << header << "a,2026-01-01T00:00:00Z,h,none,t,k=1,0,m_per_s,5,ok\r\n"
+                                 << "b,2026-01-02T00:00:00Z,h,none,t,k=1,0,m_per_s,fast,ok\r\n";
+  try {
+    load_history(dir / "bad.csv");
+    FAIL() << "expected an error";
+  } catch (const CsvError& e) {
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_NE(std::string(e.what()).find("bad.csv:3:"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir / "other.csv") << "x,y\r\n1,2\r\n";
+  EXPECT_THROW(load_history(dir / "other.csv"), std::runtime_error);
+  fs::remove_all(dir);
+}
+
+TEST(Trends, AStepOfMinus20PercentIsFoundAtTheFirstRunOfTheNewLevel) {
+  const auto v = planted(20, 1.0, 42, [](std::size_t i) { return i < 10 ? 1000.0 : 800.0; });
+  const auto findings = detect_trends(series_of("samples_per_s", v), schema(), 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "step");
+  EXPECT_EQ(findings[0].run_id, "run-10");
+  EXPECT_NEAR(findings[0].before, 1000, 15);
+  EXPECT_NEAR(findings[0].after, 800, 12);
+  EXPECT_NEAR(findings[0].change, -0.2, 0.02);
+  EXPECT_TRUE(findings[0].worse);  // higher is better
+}
+
+TEST(Trends, LowerBetterMetricsFlipTheDirection) {
+  const auto slower = planted(20, 1.0, 7, [](std::size_t i) { return i < 10 ? 50.0 : 60.0; });
+  auto findings = detect_trends(series_of("time_us", slower), schema(), 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "step");
+  EXPECT_EQ(findings[0].run_id, "run-10");
+  EXPECT_GT(findings[0].change, 0);
+  EXPECT_TRUE(findings[0].worse);  // the time went up
+
+  const auto faster = planted(20, 1.0, 7, [](std::size_t i) { return i < 10 ? 60.0 : 50.0; });
+  findings = detect_trends(series_of("time_us", faster), schema(), 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_FALSE(findings[0].worse);
+  // The same drop in a higher-better metric is a regression.
+  findings = detect_trends(series_of("busbw_GBps", faster), schema(), 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_TRUE(findings[0].worse);
+  // A metric the schema lacks has no direction: reported, never worse.
+  findings = detect_trends(series_of("mystery_count", faster), schema(), 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_FALSE(findings[0].worse);
+}
+
+TEST(Trends, AOneNightDropOnTheLastRunIsALastRunFinding) {
+  auto v = planted(20, 1.0, 3, [](std::size_t) { return 500.0; });
+  v.back() = 400;
+  const auto findings = detect_trends(series_of("samples_per_s", v), schema(), 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "last-run");
+  EXPECT_EQ(findings[0].run_id, "run-19");
+  EXPECT_DOUBLE_EQ(findings[0].after, 400);
+  EXPECT_NEAR(findings[0].change, -0.2, 0.02);
+  EXPECT_TRUE(findings[0].worse);
+}
+
+TEST(Trends, AFlatNoisySeriesHasNoFindings) {
+  for (std::uint64_t seed : {1, 2, 3, 4, 5}) {
+    const auto v = planted(30, 2.0, seed, [](std::size_t) { return 250.0; });
+    EXPECT_TRUE(detect_trends(series_of("samples_per_s", v), schema(), 0.05).empty()) << "seed " << seed;
+  }
+}
+
+TEST(Trends, ASlowLinearDriftIsADriftNotAStep) {
+  // 1% of the first level lost per run over 20 runs, with +-0.3% noise: no
+  // single boundary explains it (a straight line fits better than two levels).
+  const auto v = planted(20, 0.3, 11, [](std::size_t i) { return 1000.0 * (1 - 0.01 * static_cast<double>(i)); });
+  const auto findings = detect_trends(series_of("samples_per_s", v), schema(), 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "drift");
+  EXPECT_EQ(findings[0].run_id, "run-19");
+  EXPECT_NEAR(findings[0].before, 975, 10);  // median of runs 0-5
+  EXPECT_NEAR(findings[0].after, 835, 10);   // median of runs 14-19
+  EXPECT_TRUE(findings[0].worse);
+}
+
+TEST(Trends, ARegressionAndItsLaterFixAreTwoSteps) {
+  const auto v = planted(25, 1.0, 5, [](std::size_t i) { return i >= 10 && i < 15 ? 80.0 : 100.0; });
+  const auto findings = detect_trends(series_of("samples_per_s", v), schema(), 0.05);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].kind, "step");
+  EXPECT_EQ(findings[0].run_id, "run-10");
+  EXPECT_TRUE(findings[0].worse);
+  EXPECT_EQ(findings[1].kind, "step");
+  EXPECT_EQ(findings[1].run_id, "run-15");
+  EXPECT_FALSE(findings[1].worse);
+}
+
+TEST(Trends, AChangeBelowTheThresholdOrInsideTheNoiseIsNotFlagged) {
+  // A 3% step is under the 5% threshold; with a 2% threshold it is found.
+  const auto small = planted(20, 0.2, 9, [](std::size_t i) { return i < 10 ? 100.0 : 97.0; });
+  EXPECT_TRUE(detect_trends(series_of("samples_per_s", small), schema(), 0.05).empty());
+  const auto found = detect_trends(series_of("samples_per_s", small), schema(), 0.02);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].run_id, "run-10");
+  // A series whose runs scatter by +-15% moves its medians by more than 5%
+  // now and then: that is noise, not a finding.
+  const auto noisy = planted(30, 15.0, 9, [](std::size_t) { return 100.0; });
+  EXPECT_TRUE(detect_trends(series_of("samples_per_s", noisy), schema(), 0.05).empty());
+}
+
+TEST(Trends, ANewLevelTooRecentForAStepIsALastRunFinding) {
+  // Two runs at the new level: not yet a step (that needs three), and never a
+  // step placed one run early; the last run is judged against the week before.
+  const auto v = planted(20, 1.0, 13, [](std::size_t i) { return i < 18 ? 100.0 : 80.0; });
+  const auto findings = detect_trends(series_of("samples_per_s", v), schema(), 0.05);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "last-run");
+  EXPECT_EQ(findings[0].run_id, "run-19");
+}
+
+TEST(Trends, OnADriftTheLastRunIsJudgedAgainstTheDriftsLine) {
+  // A bad night at the end of a drift is both; the drift alone is only a drift.
+  auto v = planted(20, 0.3, 17, [](std::size_t i) { return 1000.0 * (1 - 0.01 * static_cast<double>(i)); });
+  v.back() *= 0.85;
+  const auto findings = detect_trends(series_of("samples_per_s", v), schema(), 0.05);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].kind, "last-run");
+  EXPECT_NEAR(findings[0].before, 810, 10);  // where the line puts run 19
+  EXPECT_NEAR(findings[0].change, -0.15, 0.02);
+  EXPECT_EQ(findings[1].kind, "drift");
+}
+
+TEST(Trends, ShortSeriesAreJudgedOnTheLastRunOnly) {
+  EXPECT_TRUE(detect_trends(series_of("samples_per_s", {}), schema()).empty());
+  EXPECT_TRUE(detect_trends(series_of("samples_per_s", {100}), schema()).empty());
+  auto findings = detect_trends(series_of("samples_per_s", {100, 70}), schema());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "last-run");
+  EXPECT_EQ(findings[0].run_id, "run-01");
+  EXPECT_TRUE(findings[0].worse);
+  EXPECT_TRUE(detect_trends(series_of("samples_per_s", {100, 102, 99}), schema()).empty());
+  findings = detect_trends(series_of("samples_per_s", {100, 101, 99, 130}), schema());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, "last-run");
+  EXPECT_FALSE(findings[0].worse);
+  // A zero level has no relative change.
+  EXPECT_TRUE(detect_trends(series_of("wrong", {0, 0, 0, 5}), schema()).empty());
+}

@@ -1,0 +1,539 @@
+// The HTML report and its SVG charts: escaping, axes, the comparison table,
+// self-containment; then the real thing: results of real batch_sweep runs on
+// fake_train, compared, rendered to HTML, drawn by headless Chromium, and the
+// screenshot's pixels checked for the chart's line and the regression row.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/atomic_file.hpp"
+#include "harness/child_process.hpp"
+#include "harness/compare.hpp"
+#include "harness/history.hpp"
+#include "harness/html_report.hpp"
+#include "harness/run_results.hpp"
+#include "harness/schema.hpp"
+#include "harness/svg_chart.hpp"
+
+namespace fs = std::filesystem;
+using namespace redline;
+
+namespace {
+
+// The chart palette's first colour (#1f77b4) and the regression row's
+// background (#f8c9c5), as the screenshot must show them.
+struct Rgb {
+  int r, g, b;
+};
+constexpr Rgb kFirstSeriesColour{0x1f, 0x77, 0xb4};
+constexpr Rgb kRegressionBackground{0xf8, 0xc9, 0xc5};
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + what.size())) ++n;
+  return n;
+}
+
+Schema real_schema() { return Schema::load(fs::path(SOURCE_DIR) / "results" / "SCHEMA.md"); }
+
+ResultRow make_row(const std::string& tool, const std::vector<std::pair<std::string, std::string>>& params,
+                   const std::vector<std::pair<std::string, double>>& metrics, const std::string& status = "ok") {
+  ResultRow row;
+  row.run_id = "20261122T010203Z-node1-42";
+  row.timestamp_utc = "2026-11-22T01:02:03Z";
+  row.host = "node1";
+  row.gpu = "NVIDIA H100 80GB HBM3";
+  row.tool = tool;
+  row.status = status;
+  for (const auto& [name, value] : params) {
+    row.case_key += (row.case_key.empty() ? "" : ";") + name + "=" + value;
+    row.params[name] = value;
+  }
+  for (const auto& [name, value] : metrics) row.metrics[name] = value;
+  return row;
+}
+
+// fake_train's shape: throughput doubles up to batch 32, flat above.
+RunResults batch_sweep_results() {
+  RunResults run;
+  run.source = "sweep.csv";
+  for (int bs = 1; bs <= 64; bs *= 2)
+    for (int rep = 0; rep < 2; ++rep) {
+      ResultRow row = make_row("batch_sweep", {{"batch_size", std::to_string(bs)}},
+                               {{"samples_per_s", 1000.0 * std::min(bs, 32) + rep}, {"gain_pct", 0}});
+      row.repetition = rep;
+      run.rows.push_back(row);
+    }
+  run.rows.push_back(make_row("batch_sweep", {{"batch_size", "128"}}, {}, "oom"));
+  run.rows.back().note = "torch.OutOfMemoryError: CUDA out of memory";
+  return run;
+}
+
+MetricComparison metric_comparison(const std::string& case_key, double baseline, double current, Verdict verdict) {
+  MetricComparison m;
+  m.tool = "batch_sweep";
+  m.case_key = case_key;
+  m.metric = "samples_per_s";
+  m.unit = "samples/s";
+  m.baseline = baseline;
+  m.current = current;
+  m.change = (current - baseline) / baseline;
+  m.baseline_n = m.current_n = 3;
+  m.p_value = 0.01;
+  m.verdict = verdict;
+  return m;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// ---------------------------------------------------------------- SVG chart
+
+TEST(SvgChart, EscapesEveryText) {
+  ChartSpec spec;
+  spec.title = "case <a&b> \"q\"";
+  spec.x_label = "x<";
+  spec.y_label = "y&";
+  spec.series.push_back({"s<1>", {{1, 1}, {2, 2}}, false});
+  spec.markers.push_back({2, 2, "m\"&"});
+  const std::string svg = render_svg_chart(spec);
+  EXPECT_NE(svg.find("case &lt;a&amp;b&gt; &quot;q&quot;"), std::string::npos);
+  EXPECT_NE(svg.find("s&lt;1&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("m&quot;&amp;"), std::string::npos);
+  EXPECT_EQ(svg.find("<a&b>"), std::string::npos);
+  EXPECT_EQ(svg.find("s<1>"), std::string::npos);
+  EXPECT_EQ(svg.find("x<<"), std::string::npos);
+}
+
+TEST(SvgChart, LogAxisLabelsAreSizes) {
+  ChartSpec spec;
+  spec.log_x = true;
+  ChartSeries s{"busbw", {}, false};
+  for (std::uint64_t bytes = 1024; bytes <= (64u << 20); bytes *= 4) s.points.emplace_back(double(bytes), 1.0);
+  spec.series.push_back(s);
+  const std::string svg = render_svg_chart(spec);
+  EXPECT_NE(svg.find(">1K</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">64M</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">1M</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find(">1048576</text>"), std::string::npos);
+}
+
+TEST(SvgChart, LinearAxisHasNiceTicks) {
+  ChartSpec spec;
+  spec.series.push_back({"tflops", {{128, 100}, {256, 310}, {384, 590}}, false});
+  const std::string svg = render_svg_chart(spec);
+  EXPECT_NE(svg.find(">0</text>"), std::string::npos);  // throughput axes start at zero
+  EXPECT_NE(svg.find(">600</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">200</text>"), std::string::npos);
+  EXPECT_EQ(svg.find(">590</text>"), std::string::npos);  // ticks are round, not data values
+}
+
+TEST(SvgChart, ClassesSeriesMarkersLegendAndDashes) {
+  ChartSpec spec;
+  spec.title = "t";
+  spec.series.push_back({"measured", {{1, 1}, {2, 2}, {3, 2.5}}, false});
+  spec.series.push_back({"model prediction", {{1, 1.2}, {2, 2.1}, {3, 2.6}}, true});
+  spec.markers.push_back({2, 2, "90% of best: 2"});
+  spec.markers.push_back({3, 2.5, "plateau: 3"});
+  const std::string svg = render_svg_chart(spec);
+  EXPECT_EQ(svg.rfind("<svg class=\"chart\"", 0), 0u);
+  EXPECT_EQ(count(svg, "class=\"series\""), 2u);
+  EXPECT_EQ(count(svg, "class=\"marker\""), 2u);
+  EXPECT_EQ(count(svg, "class=\"point\""), 6u);
+  EXPECT_NE(svg.find("stroke=\"#1f77b4\""), std::string::npos);
+  EXPECT_NE(svg.find("stroke=\"#ff7f0e\""), std::string::npos);  // one colour per series
+  EXPECT_NE(svg.find("stroke-dasharray=\"7 5\""), std::string::npos);
+  EXPECT_NE(svg.find("class=\"legend\""), std::string::npos);
+  EXPECT_NE(svg.find(">plateau: 3</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("http"), std::string::npos);  // inline SVG needs no xmlns URL
+}
+
+TEST(SvgChart, EmptyAndSinglePoint) {
+  ChartSpec empty;
+  empty.title = "nothing";
+  empty.series.push_back({"s", {}, false});
+  const std::string none = render_svg_chart(empty);
+  EXPECT_NE(none.find("no data"), std::string::npos);
+  EXPECT_EQ(count(none, "class=\"series\""), 0u);
+
+  ChartSpec log_nonpositive;  // a log axis cannot show x <= 0 or NaN
+  log_nonpositive.log_x = true;
+  log_nonpositive.series.push_back({"s", {{0, 1}, {-1, 2}, {4, std::nan("")}}, false});
+  EXPECT_NE(render_svg_chart(log_nonpositive).find("no data"), std::string::npos);
+
+  for (const bool log_x : {false, true}) {
+    ChartSpec one;
+    one.log_x = log_x;
+    one.series.push_back({"s", {{64, 5}}, false});
+    const std::string svg = render_svg_chart(one);
+    EXPECT_EQ(svg.find("no data"), std::string::npos);
+    EXPECT_EQ(count(svg, "class=\"point\""), 1u);
+    EXPECT_EQ(svg.find("nan"), std::string::npos) << svg;
+    EXPECT_EQ(svg.find("inf"), std::string::npos) << svg;
+  }
+}
+
+// ---------------------------------------------------------------- HTML report
+
+TEST(HtmlReport, SelfContainedWithHeaderAndSaturationMarked) {
+  ReportInputs in;
+  in.title = "nightly";
+  in.run = batch_sweep_results();
+  in.schema = real_schema();
+  const std::string html = render_html_report(in);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(html.find("http"), std::string::npos);  // no external URL of any kind
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("url("), std::string::npos);
+  EXPECT_NE(html.find("<style>"), std::string::npos);
+  EXPECT_NE(html.find("20261122T010203Z-node1-42"), std::string::npos);
+  EXPECT_NE(html.find("NVIDIA H100 80GB HBM3"), std::string::npos);
+  EXPECT_NE(html.find("2026-11-22T01:02:03Z"), std::string::npos);
+  EXPECT_NE(html.find("id=\"sweeps\""), std::string::npos);
+  EXPECT_NE(html.find("How to read this"), std::string::npos);
+  EXPECT_EQ(html.find("id=\"comparison\""), std::string::npos);  // no baseline given
+  EXPECT_EQ(html.find("id=\"history\""), std::string::npos);
+  EXPECT_EQ(count(html, "<svg class=\"chart\""), 1u);
+  // Throughput doubles up to 32 and is flat above: 90% of best and the plateau are both 32.
+  EXPECT_NE(html.find("saturation: 90% of best and plateau, batch_size 32"), std::string::npos) << html;
+  EXPECT_EQ(count(html, "class=\"marker\""), 1u);
+  // The OOM row is listed, not charted.
+  EXPECT_NE(html.find("batch_size=128</code> <span class=\"status\">oom</span>"), std::string::npos);
+}
+
+TEST(HtmlReport, FractionAndPlateauMarkedApart) {
+  ReportInputs in;
+  // 4->8 gains 2.8%: the plateau is 4. The best is 505 (at 32) and 90% of it
+  // is first reached at 16: the fraction point.
+  const std::vector<std::pair<int, double>> pts = {{1, 100}, {2, 190}, {4, 360}, {8, 370}, {16, 500}, {32, 505}};
+  for (const auto& [bs, t] : pts)
+    in.run.rows.push_back(make_row("batch_sweep", {{"batch_size", std::to_string(bs)}}, {{"samples_per_s", t}}));
+  const std::string html = render_html_report(in);
+  EXPECT_NE(html.find("90% of best: batch_size 16"), std::string::npos) << html;
+  EXPECT_NE(html.find("plateau: batch_size 4"), std::string::npos);
+  EXPECT_EQ(count(html, "class=\"marker\""), 2u);
+}
+
+TEST(HtmlReport, EscapesCaseKeysEverywhere) {
+  const std::string nasty = "a<b&\"c\">";
+  ReportInputs in;
+  in.title = "t<&>";
+  in.schema = real_schema();
+  for (int n = 1; n <= 8; n *= 2)
+    in.run.rows.push_back(
+        make_row("my_tool", {{"name", nasty}, {"n", std::to_string(n)}}, {{"tokens_per_s", 10.0 * n}}));
+  Comparison cmp;
+  cmp.metrics.push_back(metric_comparison("name=" + nasty, 100, 70, Verdict::slower));
+  cmp.only_in_current.push_back("my_tool name=" + nasty);
+  in.comparison = cmp;
+  in.baseline_name = "base<line>";
+  const std::string html = render_html_report(in);
+  EXPECT_EQ(html.find(nasty), std::string::npos);
+  EXPECT_EQ(html.find("t<&>"), std::string::npos);
+  EXPECT_EQ(html.find("base<line>"), std::string::npos);
+  EXPECT_NE(html.find("a&lt;b&amp;&quot;c&quot;&gt;"), std::string::npos);
+  EXPECT_NE(html.find("base&lt;line&gt;"), std::string::npos);
+  // A tool the report does not know: its tracked higher-is-better metric against the varying parameter.
+  EXPECT_EQ(count(html, "<svg class=\"chart\""), 1u);
+  EXPECT_NE(html.find(">tokens_per_s (1/s)</text>"), std::string::npos) << html;
+}
+
+TEST(HtmlReport, ComparisonTableHighlightsRegressions) {
+  ReportInputs in;
+  in.run = batch_sweep_results();
+  Comparison cmp;
+  cmp.metrics.push_back(metric_comparison("batch_size=8", 8000, 8100, Verdict::same));
+  cmp.metrics.push_back(metric_comparison("batch_size=16", 16000, 12800, Verdict::slower));
+  cmp.metrics.push_back(metric_comparison("batch_size=32", 32000, 36000, Verdict::faster));
+  cmp.metrics.push_back(metric_comparison("batch_size=64", 32000, 30000, Verdict::noisy));
+  cmp.only_in_baseline.push_back("batch_sweep batch_size=256");
+  cmp.geomean_improvement = 0.973;
+  in.comparison = cmp;
+  in.baseline_name = "results/baselines/h100";
+  const std::string html = render_html_report(in);
+  const std::size_t regression = html.find("<tr class=\"regression\">");
+  ASSERT_NE(regression, std::string::npos) << html;
+  const std::string row = html.substr(regression, html.find("</tr>", regression) - regression);
+  EXPECT_NE(row.find("batch_size=16"), std::string::npos);
+  EXPECT_NE(row.find("-20.0%"), std::string::npos);
+  EXPECT_NE(row.find("SLOWER"), std::string::npos);
+  EXPECT_NE(row.find("p=0.010"), std::string::npos);
+  EXPECT_EQ(count(html, "<tr class=\"regression\">"), 1u);
+  EXPECT_NE(html.find("<tr class=\"improvement\">"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"noisy\">"), std::string::npos);
+  EXPECT_NE(html.find("tr.regression td { background: #f8c9c5; }"), std::string::npos);
+  EXPECT_LT(regression, html.find("<tr class=\"improvement\">"));  // regressions first
+  EXPECT_NE(html.find("Cases only in the baseline (1)"), std::string::npos);
+  EXPECT_NE(html.find("batch_sweep batch_size=256"), std::string::npos);
+  EXPECT_NE(html.find("<b>0.973</b> (-2.7%)"), std::string::npos) << html;
+  EXPECT_NE(html.find("1 SLOWER"), std::string::npos);
+}
+
+TEST(HtmlReport, AllreduceChartPerGroupWithBothPlacements) {
+  ReportInputs in;
+  in.schema = real_schema();
+  for (const std::string collective : {"all_reduce", "all_gather"})
+    for (std::uint64_t bytes = 1024; bytes <= (64u << 20); bytes *= 4)
+      for (const std::string inplace : {"0", "1"}) {
+        const double busbw = 100.0 * double(bytes) / double(bytes + (1u << 20)) + (inplace == "1" ? 1 : 0);
+        in.run.rows.push_back(make_row("allreduce_bench",
+                                       {{"collective", collective}, {"bytes", std::to_string(bytes)},
+                                        {"count", std::to_string(bytes / 4)}, {"dtype", "float"},
+                                        {"op", collective == "all_reduce" ? "sum" : "none"}, {"root", "-1"},
+                                        {"inplace", inplace}},
+                                       {{"time_us", 10}, {"algbw_GBps", busbw / 2}, {"busbw_GBps", busbw}}));
+      }
+  const std::string html = render_html_report(in);
+  EXPECT_EQ(count(html, "<svg class=\"chart\""), 2u) << html;
+  EXPECT_EQ(count(html, "class=\"series\""), 4u);
+  EXPECT_NE(html.find("allreduce_bench: collective=all_reduce dtype=float op=sum root=-1"), std::string::npos);
+  EXPECT_NE(html.find(">out-of-place</text>"), std::string::npos);
+  EXPECT_NE(html.find(">in-place</text>"), std::string::npos);
+  EXPECT_NE(html.find(">64M</text>"), std::string::npos);
+  EXPECT_NE(html.find(">busbw_GBps (GB/s)</text>"), std::string::npos);
+  EXPECT_NE(html.find("bytes (log2 scale)"), std::string::npos);
+}
+
+TEST(HtmlReport, GemmSawtoothWithModelPrediction) {
+  ReportInputs in;
+  for (int m = 128; m <= 2048; m += 128) {
+    const double tiles = (m + 255) / 256;
+    const double efficiency = (m / 256.0) / tiles;  // tile quantization sawtooth
+    in.run.rows.push_back(make_row("gemm_bench",
+                                   {{"m", std::to_string(m)}, {"n", "4096"}, {"k", "4096"}, {"dtype", "bf16"}},
+                                   {{"tflops", 700 * efficiency - 5}, {"predicted_tflops", 700 * efficiency}}));
+  }
+  const std::string html = render_html_report(in);
+  EXPECT_EQ(count(html, "<svg class=\"chart\""), 1u) << html;
+  EXPECT_EQ(count(html, "class=\"series\""), 2u);
+  EXPECT_NE(html.find(">model prediction</text>"), std::string::npos);
+  EXPECT_NE(html.find("stroke-dasharray=\"7 5\""), std::string::npos);
+  EXPECT_NE(html.find("gemm_bench: n=4096 k=4096 dtype=bf16"), std::string::npos);
+  EXPECT_NE(html.find(">m</text>"), std::string::npos);  // linear x: the swept dimension
+}
+
+TEST(HtmlReport, HistoryChartPerSeries) {
+  ReportInputs in;
+  for (const std::string metric : {"samples_per_s", "peak_mem_GiB"}) {
+    HistorySeries series{"batch_sweep", "batch_size=32", metric, {}};
+    for (int day = 1; day <= 9; ++day)
+      series.points.push_back({"run" + std::to_string(day), "2026-11-0" + std::to_string(day) + "T02:00:00Z",
+                               day < 6 ? 32000.0 : 25000.0});
+    in.history.push_back(series);
+  }
+  const std::string html = render_html_report(in);
+  EXPECT_NE(html.find("id=\"history\""), std::string::npos);
+  EXPECT_EQ(count(html, "<figure class=\"history\">"), 2u);
+  EXPECT_NE(html.find("run (1 = 2026-11-01, 9 = 2026-11-09)"), std::string::npos) << html;
+  EXPECT_NE(html.find("run9"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- real browser
+
+// A PNG's pixels as RGB, decoded with the system's zlib loaded at run time
+// (Chromium itself depends on it), so the test needs no extra link library.
+struct Image {
+  std::uint32_t width = 0, height = 0;
+  std::vector<std::uint8_t> rgb;
+};
+
+std::uint32_t be32(const std::string& s, std::size_t at) {
+  return (std::uint32_t(std::uint8_t(s[at])) << 24) | (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |
+         (std::uint32_t(std::uint8_t(s[at + 2])) << 8) | std::uint32_t(std::uint8_t(s[at + 3]));
+}
+
+std::optional<Image> decode_png(const std::string& png, std::string& error) {
+  if (png.size() < 8 || png.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) {
+    error = "not a PNG";
+    return std::nullopt;
+  }
+  Image image;
+  int colour_type = -1;
+  std::string idat;
+  for (std::size_t at = 8; at + 12 <= png.size();) {
+    const std::uint32_t length = be32(png, at);
+    const std::string type = png.substr(at + 4, 4);
+    if (at + 12 + length > png.size()) break;
+    if (type == "IHDR") {
+      image.width = be32(png, at + 8);
+      image.height = be32(png, at + 12);
+      const int depth = std::uint8_t(png[at + 16]);
+      colour_type = std::uint8_t(png[at + 17]);
+      const int interlace = std::uint8_t(png[at + 20]);
+      if (depth != 8 || (colour_type != 2 && colour_type != 6) || interlace != 0) {
+        error = "unsupported PNG: depth " + std::to_string(depth) + ", colour type " + std::to_string(colour_type) +
+                ", interlace " + std::to_string(interlace);
+        return std::nullopt;
+      }
+    } else if (type == "IDAT") {
+      idat += png.substr(at + 8, length);
+    } else if (type == "IEND") {
+      break;
+    }
+    at += 12 + length;
+  }
+  if (colour_type < 0 || image.width == 0 || image.height == 0 || idat.empty()) {
+    error = "PNG without IHDR or IDAT";
+    return std::nullopt;
+  }
+
+  using Uncompress = int (*)(unsigned char*, unsigned long*, const unsigned char*, unsigned long);
+  void* zlib = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!zlib) {
+    error = std::string("cannot load libz.so.1: ") + dlerror();
+    return std::nullopt;
+  }
+  const auto uncompress = reinterpret_cast<Uncompress>(dlsym(zlib, "uncompress"));
+  const std::size_t channels = colour_type == 6 ? 4 : 3;
+  const std::size_t stride = image.width * channels;
+  std::vector<std::uint8_t> raw((stride + 1) * image.height);
+  unsigned long raw_size = raw.size();
+  const int z = uncompress ? uncompress(raw.data(), &raw_size, reinterpret_cast<const unsigned char*>(idat.data()),
+                                        idat.size())
+                           : -1;
+  dlclose(zlib);
+  if (z != 0 || raw_size != raw.size()) {
+    error = "zlib uncompress failed (" + std::to_string(z) + ")";
+    return std::nullopt;
+  }
+
+  // Undo the per-row filters (PNG spec section 9).
+  std::vector<std::uint8_t> pixels(stride * image.height);
+  for (std::size_t y = 0; y < image.height; ++y) {
+    const std::uint8_t filter = raw[y * (stride + 1)];
+    const std::uint8_t* in = &raw[y * (stride + 1) + 1];
+    std::uint8_t* out = &pixels[y * stride];
+    const std::uint8_t* up = y ? &pixels[(y - 1) * stride] : nullptr;
+    for (std::size_t i = 0; i < stride; ++i) {
+      const int a = i >= channels ? out[i - channels] : 0;
+      const int b = up ? up[i] : 0;
+      const int c = up && i >= channels ? up[i - channels] : 0;
+      int predicted = 0;
+      switch (filter) {
+        case 0: break;
+        case 1: predicted = a; break;
+        case 2: predicted = b; break;
+        case 3: predicted = (a + b) / 2; break;
+        case 4: {
+          const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+          predicted = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+          break;
+        }
+        default: error = "bad PNG filter " + std::to_string(filter); return std::nullopt;
+      }
+      out[i] = static_cast<std::uint8_t>(in[i] + predicted);
+    }
+  }
+  image.rgb.reserve(std::size_t(image.width) * image.height * 3);
+  for (std::size_t p = 0; p < std::size_t(image.width) * image.height; ++p)
+    image.rgb.insert(image.rgb.end(), &pixels[p * channels], &pixels[p * channels] + 3);
+  return image;
+}
+
+std::size_t pixels_of(const Image& image, Rgb colour, int tolerance = 3) {
+  std::size_t n = 0;
+  for (std::size_t p = 0; p + 2 < image.rgb.size(); p += 3)
+    if (std::abs(image.rgb[p] - colour.r) <= tolerance && std::abs(image.rgb[p + 1] - colour.g) <= tolerance &&
+        std::abs(image.rgb[p + 2] - colour.b) <= tolerance)
+      ++n;
+  return n;
+}
+
+std::optional<std::string> find_chromium() {
+  for (const char* name : {"chromium", "chromium-browser"})
+    if (auto path = find_executable(name)) return path;
+  return std::nullopt;
+}
+
+class HtmlReportBrowser : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("html_report_test_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);  // kept for a look when the test failed
+  }
+
+  // The real batch_sweep sweeping the real fake_train (saturates at 32, OOM above 100).
+  RunResults sweep(const std::string& name, const std::vector<std::string>& train_args) {
+    const fs::path csv = dir_ / name / "batch_sweep.csv";
+    ChildSpec spec;
+    spec.argv = {BATCH_SWEEP_BIN, "--quiet", "--max", "128", "--repeats", "5",
+                 "--metric-regex", "throughput: ([0-9.]+) samples/s", "--csv", csv.string(), "--",
+                 FAKE_TRAIN_BIN, "--batch-size", "{bs}", "--step-ms", "1"};
+    spec.argv.insert(spec.argv.end(), train_args.begin(), train_args.end());
+    spec.timeout_seconds = 300;
+    const ChildResult r = run_child(spec);
+    EXPECT_TRUE(r.succeeded()) << r.describe_end() << "\n" << r.output;
+    return load_results(dir_ / name);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(HtmlReportBrowser, ChromiumDrawsTheChartsAndTheRegression) {
+  const auto chromium = find_chromium();
+  if (!chromium) GTEST_SKIP() << "headless Chromium not installed (scripts/setup installs it)";
+
+  // A baseline and a current run 20% slower: real CSVs, read back, compared.
+  const RunResults baseline = sweep("baseline", {});
+  const RunResults current = sweep("current", {"--throughput-scale", "0.8"});
+  ASSERT_FALSE(current.rows.empty());
+  const Schema schema = real_schema();
+  ReportInputs in;
+  in.title = "redline report: browser test";
+  in.run = current;
+  in.schema = schema;
+  in.comparison = compare_results(baseline, current, schema);
+  in.baseline_name = baseline.source;
+  ASSERT_TRUE(in.comparison->any_slower()) << format_comparison(*in.comparison, CompareFormat::table, "b", "c");
+  const std::string html = render_html_report(in);
+  ASSERT_EQ(count(html, "<svg class=\"chart\""), 1u);
+  const fs::path report = dir_ / "report.html";
+  write_file_atomically(report, html);
+
+  const fs::path png = dir_ / "report.png";
+  ChildSpec spec;
+  spec.argv = {*chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+               "--user-data-dir=" + (dir_ / "profile").string(), "--screenshot=" + png.string(),
+               "--window-size=1200,2400", "file://" + report.string()};
+  spec.timeout_seconds = 180;
+  const ChildResult r = run_child(spec);
+  ASSERT_TRUE(r.succeeded()) << r.describe_end() << "\n" << r.output;
+  ASSERT_TRUE(fs::exists(png)) << "Chromium wrote no screenshot:\n" << r.output;
+
+  std::string error;
+  const auto image = decode_png(read_file(png), error);
+  ASSERT_TRUE(image) << png << ": " << error;
+  EXPECT_EQ(image->width, 1200u);
+  EXPECT_EQ(image->height, 2400u);
+  // The series line and its dots in the palette's first colour: the SVG was
+  // laid out and painted, not just parsed.
+  const std::size_t line_pixels = pixels_of(*image, kFirstSeriesColour);
+  EXPECT_GT(line_pixels, 200u) << "series colour pixels in " << png;
+  // The regression rows' red background.
+  const std::size_t regression_pixels = pixels_of(*image, kRegressionBackground);
+  EXPECT_GT(regression_pixels, 2000u) << "regression background pixels in " << png;
+  // And the page is not blank otherwise: text and frames.
+  EXPECT_GT(image->rgb.size() / 3 - pixels_of(*image, {255, 255, 255}, 0), 20000u);
+}
+
+}  // namespace

@@ -1,0 +1,84 @@
+// scripts/nightly end to end on real tool runs: a first run becomes the
+// reference, an identical run passes, a planted 20% regression fails naming
+// the case and the metric, and every run leaves its HTML report.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/child_process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class NightlyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nightly_test_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A one-entry suite: batch_sweep on the simulated trainer, throughput scaled.
+  fs::path suite(const std::string& name, const std::string& scale) {
+    const fs::path file = dir_ / name;
+    std::ofstream(file) << "sweep " << BATCH_SWEEP_BIN
+                        << " --max 16 --metric-regex 'throughput: ([0-9.]+) samples/s' -- " << FAKE_TRAIN_BIN
+                        << " --batch-size {bs} --step-ms 1 --throughput-scale " << scale << "\n";
+    return file;
+  }
+
+  redline::ChildResult nightly(const fs::path& suite_file) {
+    redline::ChildSpec spec;
+    spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--suite", suite_file.string(), "--results",
+                 (dir_ / "results").string()};
+    spec.extra_env = {{"REDLINE_SKIP_SETUP", "1"},
+                      {"REDLINE_BUILD_DIR", fs::path(REDLINE_BIN).parent_path().parent_path().string()}};
+    spec.timeout_seconds = 300;
+    return redline::run_child(spec);
+  }
+
+  fs::path newest_run() {
+    fs::path newest;
+    for (const auto& e : fs::directory_iterator(dir_ / "results" / "runs"))
+      if (newest.empty() || e.path().filename() > newest.filename()) newest = e.path();
+    return newest;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(NightlyTest, ReferenceThenSameThenPlantedRegression) {
+  const auto first = nightly(suite("base", "1"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("is the first reference"), std::string::npos) << first.output;
+  EXPECT_TRUE(fs::exists(newest_run() / "report.html"));
+
+  const auto same = nightly(suite("base", "1"));
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("SAME"), std::string::npos) << same.output;
+  EXPECT_EQ(same.output.find("! SLOWER"), std::string::npos) << same.output;
+  EXPECT_TRUE(fs::exists(newest_run() / "report.html"));
+  EXPECT_TRUE(fs::exists(newest_run() / "compare.md"));
+
+  const auto slower = nightly(suite("slow", "0.8"));
+  EXPECT_EQ(slower.exit_code, 1) << slower.output;
+  EXPECT_NE(slower.output.find("! SLOWER"), std::string::npos) << slower.output;
+  EXPECT_NE(slower.output.find("batch_size=8"), std::string::npos) << slower.output;
+  EXPECT_NE(slower.output.find("samples_per_s"), std::string::npos) << slower.output;
+  EXPECT_TRUE(fs::exists(newest_run() / "report.html"));
+}
+
+TEST_F(NightlyTest, BadArgumentsExitTwo) {
+  redline::ChildSpec spec;
+  spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--frobnicate"};
+  spec.extra_env = {{"REDLINE_SKIP_SETUP", "1"}};
+  const auto r = redline::run_child(spec);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--frobnicate"), std::string::npos) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,249 @@
+// The suite runner: the suite file's shell-style words and its errors, and
+// real suite runs of real child processes (batch_sweep on fake_train, tools
+// that skip, crash, fail or do not exist) into a run folder and the history.
+#include "harness/suite_runner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "harness/csv_reader.hpp"
+#include "harness/environment.hpp"
+#include "harness/interrupt.hpp"
+
+namespace fs = std::filesystem;
+using namespace redline;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("redline_suite_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+fs::path write_suite(const fs::path& dir, const std::string& text) {
+  const fs::path file = dir / "suite";
+  std::ofstream(file, std::ios::binary) << text;
+  return file;
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The message parse_suite throws for `text`, or "" when it parses.
+std::string suite_error(const std::string& text) {
+  const fs::path dir = fresh_dir("error");
+  const fs::path file = write_suite(dir, text);
+  try {
+    parse_suite(file);
+  } catch (const std::runtime_error& e) {
+    fs::remove_all(dir);
+    return e.what();
+  }
+  fs::remove_all(dir);
+  return "";
+}
+
+using Words = std::vector<std::string>;
+
+}  // namespace
+
+TEST(ParseSuite, SplitsWordsLikeAShellWithoutExpanding) {
+  const fs::path dir = fresh_dir("words");
+  const fs::path file = write_suite(dir,
+                                    "# a comment line\n"
+                                    "\n"
+                                    "   \t\n"
+                                    "first  prog 'a b' \"c \\\"d\\\" \\$e \\x\" f\\ g h#i  # trailing comment\n"
+                                    "second\tprog '' \"\" a'b'\"c\" 'it''s' \"$\" '$HOME' x$ {bs}\r\n"
+                                    "third_3.x-y ./tool -- --flag=\"a;b\"");
+  const auto entries = parse_suite(file);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].name, "first");
+  EXPECT_EQ(entries[0].line, 4u);
+  EXPECT_EQ(entries[0].argv, (Words{"prog", "a b", "c \"d\" $e \\x", "f g", "h#i"}));
+  EXPECT_EQ(entries[1].name, "second");
+  EXPECT_EQ(entries[1].line, 5u);
+  EXPECT_EQ(entries[1].argv, (Words{"prog", "", "", "abc", "its", "$", "$HOME", "x$", "{bs}"}));
+  EXPECT_EQ(entries[2].name, "third_3.x-y");
+  EXPECT_EQ(entries[2].argv, (Words{"./tool", "--", "--flag=a;b"}));
+  fs::remove_all(dir);
+}
+
+TEST(ParseSuite, ErrorsNameTheFileAndLine) {
+  auto expect_error = [](const std::string& text, const std::string& where, const std::string& what) {
+    const std::string message = suite_error(text);
+    EXPECT_NE(message.find("suite:" + where + ": "), std::string::npos) << text << " -> " << message;
+    EXPECT_NE(message.find(what), std::string::npos) << text << " -> " << message;
+  };
+  expect_error("ok prog\n# fine\nbad prog 'unclosed\n", "3", "unclosed single quote");
+  expect_error("bad prog \"unclosed \\\"\n", "1", "unclosed double quote");
+  expect_error("ok prog\n\nlonely   # no program\n", "3", "'lonely' has no program");
+  expect_error("a prog\nb prog\na other\n", "3", "duplicate name 'a' (first on line 1)");
+  expect_error("x/y prog\n", "1", "may only use letters");
+  expect_error("'a b' prog\n", "1", "may only use letters");
+  expect_error("suite prog\n", "1", "taken by the run folder");
+  expect_error("env prog\n", "1", "env.json");
+  expect_error("x prog | tee log\n", "1", "unquoted '|'");
+  expect_error("x prog > out\n", "1", "unquoted '>'");
+  expect_error("x prog $HOME\n", "1", "expand no variables");
+  expect_error("x prog \"${HOME}\"\n", "1", "expand no variables");
+  expect_error("x prog trailing\\\n", "1", "backslash ends the line");
+  EXPECT_EQ(suite_error(""), "");
+  EXPECT_THROW(parse_suite("/nonexistent/suite"), std::runtime_error);
+}
+
+TEST(ParseSuite, TheShippedSuitesParse) {
+  for (const char* name : {"default", "quick"}) {
+    const auto entries = parse_suite(fs::path(SOURCE_DIR) / "results" / "suites" / name);
+    ASSERT_FALSE(entries.empty()) << name;
+    EXPECT_EQ(entries[0].name, "batch_sweep_example");
+    EXPECT_EQ(entries[0].argv[0], "build/bench/batch_sweep");
+    const auto regex = std::find(entries[0].argv.begin(), entries[0].argv.end(), "--metric-regex");
+    ASSERT_NE(regex, entries[0].argv.end());
+    EXPECT_EQ(*(regex + 1), "throughput: ([0-9.]+) samples/s");
+  }
+}
+
+TEST(RunSuite, RecordsEveryEntryGoesOnAfterFailuresAndAppendsTheHistory) {
+  const fs::path dir = fresh_dir("run");
+  const fs::path runs = dir / "runs", history = dir / "history.csv";
+  const fs::path suite = write_suite(
+      dir, std::string("# a small suite of real programs\n") +
+               "sweep '" BATCH_SWEEP_BIN "' --max 8 --metric-regex 'throughput: ([0-9.]+) samples/s' -- '" FAKE_TRAIN_BIN
+               "' --batch-size {bs} --step-ms 1\n"
+               "no_gpu sh -c 'echo no gpu >&2; exit 77'\n"
+               "crash sh -c 'echo about to crash; kill -SEGV $$'\n"
+               "check sh -c 'echo 3 values were wrong; exit 1'\n"
+               "missing /nonexistent/redline_tool --flag\n"
+               "args_dashes sh -c 'printf \"%s\\n\" \"$@\"' sh a -- b\n"
+               "args_plain sh -c 'printf \"%s\\n\" \"$@\"' sh a b\n");
+  const auto entries = parse_suite(suite);
+  ASSERT_EQ(entries.size(), 7u);
+  const Environment env = capture_environment();
+
+  const SuiteRun run = run_suite(entries, runs, history, env);
+  EXPECT_FALSE(run.interrupted);
+  EXPECT_TRUE(run.any_failed());
+  EXPECT_EQ(run.run_dir, runs / run.run_id);
+  ASSERT_EQ(run.entries.size(), 7u);
+  const std::vector<std::string> statuses = {"ok", "skipped", "error", "failed", "error", "ok", "ok"};
+  const std::vector<int> codes = {0, 77, 128 + 11, 1, 127, 0, 0};
+  for (std::size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(run.entries[i].name, entries[i].name);
+    EXPECT_EQ(run.entries[i].status, statuses[i]) << entries[i].name << ": " << run.entries[i].note;
+    EXPECT_EQ(run.entries[i].exit_code, codes[i]) << entries[i].name;
+    EXPECT_GE(run.entries[i].seconds, 0);
+  }
+  EXPECT_EQ(run.entries[0].note, "");
+  EXPECT_EQ(run.entries[1].note, "no gpu");
+  EXPECT_NE(run.entries[2].note.find("signal 11"), std::string::npos) << run.entries[2].note;
+  EXPECT_NE(run.entries[2].note.find("about to crash"), std::string::npos) << run.entries[2].note;
+  EXPECT_EQ(run.entries[3].note, "3 values were wrong");
+  EXPECT_NE(run.entries[4].note.find("could not start"), std::string::npos) << run.entries[4].note;
+
+  // The run folder: the tools' reports and logs, env.json and the index.
+  const fs::path& d = run.run_dir;
+  for (const char* f : {"sweep.csv", "sweep.json", "sweep.log", "env.json", "suite.csv", "no_gpu.log",
+                        "crash.log", "check.log", "missing.log"})
+    EXPECT_TRUE(fs::exists(d / f)) << f;
+  EXPECT_NE(slurp(d / "sweep.log").find("throughput"), std::string::npos);
+  EXPECT_NE(slurp(d / "no_gpu.log").find("no gpu"), std::string::npos);
+  EXPECT_NE(slurp(d / "missing.log").find("could not start"), std::string::npos);
+  EXPECT_NE(slurp(d / "env.json").find(env.host), std::string::npos);
+  // --csv/--json go before "--", else at the end.
+  const std::string csv = fs::absolute(d / "args_dashes.csv").string(), json = fs::absolute(d / "args_dashes.json").string();
+  EXPECT_EQ(slurp(d / "args_dashes.log"), "a\n--csv\n" + csv + "\n--json\n" + json + "\n--\nb\n");
+  const std::string csv2 = fs::absolute(d / "args_plain.csv").string(), json2 = fs::absolute(d / "args_plain.json").string();
+  EXPECT_EQ(slurp(d / "args_plain.log"), "a\nb\n--csv\n" + csv2 + "\n--json\n" + json2 + "\n");
+
+  const CsvTable index = read_csv(d / "suite.csv");
+  EXPECT_EQ(index.header, (Words{"name", "status", "exit_code", "seconds", "note"}));
+  ASSERT_EQ(index.rows.size(), 7u);
+  for (std::size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(index.value(i, "name"), entries[i].name);
+    EXPECT_EQ(index.value(i, "status"), statuses[i]);
+    EXPECT_EQ(index.value(i, "exit_code"), std::to_string(codes[i]));
+  }
+  EXPECT_EQ(index.value(1, "note"), "no gpu");
+
+  // The history holds the ok sweep's metrics, under the suite's run id.
+  const CsvTable h = read_csv(history);
+  EXPECT_EQ(h.header, (Words{"run_id", "timestamp_utc", "host", "gpu", "tool", "case_key", "repetition", "metric",
+                             "value", "status"}));
+  ASSERT_FALSE(h.rows.empty());
+  bool throughput = false;
+  for (std::size_t r = 0; r < h.rows.size(); ++r) {
+    EXPECT_EQ(h.value(r, "run_id"), run.run_id);
+    EXPECT_EQ(h.value(r, "timestamp_utc"), env.timestamp_utc);
+    EXPECT_EQ(h.value(r, "tool"), "batch_sweep");
+    EXPECT_EQ(h.value(r, "status"), "ok");
+    EXPECT_FALSE(h.value(r, "value").empty());
+    if (h.value(r, "metric") == "samples_per_s" && h.value(r, "case_key") == "batch_size=8") throughput = true;
+  }
+  EXPECT_TRUE(throughput);
+  const std::size_t first_rows = h.rows.size();
+
+  // A second run gets its own folder (even within the same second) and appends.
+  const SuiteRun again = run_suite({entries[0], entries[1]}, runs, history, env);
+  EXPECT_NE(again.run_id, run.run_id);
+  EXPECT_TRUE(fs::exists(again.run_dir / "sweep.csv"));
+  EXPECT_FALSE(again.any_failed());
+  const CsvTable h2 = read_csv(history);
+  EXPECT_EQ(h2.rows.size(), 2 * first_rows);
+  EXPECT_EQ(h2.value(h2.rows.size() - 1, "run_id"), again.run_id);
+  const std::string text = slurp(history);
+  EXPECT_EQ(text.find("run_id,timestamp_utc"), 0u);
+  EXPECT_EQ(text.find("run_id,timestamp_utc", 1), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(RunSuite, ARunWithoutResultsLeavesTheHistoryAloneAndNoHistoryMeansNone) {
+  const fs::path dir = fresh_dir("nohistory");
+  const std::vector<SuiteEntry> entries = {{"skip", {"sh", "-c", "exit 77"}, 1}};
+  const SuiteRun run = run_suite(entries, dir / "runs", dir / "history.csv", capture_environment());
+  ASSERT_EQ(run.entries.size(), 1u);
+  EXPECT_EQ(run.entries[0].status, "skipped");
+  EXPECT_FALSE(run.any_failed());
+  EXPECT_FALSE(fs::exists(dir / "history.csv"));
+  EXPECT_TRUE(fs::exists(run.run_dir / "suite.csv"));
+
+  const std::vector<SuiteEntry> sweep = {
+      {"sweep", {BATCH_SWEEP_BIN, "--max", "2", "--", FAKE_TRAIN_BIN, "--batch-size", "{bs}", "--step-ms", "1"}, 1}};
+  const SuiteRun ok = run_suite(sweep, dir / "runs", "", capture_environment());
+  EXPECT_EQ(ok.entries.at(0).status, "ok") << ok.entries.at(0).note;
+  EXPECT_FALSE(fs::exists(dir / "history.csv"));
+  fs::remove_all(dir);
+}
+
+TEST(RunSuite, CtrlCStopsTheSuiteAfterTheCurrentEntry) {
+  install_interrupt_handlers();
+  const fs::path dir = fresh_dir("interrupt");
+  // The first entry sends us what Ctrl-C would; the runner stops it and runs no more.
+  const std::vector<SuiteEntry> entries = {{"first", {"sh", "-c", "echo started; kill -INT $PPID; sleep 30"}, 1},
+                                           {"second", {"sh", "-c", "echo never > second.ran"}, 2}};
+  const SuiteRun run = run_suite(entries, dir / "runs", dir / "history.csv", capture_environment());
+  set_interrupted_for_testing(false);
+  EXPECT_TRUE(run.interrupted);
+  ASSERT_EQ(run.entries.size(), 2u);
+  EXPECT_EQ(run.entries[0].status, "error");
+  EXPECT_NE(run.entries[0].note.find("interrupted"), std::string::npos) << run.entries[0].note;
+  EXPECT_EQ(run.entries[1].status, "skipped");
+  EXPECT_NE(run.entries[1].note.find("interrupted"), std::string::npos);
+  EXPECT_FALSE(fs::exists("second.ran"));
+  EXPECT_FALSE(fs::exists(dir / "history.csv"));
+  const CsvTable index = read_csv(run.run_dir / "suite.csv");
+  ASSERT_EQ(index.rows.size(), 2u);
+  EXPECT_EQ(index.value(1, "status"), "skipped");
+  fs::remove_all(dir);
+}
