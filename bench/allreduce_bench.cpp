@@ -2,6 +2,8 @@
 // machine-readable reports, acceptance (--expect-busbw) and bad-node
 // diagnosis (--per-rank, --split). Launch with mpirun/srun or torchrun-style
 // environment variables; one process per GPU (or -g GPUs per process).
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -65,17 +67,22 @@ CollectiveSweepOptions to_options(const Flags& f) {
   const auto min_bytes = parse_size("-b", f.minbytes), max_bytes = parse_size("-e", f.maxbytes);
   if (min_bytes < 1) throw UsageError("-b", f.minbytes, "must be at least 1 byte");
   if (max_bytes < min_bytes) throw UsageError("-e", f.maxbytes, "must be at least -b (" + f.minbytes + ")");
+  // At most this many sizes, counted before any is generated.
+  constexpr double kMaxSizes = 10000;
   if (!f.stepfactor.empty()) {
     const double factor = parse_number("-f", f.stepfactor);
     if (!(factor > 1)) throw UsageError("-f", f.stepfactor, "must be greater than 1");
+    if (std::log(static_cast<double>(max_bytes) / static_cast<double>(min_bytes)) / std::log(factor) > kMaxSizes)
+      throw UsageError("-f", f.stepfactor, "gives more than 10000 sizes between -b and -e");
     for (double size = static_cast<double>(min_bytes); size <= static_cast<double>(max_bytes); size *= factor)
       o.sizes.push_back(static_cast<std::size_t>(size));
   } else {
     const auto step = parse_size("-i", f.stepbytes);
     if (step < 1) throw UsageError("-i", f.stepbytes, "must be at least 1 byte");
+    if (static_cast<double>(max_bytes - min_bytes) / static_cast<double>(step) > kMaxSizes)
+      throw UsageError("-i", f.stepbytes, "gives more than 10000 sizes between -b and -e");
     for (auto size = min_bytes; size <= max_bytes; size += step) o.sizes.push_back(size);
   }
-  if (o.sizes.size() > 10000) throw UsageError("-i", f.stepbytes, "gives more than 10000 sizes");
 
   if (f.collective == "all") {
     for (const auto& c : all_collectives()) o.collectives.push_back(c.get());
@@ -159,8 +166,16 @@ bool gpu_visible() {
 // torchrun-style variables, else a single process. Never runs ranks alone.
 std::unique_ptr<Bootstrap> make_bootstrap(const std::string& choice, const std::string& backend, int* argc,
                                           char*** argv) {
-  const LaunchInfo launch = detect_launch();
+  LaunchInfo launch;
+  try {
+    launch = detect_launch();
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());  // a malformed launcher variable is bad input
+  }
   const bool env_launch = launch.launcher == "torchrun-style env";
+  if (env_launch && backend == "host" && (choice == "auto" || choice == "env"))
+    throw UsageError("--backend", backend,
+                     "the host backend runs MPI collectives: launch with mpirun or srun, not torchrun-style variables");
   std::string kind = choice;
   if (kind == "auto") {
     if (launch.world_size > 1 && !env_launch) kind = "mpi";
@@ -195,6 +210,23 @@ std::string resolve_backend(const std::string& choice) {
   if (choice == "auto") return gpu_visible() ? "nccl" : "host";
   if (choice != "nccl" && choice != "host") throw UsageError("--backend", choice, "use auto, nccl or host");
   return choice;
+}
+
+// --backend auto is decided per rank; a node whose GPUs are gone (a dead
+// driver) would pick host while the others pick nccl and make different
+// calls. Every rank checks that all agree, and the run stops naming the odd ones.
+void agree_on_backend(Bootstrap& bootstrap, const std::string& kind) {
+  char mine[64] = {};
+  std::snprintf(mine, sizeof mine, "%s", kind.c_str());
+  const std::vector<char> all = bootstrap.all_gather(mine, sizeof mine);
+  std::string odd;
+  for (int r = 0; r < bootstrap.size(); ++r)
+    if (kind != std::string(all.data() + static_cast<std::size_t>(r) * sizeof mine))
+      odd += (odd.empty() ? "" : ", ") + std::to_string(r) + " (" + std::string(all.data() + r * sizeof mine) + ")";
+  if (!odd.empty())
+    throw UsageError("--backend", "auto",
+                     "ranks disagree: this rank (" + std::to_string(bootstrap.rank()) + ") chose " + kind +
+                         " but ranks " + odd + " did not; a node without a usable GPU? pick --backend explicitly");
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& kind, Bootstrap& bootstrap, int gpus, bool blocking,
@@ -277,13 +309,15 @@ int main(int argc, char** argv) {
     count_in("-m", f.agg, 1, 1);
     const int gpus = count_in("-g", f.gpus, 1, 64);
     const bool blocking = count_in("-z", f.blocking, 0, 1) == 1;
-    if (options.point.graph_replays > 0 && f.backend == "host")
-      throw UsageError("-G", f.graphs, "CUDA graphs need --backend nccl");
-
     const std::string backend_kind = resolve_backend(f.backend);
+    if (options.point.graph_replays > 0 && backend_kind == "host")
+      throw UsageError("-G", f.graphs, "CUDA graphs need the nccl backend (no GPU is visible here)");
+    if (options.point.graph_replays > 0 && options.point.per_iteration)
+      throw UsageError("-G", f.graphs, "--per-iter times single operations; it cannot time graph replays");
     std::unique_ptr<Bootstrap> bootstrap = make_bootstrap(f.bootstrap, backend_kind, &argc, &argv);
     std::unique_ptr<Backend> backend;
     try {
+      if (f.backend == "auto") agree_on_backend(*bootstrap, backend_kind);
       Environment env = capture_environment();
       backend = make_backend(backend_kind, *bootstrap, gpus, blocking, env);
       for (int root : options.roots)

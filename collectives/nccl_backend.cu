@@ -515,8 +515,11 @@ class NcclBackend final : public Backend {
         return status;
       }
 
-      const int first = local_rank * g;
-      const int needed = local_size * g;
+      // Each rank sees only its own GPUs (Slurm --gpus-per-task, Kubernetes
+      // device plugins): they are 0..g-1. Otherwise the node-local rank picks.
+      const bool bound_per_rank = visible == g && local_size > 1;
+      const int first = bound_per_rank ? 0 : local_rank * g;
+      const int needed = bound_per_rank ? g : local_size * g;
       const std::string visible_text = std::to_string(visible) + (visible == 1 ? " is" : " are") + " visible" +
                                        visible_devices_note();
       const std::string per_node = count_text(local_size, "local rank", "local ranks") + " x " +

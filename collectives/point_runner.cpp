@@ -141,12 +141,12 @@ PointMeasurement measure_point(Backend& backend, const Collective& collective, C
     std::vector<char> poison(counts.recv_count * element);
     fill_poison(poison.data(), counts.recv_count, c.type);
     for (int k = 0; k < settings.check_iterations; ++k) {
-      load_inputs(backend, buffers, counts, c, in_place);
       // The timed runs left correct results behind: an operation that writes
-      // nothing must not pass. (In place, the fresh input is the poison.)
-      if (!in_place)
-        for (int local = 0; local < backend.local_ranks(); ++local)
-          backend.copy_in(local, buffers.recv(local), poison.data(), poison.size());
+      // nothing must not pass. Poison the whole receive buffer, then load the
+      // input (in place, the input block sits inside it).
+      for (int local = 0; local < backend.local_ranks(); ++local)
+        backend.copy_in(local, buffers.recv(local), poison.data(), poison.size());
+      load_inputs(backend, buffers, counts, c, in_place);
       run_once(backend, collective, buffers, counts, c, in_place);
       backend.wait();
       for (int local = 0; local < backend.local_ranks(); ++local) {

@@ -196,6 +196,7 @@ void Watchdog::enter(std::uint64_t index, const std::string& label) {
 void Watchdog::leave() {
   std::lock_guard lock(mutex_);
   deadline_ = 0;
+  label_ = "between sizes";  // a later failure must not name a finished point
 }
 
 void Watchdog::fail(const std::string& message) {

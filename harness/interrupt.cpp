@@ -18,8 +18,7 @@ extern "C" void on_interrupt(int sig) {
     if (const int group = g_child_group.load(); group > 0) kill(-group, SIGKILL);
     _exit(128 + sig);
   }
-  static const char msg[] = "\ninterrupted: stopping the current point and saving what was measured "
-                            "(Ctrl-C again to quit at once)\n";
+  static const char msg[] = "\ninterrupted: saving what was measured so far (Ctrl-C again to quit at once)\n";
   [[maybe_unused]] auto n = write(STDERR_FILENO, msg, sizeof msg - 1);
 }
 
