@@ -153,6 +153,14 @@ CollectiveSweepOptions to_options(const Flags& f) {
   return o;
 }
 
+int visible_gpus() {
+#ifdef REDLINE_HAVE_NCCL_BACKEND
+  return visible_gpu_count();
+#else
+  return 0;
+#endif
+}
+
 // Creates no CUDA context: the NCCL backend probes the GPU each rank will use.
 bool gpu_visible() {
 #ifdef REDLINE_HAVE_NCCL_BACKEND
@@ -277,7 +285,7 @@ int main(int argc, char** argv) {
   app.add_option("-i,--stepbytes", f.stepbytes, "Fixed increment between sizes; default 1M");
   app.add_option("-f,--stepfactor", f.stepfactor, "Multiplication factor between sizes (overrides -i)");
   app.add_option("-t,--nthreads", f.threads, "Threads per process (only 1)");
-  app.add_option("-g,--ngpus", f.gpus, "GPUs driven by each process; default 1");
+  app.add_option("-g,--ngpus", f.gpus, "GPUs driven by each process, or all; default 1");
   app.add_option("-c,--check", f.check, "Checked iterations per size (0: no check); default 1");
   app.add_option("-n,--iters", f.iters, "Timed iterations per size; default 20");
   app.add_option("-w,--warmup_iters", f.warmup, "Warm-up iterations per size; default 5");
@@ -307,7 +315,8 @@ int main(int argc, char** argv) {
     validate_output_paths(f.output);
     count_in("-t", f.threads, 1, 1);
     count_in("-m", f.agg, 1, 1);
-    const int gpus = count_in("-g", f.gpus, 1, 64);
+    // -g all: one process drives every visible GPU (a one-line suite entry for a whole node).
+    const int gpus = f.gpus == "all" ? std::max(1, visible_gpus()) : count_in("-g", f.gpus, 1, 64);
     const bool blocking = count_in("-z", f.blocking, 0, 1) == 1;
     const std::string backend_kind = resolve_backend(f.backend);
     if (options.point.graph_replays > 0 && backend_kind == "host")

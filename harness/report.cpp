@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 namespace redline {
 namespace {
@@ -49,7 +50,10 @@ std::vector<std::string> Report::metric_names() const {
 Report start_report(std::string tool, Environment env) {
   Report report;
   report.tool = std::move(tool);
-  report.run_id = make_run_id(env.host);
+  // Under `redline suite` every tool's rows carry the suite's run id, so the
+  // run folder, its CSVs and the history all name the same run.
+  const char* suite_run = std::getenv("REDLINE_RUN_ID");
+  report.run_id = suite_run && *suite_run ? suite_run : make_run_id(env.host);
   report.env = std::move(env);
   return report;
 }

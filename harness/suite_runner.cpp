@@ -263,6 +263,7 @@ SuiteRun run_suite(const std::vector<SuiteEntry>& entries, const std::filesystem
 
     ChildSpec spec;
     spec.argv = tool_argv(entry, base.string() + ".csv", base.string() + ".json");
+    spec.extra_env = {{"REDLINE_RUN_ID", run.run_id}};
     spec.timeout_seconds = kEntryTimeoutSeconds;
     // Streamed, so a long tool's log can be followed and survives anything.
     spec.on_output = [&log](std::string_view chunk) {
