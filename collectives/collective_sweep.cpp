@@ -169,6 +169,8 @@ GatheredPoint measure_and_gather(SweepContext& ctx, Backend& backend, const Coll
     const auto delay = std::chrono::duration<double, std::milli>(faults.delay_ms);
     settings.before_each_operation = [delay] { std::this_thread::sleep_for(delay); };
   }
+  // All ranks start the point together (outside the timed region), as nccl-tests does.
+  ctx.bootstrap.barrier();
   const PointMeasurement m = measure_point(backend, collective, buffers, count, c, in_place, settings);
   if (ctx.watchdog) ctx.watchdog->leave();
 
@@ -479,7 +481,10 @@ finished:
           busbw_sum += value;
           ++busbw_n;
         }
-    out << "# Out of bounds values : " << result.wrong << (result.wrong ? " ERROR" : " OK") << "\n";
+    if (options.point.check_iterations > 0)
+      out << "# Out of bounds values : " << result.wrong << (result.wrong ? " ERROR" : " OK") << "\n";
+    else
+      out << "# Out of bounds values : N/A (-c 0: not checked)\n";
     out << "# Avg bus bandwidth    : " << format_number(busbw_n ? busbw_sum / busbw_n : 0, 4) << "\n#\n";
     report.summary.emplace_back("wrong_values", std::to_string(result.wrong));
     report.summary.emplace_back("avg_busbw_GBps", format_number(busbw_n ? busbw_sum / busbw_n : 0, 4));
