@@ -76,7 +76,8 @@ std::vector<std::string> recorded_summary(const fs::path& json_file) {
   return lines;
 }
 
-int cmd_suite(const std::string& file, bool quick, const std::string& runs_dir, const std::string& history) {
+int cmd_suite(const std::string& file, bool quick, const std::string& runs_dir, const std::string& history,
+              const std::string& run_dir_file) {
   const fs::path suite = !file.empty() ? fs::path(file) : fs::path(quick ? "results/suites/quick" : "results/suites/default");
   if (!fs::exists(suite)) throw UsageError("FILE", suite.string(), "no such suite file");
   std::vector<SuiteEntry> entries;
@@ -86,6 +87,8 @@ int cmd_suite(const std::string& file, bool quick, const std::string& runs_dir, 
     throw UsageError("FILE", suite.string(), e.what());
   }
   const SuiteRun run = run_suite(entries, runs_dir, history, capture_environment());
+  // For scripts (nightly): which folder this run wrote, without guessing by name.
+  if (!run_dir_file.empty()) write_file_atomically(run_dir_file, run.run_dir.string() + "\n");
   std::cout << "\nredline suite run " << run.run_id << "\nresults: " << run.run_dir.string() << "/\n";
   std::vector<std::vector<std::string>> cells = {{"tool", "status", "seconds", "note"}};
   for (const auto& e : run.entries) cells.push_back({e.name, e.status, format_number(e.seconds, 1), e.note});
@@ -107,7 +110,7 @@ int cmd_compare(const std::string& baseline, const std::string& current, const s
   CompareOptions options;
   options.threshold = percent_flag("--threshold", threshold);
   options.alpha = parse_number("--alpha", alpha_text);
-  require_in_range("--alpha", alpha_text, options.alpha, 0, 1);
+  if (!(options.alpha > 0 && options.alpha < 1)) throw UsageError("--alpha", alpha_text, "must be between 0 and 1, exclusive");
   options.all_metrics = all_metrics;
   CompareFormat format;
   if (format_text == "table") format = CompareFormat::table;
@@ -117,13 +120,11 @@ int cmd_compare(const std::string& baseline, const std::string& current, const s
   const Schema schema = load_schema(schema_path);
   const RunResults base = load_input("BASELINE", baseline), cur = load_input("CURRENT", current);
   const Comparison comparison = compare_results(base, cur, schema, options);
-  if (comparison.metrics.empty() && comparison.only_in_baseline.empty() && comparison.only_in_current.empty())
-    throw UsageError("CURRENT", current, "shares no case and no metric with " + baseline + ": nothing to compare");
+  if (comparison.metrics.empty() && comparison.missing_metrics.empty())
+    throw UsageError("CURRENT", current, "shares no tracked metric of any case with " + baseline +
+                                             ": nothing to compare (different tools?)");
   std::cout << format_comparison(comparison, format, baseline, current);
-  // A case that ran ok before and fails now (a new OOM, a crash) is a regression too.
-  bool lost = false;
-  for (const auto& c : comparison.only_in_baseline) lost = lost || c.find("no ok row in current") != std::string::npos;
-  return comparison.any_slower() || lost ? kExitCheckFailed : kExitOk;
+  return comparison.regressed() ? kExitCheckFailed : kExitOk;
 }
 
 int cmd_history(const std::string& file, const std::string& case_filter, const std::string& metric_filter,
@@ -131,7 +132,12 @@ int cmd_history(const std::string& file, const std::string& case_filter, const s
   if (!fs::exists(file)) throw UsageError("--file", file, "no history yet (redline suite appends to it)");
   const Schema schema = load_schema(schema_path);
   const double limit = percent_flag("--threshold", threshold);
-  const auto series = load_history(file, case_filter, metric_filter);
+  std::vector<HistorySeries> series;
+  try {
+    series = load_history(file, case_filter, metric_filter);
+  } catch (const std::runtime_error& e) {  // CsvError too
+    throw UsageError("--file", file, e.what());
+  }
   if (series.empty()) throw UsageError("--case/--metric", case_filter + "/" + metric_filter, "match no series in " + file);
   std::vector<std::vector<std::string>> cells = {{"tool", "case", "metric", "runs", "first", "last", "findings"}};
   for (const auto& s : series) {
@@ -160,7 +166,13 @@ int cmd_report(const std::string& run, const std::string& baseline, const std::s
   }
   if (!history.empty() && fs::exists(history)) {
     // Trends of this run's cases and tracked metrics only, so the report stays about it.
-    for (auto& s : load_history(history)) {
+    std::vector<HistorySeries> all;
+    try {
+      all = load_history(history);
+    } catch (const std::runtime_error& e) {
+      std::cerr << "redline report: leaving out the history: " << e.what() << "\n";
+    }
+    for (auto& s : all) {
       const auto spec = inputs.schema.find(s.metric);
       if (!spec || !spec->tracked) continue;
       for (const auto& row : inputs.run.rows)
@@ -172,7 +184,7 @@ int cmd_report(const std::string& run, const std::string& baseline, const std::s
   }
   write_file_atomically(output, render_html_report(inputs));
   std::cout << "report: " << output << "\n";
-  return inputs.comparison && inputs.comparison->any_slower() ? kExitCheckFailed : kExitOk;
+  return inputs.comparison && inputs.comparison->regressed() ? kExitCheckFailed : kExitOk;
 }
 
 // results/baselines/<gpu>/: "NVIDIA H200" -> NVIDIA_H200; machines without a GPU share "none".
@@ -183,8 +195,12 @@ std::string baseline_name(const RunResults& run) {
   return gpu.empty() ? "none" : gpu;
 }
 
-int cmd_baseline(const std::string& run, const std::string& root) {
+int cmd_baseline(const std::string& run, const std::string& root, bool name_only) {
   const RunResults results = load_input("RUN", run);
+  if (name_only) {
+    std::cout << baseline_name(results) << "\n";
+    return kExitOk;
+  }
   if (!fs::is_directory(run)) throw UsageError("RUN", run, "give a run folder (results/runs/<run_id>)");
   const fs::path target = fs::path(root) / baseline_name(results);
   // Build the new baseline beside the old one, then swap: never half a baseline.
@@ -209,13 +225,14 @@ int main(int argc, char** argv) {
   CLI::App app{"redline: run suites, compare results, track history and write reports", "redline"};
   app.require_subcommand(1);
 
-  std::string suite_file, runs_dir = "results/runs", history = "results/history.csv";
+  std::string suite_file, runs_dir = "results/runs", history = "results/history.csv", run_dir_file;
   bool quick = false;
   auto* suite = app.add_subcommand("suite", "Run a suite file (default results/suites/default; --quick: results/suites/quick)");
   suite->add_option("FILE", suite_file, "Suite file: one 'NAME PROGRAM ARGS...' per line");
   suite->add_flag("--quick", quick, "The small suite for CI and smoke tests");
   suite->add_option("--runs", runs_dir, "Where run folders go (default results/runs)");
   suite->add_option("--history", history, "History file to append to (default results/history.csv; '' for none)");
+  suite->add_option("--run-dir-file", run_dir_file, "Write the run folder's path to FILE (for scripts)");
 
   std::string baseline, current, threshold = "5", alpha = "0.05", format = "table", schema;
   bool all_metrics = false;
@@ -245,15 +262,17 @@ int main(int argc, char** argv) {
   report->add_option("--schema", schema, "SCHEMA.md to read directions from");
 
   std::string baselines_root = "results/baselines";
+  bool name_only = false;
   auto* promote = app.add_subcommand("baseline", "Promote a run folder to results/baselines/<gpu>/");
   promote->add_option("RUN", run)->required();
   promote->add_option("--dir", baselines_root, "Baselines folder (default results/baselines)");
+  promote->add_flag("--name", name_only, "Only print the baseline folder name this run belongs to");
 
   return run_tool(app, argc, argv, [&] {
-    if (*suite) return cmd_suite(suite_file, quick, runs_dir, history);
+    if (*suite) return cmd_suite(suite_file, quick, runs_dir, history, run_dir_file);
     if (*compare) return cmd_compare(baseline, current, threshold, alpha, format, all_metrics, schema);
     if (*hist) return cmd_history(history, case_filter, metric_filter, threshold, schema);
     if (*report) return cmd_report(run, report_baseline, output, history, schema);
-    return cmd_baseline(run, baselines_root);
+    return cmd_baseline(run, baselines_root, name_only);
   });
 }

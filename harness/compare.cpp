@@ -172,6 +172,7 @@ std::string format_text(const Comparison& c, const std::string& baseline_name, c
     for (const auto& item : items) out += "  " + item + "\n";
   };
   list("only in baseline", c.only_in_baseline);
+  list("tracked metric missing in current", c.missing_metrics);
   list("only in current", c.only_in_current);
   list((std::string("not compared (") + kNotComparedWhy + ")").c_str(), c.not_compared);
   out += "\n" + counts_line(c) + "\n" + geomean_line(c) + "\n";
@@ -216,6 +217,7 @@ std::string format_markdown(const Comparison& c, const std::string& baseline_nam
     for (const auto& item : items) out += "- " + md_escape(item) + "\n";
   };
   list("Only in baseline", c.only_in_baseline);
+  list("Tracked metric missing in current", c.missing_metrics);
   list("Only in current", c.only_in_current);
   list(std::string("Not compared (") + kNotComparedWhy + ")", c.not_compared);
   out += "\n" + counts_line(c) + "; " + geomean_line(c) + "\n";
@@ -256,8 +258,10 @@ std::string format_json(const Comparison& c, const std::string& baseline_name, c
   list("only_in_baseline", c.only_in_baseline);
   list("only_in_current", c.only_in_current);
   list("not_compared", c.not_compared);
+  list("missing_metrics", c.missing_metrics);
   json.key("geomean_improvement").value(c.geomean_improvement);
   json.key("any_slower").value(c.any_slower());
+  json.key("regressed").value(c.regressed());
   json.end_object();
   return json.str();
 }
@@ -277,6 +281,8 @@ std::string to_string(Verdict verdict) {
 bool Comparison::any_slower() const {
   return std::any_of(metrics.begin(), metrics.end(), [](const auto& m) { return m.verdict == Verdict::slower; });
 }
+
+bool Comparison::regressed() const { return any_slower() || !only_in_baseline.empty() || !missing_metrics.empty(); }
 
 Comparison compare_results(const RunResults& baseline, const RunResults& current, const Schema& schema,
                            const CompareOptions& options) {
@@ -355,7 +361,12 @@ Comparison compare_results(const RunResults& baseline, const RunResults& current
           comparison.not_compared.push_back(name);
         continue;
       }
-      if (cur_names.count(name)) names.push_back(name);
+      if (cur_names.count(name)) {
+        names.push_back(name);
+      } else {
+        const MetricSpec spec = *schema.find(name);
+        if (spec.tracked || options.all_metrics) comparison.missing_metrics.push_back(label + " " + name);
+      }
     }
     for (const auto& name : cur_names)
       if (!schema.find(name) && std::find(comparison.not_compared.begin(), comparison.not_compared.end(), name) ==

@@ -37,10 +37,14 @@ struct Comparison {
   std::vector<MetricComparison> metrics;
   std::vector<std::string> only_in_baseline, only_in_current;  // "tool case_key"
   std::vector<std::string> not_compared;  // metrics without a direction in the schema
+  std::vector<std::string> missing_metrics;  // "tool case_key metric": tracked, in the baseline, empty now
   // Geometric mean over compared metrics of (current/baseline), oriented so
   // that above 1 is better; 1 when nothing was compared.
   double geomean_improvement = 1;
   bool any_slower() const;
+  // A regression for a nightly job: a metric SLOWER, a case that ran ok in the
+  // baseline and is absent or failing now, or a tracked metric that vanished.
+  bool regressed() const;
 };
 
 Comparison compare_results(const RunResults& baseline, const RunResults& current, const Schema& schema,

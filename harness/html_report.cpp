@@ -477,6 +477,7 @@ std::string comparison_section(const Comparison& cmp, const std::string& baselin
             "(results/SCHEMA.md).</p>\n";
   }
   html += case_list("Cases only in the baseline", cmp.only_in_baseline);
+  html += case_list("Tracked metrics missing in the current run", cmp.missing_metrics);
   html += case_list("Cases only in the current run", cmp.only_in_current);
   html += case_list("Metrics not compared (no direction in the schema)", cmp.not_compared);
   return html + "</section>\n";

@@ -91,7 +91,7 @@ std::vector<std::string> split_words(const std::string& line, const fs::path& fi
     } else if (std::string_view("|&;<>()`").find(c) != std::string_view::npos) {
       suite_error(file, line_no, std::string("unquoted '") + c +
                                      "': a suite line is a program and its arguments, not a shell command "
-                                     "(quote it, or run the line through sh -c '...')");
+                                     "(quote it; a pipeline belongs in a script that passes --csv/--json on)");
     } else {
       word += c;
       in_word = true;

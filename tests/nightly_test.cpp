@@ -41,11 +41,14 @@ class NightlyTest : public ::testing::Test {
     return redline::run_child(spec);
   }
 
-  fs::path newest_run() {
-    fs::path newest;
-    for (const auto& e : fs::directory_iterator(dir_ / "results" / "runs"))
-      if (newest.empty() || e.path().filename() > newest.filename()) newest = e.path();
-    return newest;
+  // The run folder `redline suite` reported ("results: DIR/").
+  static fs::path run_of(const redline::ChildResult& r) {
+    const auto at = r.output.find("\nresults: ");
+    if (at == std::string::npos) return {};
+    const auto begin = at + 10, end = r.output.find('\n', begin);
+    std::string dir = r.output.substr(begin, end - begin);
+    if (!dir.empty() && dir.back() == '/') dir.pop_back();
+    return dir;
   }
 
   fs::path dir_;
@@ -55,21 +58,26 @@ TEST_F(NightlyTest, ReferenceThenSameThenPlantedRegression) {
   const auto first = nightly(suite("base", "1"));
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_NE(first.output.find("is the first reference"), std::string::npos) << first.output;
-  EXPECT_TRUE(fs::exists(newest_run() / "report.html"));
+  EXPECT_TRUE(fs::exists(run_of(first) / "report.html"));
 
   const auto same = nightly(suite("base", "1"));
   ASSERT_EQ(same.exit_code, 0) << same.output;
   EXPECT_NE(same.output.find("SAME"), std::string::npos) << same.output;
   EXPECT_EQ(same.output.find("! SLOWER"), std::string::npos) << same.output;
-  EXPECT_TRUE(fs::exists(newest_run() / "report.html"));
-  EXPECT_TRUE(fs::exists(newest_run() / "compare.md"));
+  EXPECT_TRUE(fs::exists(run_of(same) / "report.html"));
+  EXPECT_TRUE(fs::exists(run_of(same) / "compare.md"));
 
   const auto slower = nightly(suite("slow", "0.8"));
   EXPECT_EQ(slower.exit_code, 1) << slower.output;
   EXPECT_NE(slower.output.find("! SLOWER"), std::string::npos) << slower.output;
   EXPECT_NE(slower.output.find("batch_size=8"), std::string::npos) << slower.output;
   EXPECT_NE(slower.output.find("samples_per_s"), std::string::npos) << slower.output;
-  EXPECT_TRUE(fs::exists(newest_run() / "report.html"));
+  EXPECT_TRUE(fs::exists(run_of(slower) / "report.html"));
+
+  // The failed night is no baseline: the regression fails again the next night.
+  const auto again = nightly(suite("slow", "0.8"));
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_NE(again.output.find("! SLOWER"), std::string::npos) << again.output;
 }
 
 TEST_F(NightlyTest, BadArgumentsExitTwo) {
