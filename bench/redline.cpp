@@ -176,7 +176,7 @@ int cmd_report(const std::string& run, const std::string& baseline, const std::s
       const auto spec = inputs.schema.find(s.metric);
       if (!spec || !spec->tracked) continue;
       for (const auto& row : inputs.run.rows)
-        if (row.tool == s.tool && row.case_key == s.case_key && s.points.size() > 1) {
+        if (series_tool(row) == s.tool && row.case_key == s.case_key && s.points.size() > 1) {
           inputs.history.push_back(std::move(s));
           break;
         }

@@ -207,7 +207,7 @@ void append_history(const std::filesystem::path& history_csv, const RunResults& 
     if (row.status != "ok") continue;  // a failed row has no values to track
     for (const auto& [metric, value] : row.metrics) {
       if (!std::isfinite(value)) continue;
-      lines += csv_line({row.run_id, row.timestamp_utc, row.host, row.gpu, row.tool, row.case_key,
+      lines += csv_line({row.run_id, row.timestamp_utc, row.host, row.gpu, series_tool(row), row.case_key,
                          std::to_string(row.repetition), metric, metric_text(value), "ok"});
     }
   }

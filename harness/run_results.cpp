@@ -129,4 +129,9 @@ RunResults load_results(const fs::path& run_or_csv) {
   return results;
 }
 
+std::string series_tool(const ResultRow& row) {
+  const std::string entry = std::filesystem::path(row.file).stem().string();
+  return entry.empty() || entry == row.tool ? row.tool : row.tool + "[" + entry + "]";
+}
+
 }  // namespace redline

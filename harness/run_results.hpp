@@ -25,6 +25,11 @@ struct RunResults {
   std::vector<ResultRow> rows;
 };
 
+// The tool as a history names it: "allreduce_bench[allreduce_host]" when the
+// row came from a suite entry named otherwise than the tool, so two entries
+// running one tool (host and NCCL collectives) never share a series.
+std::string series_tool(const ResultRow& row);
+
 // A folder: every *.csv in it except suite.csv and history.csv. Throws
 // CsvError (file:line) for malformed input, std::runtime_error for a missing
 // path or a CSV without redline's common columns.
