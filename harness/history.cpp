@@ -1,5 +1,12 @@
 #include "harness/history.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -212,6 +219,18 @@ void append_history(const std::filesystem::path& history_csv, const RunResults& 
     }
   }
   if (lines.empty()) return;
+
+  // Two suites finishing at once must not both read the old file and each
+  // write back only their own rows: appends take a lock beside the file.
+  if (!history_csv.parent_path().empty()) std::filesystem::create_directories(history_csv.parent_path());
+  const std::string lock_path = history_csv.string() + ".lock";
+  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX) != 0)
+    throw std::runtime_error("cannot lock " + lock_path + ": " + std::strerror(errno));
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }  // closing releases the lock
+  } unlock{lock_fd};
 
   std::string prefix;
   const bool fresh = !std::filesystem::exists(history_csv) || std::filesystem::file_size(history_csv) == 0;
