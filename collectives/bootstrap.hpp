@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,9 @@ struct LaunchInfo {
   int local_rank = 0;
 };
 LaunchInfo detect_launch();
+
+// The value of launcher variable `name` (raw text, null when unset) as a
+// non-negative int; malformed text throws std::runtime_error naming it.
+std::optional<int> parse_launch_int(const char* name, const char* raw);
 
 }  // namespace redline

@@ -43,25 +43,9 @@ constexpr std::size_t kMaxErrorText = 64 * 1024;
 // ---------------------------------------------------------------------------
 // Environment
 
-std::optional<int> read_int(const char* name, const char* raw) {
-  if (!raw) return std::nullopt;
-  const std::string value(raw);
-  long long parsed = 0;
-  bool ok = !value.empty() && value.size() <= 10;
-  for (const char c : value) {
-    if (c < '0' || c > '9') {
-      ok = false;
-      break;
-    }
-    parsed = parsed * 10 + (c - '0');
-  }
-  if (!ok || parsed > INT_MAX)
-    throw std::runtime_error(std::string(name) + "='" + value + "' is not a non-negative integer");
-  return static_cast<int>(parsed);
-}
 
 int required_int(const char* name) {
-  const auto value = read_int(name, std::getenv(name));
+  const auto value = parse_launch_int(name, std::getenv(name));
   if (!value)
     throw std::runtime_error(std::string(name) +
                              " is not set: the env bootstrap needs RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and "
@@ -868,7 +852,7 @@ EnvRendezvousConfig env_rendezvous_from_environment() {
   c.rank = required_int("RANK");
   c.world_size = required_int("WORLD_SIZE");
   c.local_rank = required_int("LOCAL_RANK");
-  if (const auto lws = read_int("LOCAL_WORLD_SIZE", std::getenv("LOCAL_WORLD_SIZE"))) c.local_world_size = *lws;
+  if (const auto lws = parse_launch_int("LOCAL_WORLD_SIZE", std::getenv("LOCAL_WORLD_SIZE"))) c.local_world_size = *lws;
   if (c.world_size > 1) {
     const char* addr = std::getenv("MASTER_ADDR");
     if (!addr)
@@ -879,7 +863,7 @@ EnvRendezvousConfig env_rendezvous_from_environment() {
     if (!port)
       throw std::runtime_error("MASTER_PORT is not set: with WORLD_SIZE=" + std::to_string(c.world_size) +
                                " the env bootstrap needs a port in MASTER_PORT");
-    const auto parsed = read_int("MASTER_PORT", port);
+    const auto parsed = parse_launch_int("MASTER_PORT", port);
     if (*parsed < 1 || *parsed > 65535)
       throw std::runtime_error(std::string("MASTER_PORT='") + port + "' is not a port number (1-65535)");
     c.master_port = *parsed;

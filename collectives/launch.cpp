@@ -9,12 +9,10 @@
 #include "collectives/bootstrap.hpp"
 
 namespace redline {
-namespace {
 
 // nullopt when unset; a number that is not a plain non-negative decimal int
 // is an error that names the variable, as a launcher would never set it.
-std::optional<int> read_int(const char* name) {
-  const char* raw = std::getenv(name);
+std::optional<int> parse_launch_int(const char* name, const char* raw) {
   if (!raw) return std::nullopt;
   const std::string value(raw);
   long long parsed = 0;
@@ -30,6 +28,10 @@ std::optional<int> read_int(const char* name) {
     throw std::runtime_error(std::string(name) + "='" + value + "' is not a non-negative integer");
   return static_cast<int>(parsed);
 }
+
+namespace {
+
+std::optional<int> read_int(const char* name) { return parse_launch_int(name, std::getenv(name)); }
 
 // One launcher's three variables. Size and rank go together: one without the
 // other means a broken or half-copied environment, never a guess.

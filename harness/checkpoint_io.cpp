@@ -1,0 +1,376 @@
+#include "harness/checkpoint_io.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "harness/atomic_file.hpp"
+
+namespace redline {
+namespace fs = std::filesystem;
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// --- XXH64 ------------------------------------------------------------------
+constexpr std::uint64_t P1 = 0x9E3779B185EBCA87ull, P2 = 0xC2B2AE3D27D4EB4Full, P3 = 0x165667B19E3779F9ull,
+                        P4 = 0x85EBCA77C2B2AE63ull, P5 = 0x27D4EB2F165667C5ull;
+inline std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+inline std::uint64_t read64(const unsigned char* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;  // little-endian hosts only (x86-64, aarch64)
+}
+inline std::uint32_t read32(const unsigned char* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline std::uint64_t xxh_round(std::uint64_t acc, std::uint64_t input) {
+  acc += input * P2;
+  acc = rotl(acc, 31);
+  return acc * P1;
+}
+inline std::uint64_t xxh_merge(std::uint64_t acc, std::uint64_t val) {
+  acc ^= xxh_round(0, val);
+  return acc * P1 + P4;
+}
+
+// An open descriptor closed on every exit path.
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Runs pwrite/pread of [begin, end) in chunks over `threads` threads; returns
+// the first errno (0 when all succeeded) and, for reads, EIO-like short reads
+// as ENODATA.
+template <bool Write>
+int parallel_io(int fd, std::byte* data, std::size_t begin, std::size_t end, unsigned threads, std::size_t chunk) {
+  if (end <= begin) return 0;
+  const std::size_t chunks = (end - begin + chunk - 1) / chunk;
+  threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, chunks)));
+  std::atomic<int> first_error{0};
+  auto worker = [&](unsigned t) {
+    for (std::size_t c = t; c < chunks && first_error.load() == 0; c += threads) {
+      std::size_t off = begin + c * chunk;
+      const std::size_t stop = std::min(end, off + chunk);
+      while (off < stop) {
+        const ssize_t n = Write ? ::pwrite(fd, data + off, stop - off, static_cast<off_t>(off))
+                                : ::pread(fd, data + off, stop - off, static_cast<off_t>(off));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          int expected = 0;
+          first_error.compare_exchange_strong(expected, n < 0 ? errno : (Write ? ENOSPC : ENODATA));
+          return;
+        }
+        off += static_cast<std::size_t>(n);
+      }
+    }
+  };
+  if (threads == 1) {
+    worker(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker, t);
+    for (auto& th : pool) th.join();
+  }
+  return first_error.load();
+}
+
+constexpr std::size_t kAlign = AlignedBuffer::kAlignment;
+std::size_t aligned_chunk(std::size_t chunk) { return std::max(kAlign, chunk / kAlign * kAlign); }
+
+std::string hex64(std::uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+}  // namespace
+
+std::uint64_t xxh64(const void* data, std::size_t length, std::uint64_t seed) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  const unsigned char* const end = p + length;
+  std::uint64_t h;
+  if (length >= 32) {
+    std::uint64_t v1 = seed + P1 + P2, v2 = seed + P2, v3 = seed, v4 = seed - P1;
+    const unsigned char* const limit = end - 32;
+    do {
+      v1 = xxh_round(v1, read64(p));
+      v2 = xxh_round(v2, read64(p + 8));
+      v3 = xxh_round(v3, read64(p + 16));
+      v4 = xxh_round(v4, read64(p + 24));
+      p += 32;
+    } while (p <= limit);
+    h = rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18);
+    h = xxh_merge(h, v1);
+    h = xxh_merge(h, v2);
+    h = xxh_merge(h, v3);
+    h = xxh_merge(h, v4);
+  } else {
+    h = seed + P5;
+  }
+  h += static_cast<std::uint64_t>(length);
+  while (p + 8 <= end) {
+    h ^= xxh_round(0, read64(p));
+    h = rotl(h, 27) * P1 + P4;
+    p += 8;
+  }
+  if (p + 4 <= end) {
+    h ^= static_cast<std::uint64_t>(read32(p)) * P1;
+    h = rotl(h, 23) * P2 + P3;
+    p += 4;
+  }
+  while (p < end) {
+    h ^= (*p) * P5;
+    h = rotl(h, 11) * P1;
+    ++p;
+  }
+  h ^= h >> 33;
+  h *= P2;
+  h ^= h >> 29;
+  h *= P3;
+  h ^= h >> 32;
+  return h;
+}
+
+AlignedBuffer::AlignedBuffer(std::size_t bytes) : size_(bytes) {
+  const std::size_t rounded = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (!p) throw std::bad_alloc();
+  data_.reset(static_cast<std::byte*>(p));
+}
+
+void AlignedBuffer::Free::operator()(std::byte* p) const { std::free(p); }
+
+void fill_random(std::byte* data, std::size_t bytes, std::uint64_t seed, unsigned threads) {
+  const std::size_t words = bytes / 8;
+  threads = std::max(1u, threads);
+  auto fill = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      std::uint64_t x = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+      x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+      x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+      x ^= x >> 31;
+      std::memcpy(data + i * 8, &x, 8);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back(fill, words * t / threads, words * (t + 1) / threads);
+  for (auto& th : pool) th.join();
+  for (std::size_t i = words * 8; i < bytes; ++i) data[i] = static_cast<std::byte>(0xA5 ^ i);
+}
+
+WriteTimes write_file(const fs::path& path, const std::byte* data, std::size_t bytes, const WriteOptions& options) {
+  auto* mutable_data = const_cast<std::byte*>(data);  // pwrite only reads it
+  const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+  WriteTimes times;
+  const double t0 = now_s();
+  Fd plain(::open(path.c_str(), flags, 0644));
+  if (plain.fd < 0) throw std::runtime_error("cannot create " + path.string() + ": " + errno_text(errno));
+  std::size_t direct_end = 0;
+  int err = 0;
+  if (options.direct) {
+    Fd direct(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_DIRECT));
+    if (direct.fd < 0) {
+      const int e = errno;
+      if (e == EINVAL) throw DirectIoUnsupported("the filesystem of " + path.string() + " refuses O_DIRECT");
+      throw std::runtime_error("cannot open " + path.string() + " with O_DIRECT: " + errno_text(e));
+    }
+    direct_end = bytes / kAlign * kAlign;
+    err = parallel_io<true>(direct.fd, mutable_data, 0, direct_end, options.threads, aligned_chunk(options.chunk));
+  }
+  if (err == 0) err = parallel_io<true>(plain.fd, mutable_data, direct_end, bytes, options.threads, options.chunk);
+  if (err != 0) throw std::runtime_error("writing " + path.string() + " failed: " + errno_text(err));
+  const double t1 = now_s();
+  times.write_s = t1 - t0;
+  if (options.fsync) {
+    if (::fsync(plain.fd) != 0) throw std::runtime_error("fsync of " + path.string() + " failed: " + errno_text(errno));
+    times.fsync_s = now_s() - t1;
+  }
+  if (::close(plain.fd) != 0) {
+    plain.fd = -1;
+    throw std::runtime_error("closing " + path.string() + " failed: " + errno_text(errno));
+  }
+  plain.fd = -1;
+  return times;
+}
+
+ReadTimes read_file(const fs::path& path, std::byte* into, std::size_t bytes, bool try_direct, unsigned threads,
+                    std::size_t chunk) {
+  ReadTimes times;
+  Fd plain(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (plain.fd < 0) throw std::runtime_error("cannot open " + path.string() + ": " + errno_text(errno));
+  struct stat st {};
+  if (::fstat(plain.fd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < bytes)
+    throw std::runtime_error(path.string() + " is shorter than " + std::to_string(bytes) + " bytes");
+  Fd direct(try_direct ? ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT) : -1);
+  times.direct = direct.fd >= 0;
+  // Clean pages of a file that was just fsynced can be dropped; dirty or
+  // tmpfs pages cannot, which is why the row says whether the read was direct.
+  (void)::posix_fadvise(plain.fd, 0, 0, POSIX_FADV_DONTNEED);
+  const double t0 = now_s();
+  std::size_t direct_end = 0;
+  int err = 0;
+  if (times.direct) {
+    direct_end = bytes / kAlign * kAlign;
+    err = parallel_io<false>(direct.fd, into, 0, direct_end, threads, aligned_chunk(chunk));
+  }
+  if (err == 0) err = parallel_io<false>(plain.fd, into, direct_end, bytes, threads, chunk);
+  if (err != 0) throw std::runtime_error("reading " + path.string() + " failed: " + errno_text(err));
+  times.read_s = now_s() - t0;
+  return times;
+}
+
+void fsync_directory(const fs::path& dir) {
+  Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (d.fd < 0 || ::fsync(d.fd) != 0)
+    throw std::runtime_error("fsync of directory " + dir.string() + " failed: " + errno_text(errno));
+}
+
+bool supports_direct_io(const fs::path& dir) {
+  const fs::path probe = dir / (".redline-direct-probe-" + std::to_string(::getpid()));
+  Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644));
+  const bool ok = fd.fd >= 0;
+  if (ok || errno != ENOENT) ::unlink(probe.c_str());
+  return ok;
+}
+
+std::optional<std::string> directory_problem(const fs::path& dir) {
+  std::error_code ec;
+  const auto status = fs::status(dir, ec);
+  if (ec || !fs::exists(status)) return "does not exist";
+  if (!fs::is_directory(status)) return "is not a directory";
+  const fs::path probe = dir / (".redline-write-probe-" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return "is not writable (" + errno_text(errno) + ")";
+  ::close(fd);
+  if (::unlink(probe.c_str()) != 0) return "does not let files be deleted (" + errno_text(errno) + ")";
+  return std::nullopt;
+}
+
+CheckpointPaths checkpoint_paths(const fs::path& dir, const std::string& name) {
+  return {dir / name, dir / ("." + name + ".tmp"), dir / (name + ".manifest")};
+}
+
+SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byte* data, std::size_t bytes,
+                    const WriteOptions& options) {
+  const CheckpointPaths paths = checkpoint_paths(dir, name);
+  SaveSteps steps;
+  const double t0 = now_s();
+  // An old manifest beside new data would make a half-replaced checkpoint
+  // look complete until the checksum is compared; remove it first.
+  std::error_code ec;
+  fs::remove(paths.manifest, ec);
+  if (ec) throw std::runtime_error("cannot remove the old manifest " + paths.manifest.string() + ": " + ec.message());
+
+  double t = now_s();
+  steps.checksum = xxh64(data, bytes);
+  steps.checksum_s = now_s() - t;
+  try {
+    const WriteTimes w = write_file(paths.temp, data, bytes, options);
+    steps.write_s = w.write_s;
+    steps.fsync_file_s = w.fsync_s;
+    t = now_s();
+    if (::rename(paths.temp.c_str(), paths.data.c_str()) != 0)
+      throw std::runtime_error("renaming " + paths.temp.string() + " to " + paths.data.string() +
+                               " failed: " + errno_text(errno));
+    steps.rename_s = now_s() - t;
+  } catch (...) {
+    fs::remove(paths.temp, ec);
+    throw;
+  }
+  if (options.fsync) {
+    t = now_s();
+    fsync_directory(dir);
+    steps.fsync_dir_s = now_s() - t;
+  }
+  t = now_s();
+  std::ostringstream manifest;
+  manifest << "redline-checkpoint 1\nfile " << name << "\nbytes " << bytes << "\nxxh64 " << hex64(steps.checksum)
+           << "\n";
+  // write_file_atomically always fsyncs (file and directory); --no-fsync
+  // leaves only the data's fsyncs out.
+  write_file_atomically(paths.manifest, manifest.str());
+  steps.manifest_s = now_s() - t;
+  steps.total_s = now_s() - t0;
+  return steps;
+}
+
+Manifest read_manifest(const fs::path& dir, const std::string& name) {
+  const CheckpointPaths paths = checkpoint_paths(dir, name);
+  std::ifstream in(paths.manifest);
+  if (!in)
+    throw CheckpointRejected("checkpoint " + paths.data.string() + " has no manifest " + paths.manifest.string() +
+                             ": the save did not complete");
+  Manifest m;
+  std::string magic, key;
+  std::string version;
+  std::string hex;
+  if (!(in >> magic >> version) || magic != "redline-checkpoint" || version != "1" || !(in >> key >> m.file) ||
+      key != "file" || !(in >> key >> m.bytes) || key != "bytes" || !(in >> key >> hex) || key != "xxh64" ||
+      hex.size() != 16)
+    throw CheckpointRejected("manifest " + paths.manifest.string() + " is malformed");
+  try {
+    m.xxh64 = std::stoull(hex, nullptr, 16);
+  } catch (const std::exception&) {
+    throw CheckpointRejected("manifest " + paths.manifest.string() + " has a malformed checksum '" + hex + "'");
+  }
+  if (m.file != name)
+    throw CheckpointRejected("manifest " + paths.manifest.string() + " describes '" + m.file + "', not '" + name + "'");
+  return m;
+}
+
+RestoreSteps restore_checkpoint(const fs::path& dir, const std::string& name, AlignedBuffer& into, unsigned threads,
+                                std::size_t chunk) {
+  const double t0 = now_s();
+  const Manifest m = read_manifest(dir, name);
+  const fs::path data = checkpoint_paths(dir, name).data;
+  std::error_code ec;
+  const auto actual = fs::file_size(data, ec);
+  if (ec) throw CheckpointRejected("checkpoint " + data.string() + " is missing: " + ec.message());
+  if (actual != m.bytes)
+    throw CheckpointRejected("checkpoint " + data.string() + " is torn: " + std::to_string(actual) +
+                             " bytes, the manifest says " + std::to_string(m.bytes));
+  if (into.size() != m.bytes) into = AlignedBuffer(m.bytes);
+  RestoreSteps steps;
+  steps.bytes = m.bytes;
+  const ReadTimes r = read_file(data, into.data(), m.bytes, true, threads, chunk);
+  steps.read_s = r.read_s;
+  steps.direct = r.direct;
+  const double t = now_s();
+  const std::uint64_t sum = xxh64(into.data(), m.bytes);
+  steps.verify_s = now_s() - t;
+  if (sum != m.xxh64)
+    throw CheckpointRejected("checkpoint " + data.string() + " is corrupt: XXH64 " + hex64(sum) +
+                             ", the manifest says " + hex64(m.xxh64));
+  steps.total_s = now_s() - t0;
+  return steps;
+}
+
+}  // namespace redline

@@ -1,0 +1,137 @@
+// Checkpoint files on storage: random state buffers, timed parallel writes
+// and reads (buffered, fsync, O_DIRECT), the safe save (temporary name, fsync,
+// rename, directory fsync, XXH64 checksum in a manifest written last) and the
+// restore that verifies it and refuses a torn or corrupt checkpoint.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace redline {
+
+// XXH64 (the xxHash 64-bit spec), implemented here: ~10 GB/s on one core,
+// fast enough to checksum a checkpoint without becoming the stall. It detects
+// torn and corrupted files, not deliberate tampering (not cryptographic).
+std::uint64_t xxh64(const void* data, std::size_t length, std::uint64_t seed = 0);
+
+// 4096-byte aligned host memory (O_DIRECT needs aligned buffers), freed on
+// every exit path.
+class AlignedBuffer {
+ public:
+  static constexpr std::size_t kAlignment = 4096;
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(std::size_t bytes);  // throws std::bad_alloc
+  std::byte* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  struct Free { void operator()(std::byte* p) const; };
+  std::unique_ptr<std::byte, Free> data_;
+  std::size_t size_ = 0;
+};
+
+// Random bytes (SplitMix64 of the index), never a zero page: zeros compress
+// and dedupe on some storage and would flatter it. Uses `threads` threads.
+void fill_random(std::byte* data, std::size_t bytes, std::uint64_t seed, unsigned threads);
+
+struct WriteOptions {
+  unsigned threads = 1;             // writer threads, each taking every threads-th chunk
+  std::size_t chunk = 64u << 20;    // bytes per pwrite
+  bool fsync = true;                // fsync the file after writing
+  bool direct = false;              // O_DIRECT (bypasses the page cache); the unaligned tail is written buffered
+};
+
+struct WriteTimes {
+  double write_s = 0;
+  double fsync_s = 0;
+};
+
+// Creates or truncates `path` and writes data[0, bytes). Throws
+// std::runtime_error naming the path and the error (ENOSPC: "No space left on
+// device"); O_DIRECT refused by the filesystem throws DirectIoUnsupported.
+WriteTimes write_file(const std::filesystem::path& path, const std::byte* data, std::size_t bytes,
+                      const WriteOptions& options);
+
+class DirectIoUnsupported : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ReadTimes {
+  double read_s = 0;
+  bool direct = false;  // false: the read may have been served from the page cache
+};
+
+// Reads `bytes` of `path` into `into` (aligned). With try_direct, O_DIRECT
+// where the filesystem allows it; otherwise the file's clean cached pages are
+// dropped first (posix_fadvise DONTNEED), which works on disk filesystems but
+// not on tmpfs. Throws naming the file when it is shorter than `bytes`.
+ReadTimes read_file(const std::filesystem::path& path, std::byte* into, std::size_t bytes, bool try_direct,
+                    unsigned threads, std::size_t chunk);
+
+// fsync of a directory: makes a rename or a new name durable.
+void fsync_directory(const std::filesystem::path& dir);
+
+// Whether `dir` accepts O_DIRECT opens (tmpfs does not).
+bool supports_direct_io(const std::filesystem::path& dir);
+
+// Why `dir` cannot hold checkpoints (missing, not a directory, not
+// writable), by actually creating and deleting a probe file: root ignores
+// permission bits, so access(2) would lie. std::nullopt when it can.
+std::optional<std::string> directory_problem(const std::filesystem::path& dir);
+
+// The files of checkpoint `name` in `dir`: the data, its temporary name while
+// being written, and the manifest (written last) that makes it complete.
+struct CheckpointPaths {
+  std::filesystem::path data, temp, manifest;
+};
+CheckpointPaths checkpoint_paths(const std::filesystem::path& dir, const std::string& name);
+
+// Each safety step of the synchronous save, costed separately.
+struct SaveSteps {
+  double checksum_s = 0, write_s = 0, fsync_file_s = 0, rename_s = 0, fsync_dir_s = 0, manifest_s = 0;
+  double total_s = 0;
+  std::uint64_t checksum = 0;
+};
+
+// checksum -> write to the temporary name -> fsync file -> rename -> fsync
+// dir -> manifest (data name, size, XXH64) written the same safe way. The old
+// manifest is removed first, so at any moment of a crash the checkpoint is
+// either complete or refused by restore. With options.fsync false every fsync
+// is skipped (not durable: for measuring what they cost). On failure the
+// temporary file is removed and std::runtime_error names the file and step.
+SaveSteps safe_save(const std::filesystem::path& dir, const std::string& name, const std::byte* data,
+                    std::size_t bytes, const WriteOptions& options);
+
+// A checkpoint that must not be used; the message names the file and why.
+class CheckpointRejected : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Manifest {
+  std::string file;
+  std::uint64_t bytes = 0;
+  std::uint64_t xxh64 = 0;
+};
+// Throws CheckpointRejected when the manifest is absent or malformed.
+Manifest read_manifest(const std::filesystem::path& dir, const std::string& name);
+
+struct RestoreSteps {
+  double read_s = 0, verify_s = 0, total_s = 0;
+  std::uint64_t bytes = 0;
+  bool direct = false;
+};
+
+// Reads and verifies checkpoint `name` into `into` (resized when needed).
+// Throws CheckpointRejected naming the file: no manifest (incomplete save),
+// size differs from the manifest (torn), checksum differs (corrupt).
+RestoreSteps restore_checkpoint(const std::filesystem::path& dir, const std::string& name, AlignedBuffer& into,
+                                unsigned threads, std::size_t chunk);
+
+}  // namespace redline
