@@ -1,0 +1,239 @@
+// checkpoint_bench save|restore|all|gpu: what a training checkpoint costs on
+// this node and its storage (stall, bandwidth against the storage's own
+// ceiling, each safety step), whether an async save hides the stall, and how
+// often to checkpoint for a failure rate (Young/Daly).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include "harness/checkpoint_io.hpp"
+#include "harness/checkpoint_model.hpp"
+#include "harness/checkpoint_stages.hpp"
+#include "harness/environment.hpp"
+#include "harness/tool_main.hpp"
+#include "harness/units.hpp"
+#include "harness/usage_error.hpp"
+#ifdef REDLINE_HAVE_CHECKPOINT_GPU
+#include "kernels/checkpoint_copy.cuh"
+#endif
+
+using namespace redline;
+
+namespace {
+
+struct Flags {
+  std::string command;
+  std::string size, params, model, optimizer = "adam", dir;
+  std::string threads = "4", chunk = "64M";
+  std::string mtbf, gpu_mtbf, gpus;
+  bool no_fsync = false;
+  OutputOptions output;
+};
+
+struct Plan {
+  bool save = false, restore = false, gpu = false;
+  CheckpointConfig cfg;
+  double mtbf_s = 24 * 3600.0;
+  std::string mtbf_source = "default 24 h (pass --mtbf, or --gpu-mtbf with --gpus)";
+  std::string size_source;
+};
+
+std::int64_t count_between(const char* flag, const std::string& text, std::int64_t lo, std::int64_t hi) {
+  const auto value = parse_count(flag, text);
+  if (value < lo || value > hi)
+    throw UsageError(flag, text, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  return value;
+}
+
+double hours(const char* flag, const std::string& text) {
+  const double h = parse_number(flag, text);
+  require_positive(flag, text, h);
+  return h;
+}
+
+Plan to_plan(const Flags& f) {
+  Plan p;
+  if (f.command == "save") p.save = p.gpu = true;
+  else if (f.command == "restore") p.restore = true;
+  else if (f.command == "all") p.save = p.restore = p.gpu = true;
+  else if (f.command != "gpu") throw UsageError("COMMAND", f.command, "use save, restore, all or gpu");
+
+  const auto optimizer = parse_optimizer(f.optimizer);
+  if (!optimizer) throw UsageError("--optimizer", f.optimizer, "use adam, sgd or none");
+  if (!f.size.empty()) {
+    p.cfg.bytes = parse_size("--size", f.size);
+    if (p.cfg.bytes == 0) throw UsageError("--size", f.size, "must be at least 1 byte");
+    p.size_source = "--size " + f.size;
+  } else if (!f.params.empty() || !f.model.empty()) {
+    std::uint64_t parameters = 0;
+    if (!f.params.empty()) {
+      parameters = static_cast<std::uint64_t>(parse_count("--params", f.params));
+      if (parameters == 0) throw UsageError("--params", f.params, "must be at least 1");
+    } else {
+      const auto preset = preset_parameters(f.model);
+      if (!preset) {
+        std::string names;
+        for (const auto& m : model_presets()) names += (names.empty() ? "" : ", ") + m.name;
+        throw UsageError("--model", f.model, "unknown preset; use one of " + names);
+      }
+      parameters = *preset;
+    }
+    try {
+      p.cfg.bytes = checkpoint_state_bytes(parameters, *optimizer);
+    } catch (const std::overflow_error& e) {
+      throw UsageError(f.params.empty() ? "--model" : "--params", f.params.empty() ? f.model : f.params, e.what());
+    }
+    p.size_source = std::to_string(parameters) + " params x " + std::to_string(checkpoint_bytes_per_param(*optimizer)) +
+                    " B (" + to_string(*optimizer) + ")";
+  } else if (p.save || p.gpu) {
+    throw UsageError("give the state size: --size BYTES, --params N or --model PRESET");
+  }
+
+  if (f.dir.empty() && (p.save || p.restore)) throw UsageError("--dir PATH is required");
+  if (!f.dir.empty()) {
+    if (const auto problem = directory_problem(f.dir)) throw UsageError("--dir", f.dir, *problem);
+    p.cfg.dir = f.dir;
+  }
+  p.cfg.threads = static_cast<unsigned>(count_between("--threads", f.threads, 1, 256));
+  p.cfg.chunk = parse_size("--chunk", f.chunk);
+  if (p.cfg.chunk < 4096 || p.cfg.chunk > (std::size_t{1} << 30))
+    throw UsageError("--chunk", f.chunk, "must be between 4K and 1G");
+  p.cfg.fsync = !f.no_fsync;
+
+  if (!f.mtbf.empty() && !f.gpu_mtbf.empty())
+    throw UsageError("--gpu-mtbf", f.gpu_mtbf, "give either --mtbf (the job's) or --gpu-mtbf with --gpus, not both");
+  if (!f.mtbf.empty()) {
+    p.mtbf_s = hours("--mtbf", f.mtbf) * 3600;
+    p.mtbf_source = "--mtbf " + f.mtbf + " h";
+  } else if (!f.gpu_mtbf.empty()) {
+    if (f.gpus.empty()) throw UsageError("--gpu-mtbf", f.gpu_mtbf, "needs --gpus N (the job's GPU count)");
+    const auto gpus = count_between("--gpus", f.gpus, 1, 1 << 24);
+    // Independent failures: the job fails when any GPU does.
+    p.mtbf_s = hours("--gpu-mtbf", f.gpu_mtbf) * 3600 / static_cast<double>(gpus);
+    p.mtbf_source = "--gpu-mtbf " + f.gpu_mtbf + " h / " + std::to_string(gpus) + " GPUs";
+  } else if (!f.gpus.empty()) {
+    throw UsageError("--gpus", f.gpus, "only counts with --gpu-mtbf");
+  }
+
+  // The state and one copy (snapshot / restore target) live in host memory.
+  const double physical = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (p.save && physical > 0 && 2.0 * static_cast<double>(p.cfg.bytes) > 0.9 * physical)
+    throw UsageError(f.size.empty() ? (f.params.empty() ? "--model" : "--params") : "--size",
+                     f.size.empty() ? (f.params.empty() ? f.model : f.params) : f.size,
+                     "needs twice the state (" + format_size(2 * p.cfg.bytes) + ") in host memory; this machine has " +
+                         format_size(static_cast<std::uint64_t>(physical)));
+  return p;
+}
+
+std::optional<std::string> gpu_unavailable() {
+#ifdef REDLINE_HAVE_CHECKPOINT_GPU
+  return checkpoint_gpu_unavailable_reason();
+#else
+  return std::string("built without CUDA");
+#endif
+}
+
+void add_gpu_rows(const Plan& p, const std::optional<std::string>& no_gpu, Report& report) {
+  auto row_for = [&](const std::string& stage, const std::string& memory, int streams, double seconds) {
+    Row row = checkpoint_stage_row(stage, p.cfg.bytes, 1, p.cfg.bytes, p.cfg.fsync, seconds);
+    row.param("memory", memory).param("streams", std::to_string(streams));
+    return row;
+  };
+  if (no_gpu) {
+    for (const auto& [stage, memory] : {std::pair{"gpu.d2h", "pageable"}, {"gpu.d2h", "pinned"}, {"gpu.d2h_ceiling", "pinned"}, {"gpu.h2d", "pinned"}}) {
+      Row row = row_for(stage, memory, 1, 0);
+      row.metrics.clear();
+      row.status = "skipped";
+      row.note = *no_gpu;
+      report.rows.push_back(row);
+    }
+    return;
+  }
+#ifdef REDLINE_HAVE_CHECKPOINT_GPU
+  double ceiling = 0, best_pinned = 0;
+  const auto timings = measure_checkpoint_copies(p.cfg.bytes);
+  for (const auto& t : timings) {
+    Row row = row_for("gpu." + t.stage, t.memory, t.streams, t.seconds);
+    row.note = t.note;
+    if (t.stage == "d2h_ceiling") ceiling = t.seconds;
+    if (t.stage == "d2h" && t.memory == "pinned" && (best_pinned == 0 || t.seconds < best_pinned)) best_pinned = t.seconds;
+    report.rows.push_back(row);
+  }
+  if (ceiling > 0 && best_pinned > 0)
+    report.summary.push_back({"GPU->host pinned", format_number(100.0 * ceiling / best_pinned, 1) +
+                                                      "% of the cudaMemcpy ceiling"});
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  CLI::App app{"What a training checkpoint costs here: GPU->host copies, storage stages against the storage's own "
+               "ceiling, each safety step, restore with verification, async save, and the Young/Daly interval.\n\n"
+               "State size: --size, or --params/--model x bytes per parameter (adam 14 B: bf16 weights 2 + fp32 "
+               "master 4 + Adam m,v 8; sgd 10; none 6).",
+               "checkpoint_bench"};
+  app.add_option("COMMAND", f.command, "save, restore, all, or gpu (GPU copy stages only)")->required();
+  app.add_option("--size", f.size, "State size (64M, 4G); overrides --params/--model")->type_name("BYTES");
+  app.add_option("--params", f.params, "Parameter count")->type_name("N");
+  app.add_option("--model", f.model, "Preset parameter count: 125m 350m 1.3b 7b 8b 13b 30b 34b 65b 70b 175b 405b")->type_name("PRESET");
+  app.add_option("--optimizer", f.optimizer, "adam (default), sgd or none");
+  app.add_option("--dir", f.dir, "Directory on the storage to measure (checkpoint.bin is left there)")->type_name("PATH");
+  app.add_flag("--no-fsync", f.no_fsync, "Save without fsync (NOT durable): shows what the fsync steps cost");
+  app.add_option("--threads", f.threads, "Writer/reader threads of the save and restore (default 4)");
+  app.add_option("--chunk", f.chunk, "Bytes per write/read call (default 64M)")->type_name("SIZE");
+  app.add_option("--mtbf", f.mtbf, "Mean time between failures of the whole job, hours")->type_name("HOURS");
+  app.add_option("--gpu-mtbf", f.gpu_mtbf, "Mean time between failures of one GPU, hours (with --gpus)")->type_name("HOURS");
+  app.add_option("--gpus", f.gpus, "GPUs in the job, for --gpu-mtbf")->type_name("N");
+  add_output_flags(app, f.output);
+
+  return run_tool(app, argc, argv, [&] {
+    Plan p = to_plan(f);
+    validate_output_paths(f.output);
+    const auto no_gpu = gpu_unavailable();
+    if (f.command == "gpu" && no_gpu) throw CannotRun(*no_gpu);
+
+    Report report = start_report("checkpoint_bench", capture_environment());
+    if (!p.size_source.empty()) report.summary.push_back({"state size", format_size(p.cfg.bytes) + " (" + p.size_source + ")"});
+    bool refused = false;
+    std::optional<double> save_s, restore_s;
+    std::optional<AsyncResults> async;
+    AlignedBuffer second;  // the async snapshot, then the restore target
+
+    if (p.save) {
+      AlignedBuffer state(p.cfg.bytes);
+      fill_random(state.data(), state.size(), 0x5EED, std::thread::hardware_concurrency());
+      save_s = run_storage_stages(p.cfg, state.data(), report).save_s;
+      add_gpu_rows(p, no_gpu, report);
+#ifdef REDLINE_HAVE_CHECKPOINT_GPU
+      if (!no_gpu) {
+        GpuSnapshot gpu(p.cfg.bytes);
+        async = run_async_save(p.cfg, [&] { return gpu.snapshot(); }, gpu.host(), "pinned host memory (GPU)", report);
+      }
+#endif
+      if (!async) {
+        second = AlignedBuffer(p.cfg.bytes);
+        async = run_async_save(p.cfg, [&] {
+          const auto t0 = std::chrono::steady_clock::now();
+          std::memcpy(second.data(), state.data(), state.size());
+          return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }, second.data(), "host memory (no GPU: plain memcpy)", report);
+      }
+    } else if (p.gpu) {
+      add_gpu_rows(p, no_gpu, report);
+    }
+    if (p.restore) {
+      restore_s = run_restore_stage(p.cfg, second, report);
+      refused = !restore_s;
+      if (!p.save) p.cfg.bytes = second.size();
+    }
+    if (p.save || restore_s) add_checkpoint_advice(p.cfg, p.mtbf_s, p.mtbf_source, save_s, async, restore_s, report);
+    write_reports(report, f.output);
+    return refused ? kExitCheckFailed : kExitOk;
+  });
+}

@@ -360,8 +360,6 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
           std::string why_not;
           if (!backend.supports(type, collective->uses_op() ? op : ReduceOp::sum))
             why_not = backend.unsupported_reason(type);
-          if (why_not.empty() && collective->uses_op() && op == ReduceOp::avg && !info(type).is_floating)
-            why_not = "avg needs a floating type";
           std::unique_ptr<CollectiveBuffers> buffers;
           if (why_not.empty()) {
             try {

@@ -298,7 +298,8 @@ class HostBackend final : public Backend {
     check_local(local);
     return rank_;
   }
-  bool supports(DataType type, ReduceOp op) const override { return op != ReduceOp::avg || info(type).is_floating; }
+  // Integer avg follows NCCL: the sum divided by n, truncated toward zero.
+  bool supports(DataType, ReduceOp) const override { return true; }
   std::string unsupported_reason(DataType) const override { return ""; }
 
   void* allocate(int local, std::size_t bytes) override {
@@ -484,7 +485,7 @@ class HostBackend final : public Backend {
   MPI_Op reduction(DataType type, ReduceOp op) const {
     if (!supports(type, op))
       throw std::invalid_argument("the host backend cannot " + std::string(to_string(op)) + " " +
-                                  std::string(info(type).name) + " (avg is for floating types)");
+                                  std::string(info(type).name));
     if (needs_custom_op(type)) return ops_->get(type, op);
     switch (op) {
       case ReduceOp::sum:
@@ -508,7 +509,7 @@ class HostBackend final : public Backend {
     } while (first < count);
   }
 
-  // avg = sum / n, rounded once to the type.
+  // avg = sum / n, rounded once to the type (truncated toward zero for integers).
   void scale_down(void* data, std::size_t count, DataType type) const {
     if (!data) return;
     const double n = size_;
@@ -523,8 +524,13 @@ class HostBackend final : public Backend {
         for (std::size_t i = 0; i < count; ++i) p[i] /= n;
         return;
       }
-      default:
-        for (std::size_t i = 0; i < count; ++i) store_element(data, type, i, load_element(data, type, i) / n);
+      default: {
+        const bool integer = !info(type).is_floating;
+        for (std::size_t i = 0; i < count; ++i) {
+          const double mean = load_element(data, type, i) / n;
+          store_element(data, type, i, integer ? std::trunc(mean) : mean);
+        }
+      }
     }
   }
 

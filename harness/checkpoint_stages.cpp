@@ -1,0 +1,253 @@
+#include "harness/checkpoint_stages.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <limits>
+#include <set>
+#include <thread>
+
+#include "harness/checkpoint_model.hpp"
+#include "harness/units.hpp"
+
+namespace redline {
+namespace fs = std::filesystem;
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double gbps(std::uint64_t bytes, double seconds) { return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0; }
+
+void remove_quietly(const fs::path& p) {
+  std::error_code ec;
+  fs::remove(p, ec);
+}
+
+}  // namespace
+
+Row checkpoint_stage_row(const std::string& stage, std::uint64_t bytes, unsigned threads, std::size_t chunk,
+                         bool fsync, double seconds) {
+  Row row;
+  row.param("stage", stage)
+      .param("bytes", std::to_string(bytes))
+      .param("threads", std::to_string(threads))
+      .param("chunk", format_size(chunk))
+      .param("fsync", fsync ? "1" : "0");
+  row.metric("time_s", seconds).metric("GBps", gbps(bytes, seconds));
+  return row;
+}
+
+StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* state, Report& report) {
+  StorageResults out;
+  const auto bytes = static_cast<std::size_t>(cfg.bytes);
+  const fs::path scratch = cfg.dir / ".redline-checkpoint-scratch.bin";
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() { remove_quietly(p); }
+  } cleanup{scratch};
+
+  // Ceiling: one plain sequential writer with large writes, then fsync.
+  WriteOptions raw{.threads = 1, .chunk = cfg.chunk, .fsync = true, .direct = false};
+  // Best of two: the first write of a new file also pays block allocation
+  // and first-touch costs that a steady-state ceiling should not include.
+  WriteTimes w = write_file(scratch, state, bytes, raw);
+  out.raw_write_s = w.write_s + w.fsync_s;
+  w = write_file(scratch, state, bytes, raw);
+  out.raw_write_s = std::min(out.raw_write_s, w.write_s + w.fsync_s);
+  Row ceiling = checkpoint_stage_row("raw_write", cfg.bytes, 1, cfg.chunk, true, out.raw_write_s);
+  ceiling.note = "storage ceiling: sequential write + fsync, no safety steps (best of 2)";
+  report.rows.push_back(ceiling);
+
+  {
+    AlignedBuffer back(bytes);
+    const ReadTimes r = read_file(scratch, back.data(), bytes, true, 1, cfg.chunk);
+    out.raw_read_s = r.read_s;
+    Row row = checkpoint_stage_row("raw_read", cfg.bytes, 1, cfg.chunk, true, r.read_s);
+    row.note = r.direct ? "O_DIRECT: read from storage, not the page cache"
+                        : "the filesystem refuses O_DIRECT: cached pages were dropped (fadvise) where possible, "
+                          "but the read may be served from the page cache";
+    report.rows.push_back(row);
+  }
+
+  // Buffered: write() returns once the data is in the page cache.
+  w = write_file(scratch, state, bytes, {.threads = 1, .chunk = cfg.chunk, .fsync = false, .direct = false});
+  Row buffered = checkpoint_stage_row("buffered_write", cfg.bytes, 1, cfg.chunk, false, w.write_s);
+  buffered.note = "page cache only: not durable";
+  report.rows.push_back(buffered);
+
+  w = write_file(scratch, state, bytes, {.threads = 1, .chunk = cfg.chunk, .fsync = true, .direct = false});
+  Row with_fsync = checkpoint_stage_row("write_fsync", cfg.bytes, 1, cfg.chunk, true, w.write_s + w.fsync_s);
+  with_fsync.metric("fsync_s", w.fsync_s);
+  report.rows.push_back(with_fsync);
+
+  try {
+    w = write_file(scratch, state, bytes, {.threads = 1, .chunk = cfg.chunk, .fsync = true, .direct = true});
+    report.rows.push_back(checkpoint_stage_row("odirect_write", cfg.bytes, 1, cfg.chunk, true, w.write_s + w.fsync_s));
+  } catch (const DirectIoUnsupported& e) {
+    Row row = checkpoint_stage_row("odirect_write", cfg.bytes, 1, cfg.chunk, true, 0);
+    row.metrics = {{"time_s", std::numeric_limits<double>::quiet_NaN()}, {"GBps", std::numeric_limits<double>::quiet_NaN()}};
+    row.status = "skipped";
+    row.note = e.what();
+    report.rows.push_back(row);
+  }
+
+  // Writer threads x chunk size, each write + fsync.
+  std::set<std::pair<unsigned, std::size_t>> shapes;
+  for (unsigned t : {1u, 4u, cfg.threads}) shapes.insert({t, cfg.chunk});
+  for (std::size_t c : {std::size_t{1} << 20, std::size_t{16} << 20, cfg.chunk}) shapes.insert({cfg.threads, c});
+  for (const auto& [threads, chunk] : shapes) {
+    w = write_file(scratch, state, bytes, {.threads = threads, .chunk = chunk, .fsync = true, .direct = false});
+    report.rows.push_back(checkpoint_stage_row("writers", cfg.bytes, threads, chunk, true, w.write_s + w.fsync_s));
+  }
+  remove_quietly(scratch);
+
+  // The whole synchronous safe save: the stall training would see.
+  const WriteOptions save_options{.threads = cfg.threads, .chunk = cfg.chunk, .fsync = cfg.fsync, .direct = false};
+  const SaveSteps s = safe_save(cfg.dir, cfg.name, state, bytes, save_options);
+  out.save_s = s.total_s;
+  auto step = [&](const std::string& name, double seconds, const std::string& note) {
+    Row row = checkpoint_stage_row("save." + name, cfg.bytes, cfg.threads, cfg.chunk, cfg.fsync, seconds);
+    row.note = note;
+    report.rows.push_back(row);
+  };
+  step("checksum", s.checksum_s, "XXH64 of the state, stored in the manifest");
+  step("write", s.write_s, "to the temporary name");
+  step("fsync_file", s.fsync_file_s, cfg.fsync ? "" : "skipped (--no-fsync)");
+  step("rename", s.rename_s, "temporary name -> final name");
+  step("fsync_dir", s.fsync_dir_s, cfg.fsync ? "makes the rename durable" : "skipped (--no-fsync)");
+  step("manifest", s.manifest_s, "written last, atomically");
+  Row save = checkpoint_stage_row("save", cfg.bytes, cfg.threads, cfg.chunk, cfg.fsync, s.total_s);
+  const double fraction = out.raw_write_s / s.total_s * 100.0;
+  save.metric("ceiling_pct", fraction);
+  save.note = cfg.fsync ? "synchronous safe save: the stall" : "synchronous save without fsync: NOT durable";
+  report.rows.push_back(save);
+  report.summary.push_back({"storage ceiling (raw write)", format_number(gbps(cfg.bytes, out.raw_write_s), 2) + " GB/s"});
+  report.summary.push_back({"synchronous save (stall)", format_number(s.total_s, 3) + " s, " +
+                                                            format_number(gbps(cfg.bytes, s.total_s), 2) + " GB/s, " +
+                                                            format_number(fraction, 1) + "% of the ceiling"});
+  return out;
+}
+
+std::optional<double> run_restore_stage(const CheckpointConfig& cfg, AlignedBuffer& into, Report& report) {
+  try {
+    const RestoreSteps r = restore_checkpoint(cfg.dir, cfg.name, into, cfg.threads, cfg.chunk);
+    Row read = checkpoint_stage_row("restore.read", r.bytes, cfg.threads, cfg.chunk, cfg.fsync, r.read_s);
+    read.note = r.direct ? "O_DIRECT" : "the filesystem refuses O_DIRECT: may be served from the page cache";
+    report.rows.push_back(read);
+    Row verify = checkpoint_stage_row("restore.verify", r.bytes, cfg.threads, cfg.chunk, cfg.fsync, r.verify_s);
+    verify.note = "XXH64 matches the manifest";
+    report.rows.push_back(verify);
+    report.rows.push_back(checkpoint_stage_row("restore", r.bytes, cfg.threads, cfg.chunk, cfg.fsync, r.total_s));
+    report.summary.push_back({"restore (read + verify)", format_number(r.total_s, 3) + " s"});
+    return r.total_s;
+  } catch (const CheckpointRejected& e) {
+    Row row;
+    row.param("stage", "restore").param("bytes", "0").param("threads", std::to_string(cfg.threads));
+    row.param("chunk", format_size(cfg.chunk)).param("fsync", cfg.fsync ? "1" : "0");
+    row.status = "wrong";
+    row.note = std::string("refused: ") + e.what();
+    report.rows.push_back(row);
+    report.summary.push_back({"restore", row.note});
+    return std::nullopt;
+  }
+}
+
+double cpu_load_rate(double seconds, const std::function<bool()>& stop) {
+  // Independent FMA chains: a compute-bound loop whose rate drops only when
+  // the core, its caches or memory bandwidth are taken by the persist.
+  constexpr int kBatch = 1 << 16;
+  double a0 = 1.0, a1 = 1.1, a2 = 1.2, a3 = 1.3;
+  const double m = 0.999999, c = 1e-6;
+  std::uint64_t iterations = 0;
+  const double t0 = now_s();
+  double t = t0;
+  while (stop ? !stop() : (t - t0 < seconds)) {
+    for (int i = 0; i < kBatch; ++i) {
+      a0 = a0 * m + c;
+      a1 = a1 * m + c;
+      a2 = a2 * m + c;
+      a3 = a3 * m + c;
+    }
+    iterations += kBatch;
+    t = now_s();
+  }
+  volatile double sink = a0 + a1 + a2 + a3;  // keeps the loop from being removed
+  (void)sink;
+  return t > t0 ? static_cast<double>(iterations) / (t - t0) : 0;
+}
+
+AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<double()>& snapshot,
+                            const std::byte* snapshot_data, const std::string& snapshot_label, Report& report) {
+  AsyncResults out;
+  out.load_alone_per_s = cpu_load_rate(1.0);
+  out.snapshot_s = snapshot();
+
+  std::atomic<bool> done{false};
+  std::exception_ptr failure;
+  const WriteOptions options{.threads = cfg.threads, .chunk = cfg.chunk, .fsync = cfg.fsync, .direct = false};
+  const double t0 = now_s();
+  std::thread persist([&] {
+    try {
+      safe_save(cfg.dir, cfg.name, snapshot_data, static_cast<std::size_t>(cfg.bytes), options);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    done = true;
+  });
+  out.load_during_per_s = cpu_load_rate(0, [&] { return done.load(); });
+  persist.join();
+  out.persist_s = now_s() - t0;
+  if (failure) std::rethrow_exception(failure);
+
+  Row snap = checkpoint_stage_row("async.snapshot", cfg.bytes, 1, cfg.bytes, cfg.fsync, out.snapshot_s);
+  snap.note = "the only stall: copy of the state to " + snapshot_label;
+  report.rows.push_back(snap);
+  Row persist_row = checkpoint_stage_row("async.persist", cfg.bytes, cfg.threads, cfg.chunk, cfg.fsync, out.persist_s);
+  persist_row.note = "safe save from a background thread while the load runs";
+  report.rows.push_back(persist_row);
+  Row load;
+  load.param("stage", "async.load").param("bytes", std::to_string(cfg.bytes)).param("threads", "1");
+  load.param("chunk", format_size(cfg.chunk)).param("fsync", cfg.fsync ? "1" : "0");
+  const double slowdown = out.load_alone_per_s > 0 ? 100.0 * (1.0 - out.load_during_per_s / out.load_alone_per_s) : 0;
+  load.metric("load_alone_iters_per_s", out.load_alone_per_s)
+      .metric("load_during_iters_per_s", out.load_during_per_s)
+      .metric("load_slowdown_pct", slowdown);
+  load.note = "CPU FMA loop on one thread stands in for the training step";
+  report.rows.push_back(load);
+  report.summary.push_back({"async save", "stall " + format_number(out.snapshot_s, 3) + " s, persist " +
+                                              format_number(out.persist_s, 3) + " s, load slowdown " +
+                                              format_number(slowdown, 1) + "%"});
+  return out;
+}
+
+void add_checkpoint_advice(const CheckpointConfig& cfg, double mtbf_s, const std::string& mtbf_source,
+                           std::optional<double> sync_save_s, std::optional<AsyncResults> async,
+                           std::optional<double> restore_s, Report& report) {
+  const double restore = restore_s.value_or(0);
+  auto add = [&](const std::string& stage, double cost, const CheckpointAdvice& a, const std::string& note) {
+    Row row;
+    row.param("stage", stage).param("bytes", std::to_string(cfg.bytes)).param("threads", std::to_string(cfg.threads));
+    row.param("chunk", format_size(cfg.chunk)).param("fsync", cfg.fsync ? "1" : "0");
+    row.metric("cost_s", cost).metric("mtbf_h", mtbf_s / 3600).metric("interval_s", a.interval_s);
+    row.metric("overhead_pct", a.overhead_pct).metric("lost_work_s", a.lost_work_s);
+    row.note = note + "; MTBF " + mtbf_source + (restore_s ? "" : "; restore time not measured (0)");
+    report.rows.push_back(row);
+    report.summary.push_back({stage == "advice_sync" ? "checkpoint every (sync)" : "checkpoint every (async)",
+                              format_number(a.interval_s / 60, 1) + " min, overhead " +
+                                  format_number(a.overhead_pct, 2) + "%, lost per failure " +
+                                  format_number(a.lost_work_s / 60, 1) + " min"});
+  };
+  if (sync_save_s)
+    add("advice_sync", *sync_save_s, young_daly_advice(*sync_save_s, mtbf_s, restore),
+        "Young/Daly: sqrt(2 C MTBF), C = the synchronous save");
+  if (async)
+    add("advice_async", async->snapshot_s,
+        young_daly_async_advice(async->snapshot_s, async->persist_s, mtbf_s, restore),
+        "Young/Daly with C = the snapshot stall, interval >= persist time");
+}
+
+}  // namespace redline

@@ -1,0 +1,306 @@
+// checkpoint_bench's model, safety and failure paths on real files with real
+// fsync in a temporary directory: the state-size model, the Young/Daly
+// numbers, checksum refusal, a writer killed mid-save, a full disk, argument
+// validation, and an end-to-end run. No timing assertions.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "harness/checkpoint_io.hpp"
+#include "harness/checkpoint_model.hpp"
+#include "harness/child_process.hpp"
+
+namespace fs = std::filesystem;
+using namespace redline;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "checkpoint_test.XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+AlignedBuffer random_state(std::size_t bytes) {
+  AlignedBuffer b(bytes);
+  fill_random(b.data(), bytes, 7, 2);
+  return b;
+}
+
+std::string rejection(const fs::path& dir) {
+  AlignedBuffer into;
+  try {
+    restore_checkpoint(dir, "checkpoint.bin", into, 2, 1 << 20);
+  } catch (const CheckpointRejected& e) {
+    return e.what();
+  }
+  return "";
+}
+
+ChildResult bench(std::vector<std::string> args) {
+  ChildSpec spec;
+  spec.argv = {CHECKPOINT_BENCH_BIN};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout_seconds = 300;
+  return run_child(spec);
+}
+
+}  // namespace
+
+TEST(CheckpointModel, BytesPerParameter) {
+  EXPECT_EQ(checkpoint_bytes_per_param(OptimizerKind::adam), 14u);  // bf16 2 + fp32 master 4 + m 4 + v 4
+  EXPECT_EQ(checkpoint_bytes_per_param(OptimizerKind::sgd), 10u);
+  EXPECT_EQ(checkpoint_bytes_per_param(OptimizerKind::none), 6u);
+  EXPECT_EQ(checkpoint_state_bytes(*preset_parameters("7b"), OptimizerKind::adam), 98'000'000'000u);
+  EXPECT_EQ(checkpoint_state_bytes(*preset_parameters("70B"), OptimizerKind::adam), 980'000'000'000u);
+  EXPECT_FALSE(preset_parameters("7q"));
+  EXPECT_EQ(parse_optimizer("adam"), OptimizerKind::adam);
+  EXPECT_FALSE(parse_optimizer("lion"));
+  EXPECT_THROW(checkpoint_state_bytes(std::uint64_t{1} << 62, OptimizerKind::adam), std::overflow_error);
+}
+
+TEST(CheckpointModel, YoungDaly) {
+  // C = 60 s, MTBF = 24 h: tau = sqrt(2 * 60 * 86400) = 3219.94 s.
+  const auto a = young_daly_advice(60, 86400, 30);
+  EXPECT_NEAR(a.interval_s, std::sqrt(2.0 * 60 * 86400), 1e-9);
+  EXPECT_NEAR(a.interval_s, 3219.9379, 1e-3);
+  EXPECT_NEAR(a.overhead_pct, 100.0 * (60 / a.interval_s + a.interval_s / (2 * 86400.0)), 1e-9);
+  EXPECT_NEAR(a.overhead_pct, 3.72678, 1e-4);  // at the optimum both terms are equal
+  EXPECT_NEAR(a.lost_work_s, a.interval_s / 2 + 30, 1e-9);
+  // Async: the snapshot is the cost, but the interval cannot beat the persist.
+  const auto b = young_daly_async_advice(1, 100, 3600, 10);
+  EXPECT_NEAR(b.interval_s, 100, 1e-9);  // sqrt(2 * 1 * 3600) = 84.9 < 100
+  EXPECT_NEAR(b.overhead_pct, 100.0 * (1 / 100.0 + 100 / 7200.0), 1e-9);
+  EXPECT_NEAR(b.lost_work_s, 50 + 100 + 10, 1e-9);
+  const auto c = young_daly_async_advice(1, 10, 3600, 0);
+  EXPECT_NEAR(c.interval_s, std::sqrt(7200.0), 1e-9);
+}
+
+TEST(CheckpointIo, Xxh64KnownValues) {
+  EXPECT_EQ(xxh64("", 0), 0xEF46DB3751D8E999ull);
+  EXPECT_EQ(xxh64("abc", 3), 0x44BC2CF5AD770999ull);
+  std::string longer(1000, 'x');
+  const auto h = xxh64(longer.data(), longer.size());
+  longer[500] = 'y';
+  EXPECT_NE(h, xxh64(longer.data(), longer.size()));
+}
+
+TEST(CheckpointIo, SaveThenRestoreRoundTrips) {
+  TempDir dir;
+  const std::size_t bytes = (8u << 20) + 123;  // an unaligned tail
+  const auto state = random_state(bytes);
+  for (bool direct_ok : {false, true}) {
+    (void)direct_ok;
+    safe_save(dir.path(), "checkpoint.bin", state.data(), bytes, {.threads = 3, .chunk = 1u << 20, .fsync = true});
+    AlignedBuffer into;
+    const auto r = restore_checkpoint(dir.path(), "checkpoint.bin", into, 3, 1 << 20);
+    EXPECT_EQ(r.bytes, bytes);
+    EXPECT_EQ(std::memcmp(into.data(), state.data(), bytes), 0);
+  }
+  EXPECT_FALSE(fs::exists(checkpoint_paths(dir.path(), "checkpoint.bin").temp));
+}
+
+TEST(CheckpointIo, DirectWriteMatchesBufferedWhenSupported) {
+  TempDir dir;
+  if (!supports_direct_io(dir.path())) GTEST_SKIP() << dir.path() << " refuses O_DIRECT";
+  const std::size_t bytes = (4u << 20) + 77;
+  const auto state = random_state(bytes);
+  write_file(dir.path() / "d.bin", state.data(), bytes, {.threads = 2, .chunk = 1u << 20, .fsync = true, .direct = true});
+  AlignedBuffer back(bytes);
+  EXPECT_TRUE(read_file(dir.path() / "d.bin", back.data(), bytes, true, 2, 1 << 20).direct);
+  EXPECT_EQ(std::memcmp(back.data(), state.data(), bytes), 0);
+}
+
+TEST(CheckpointIo, RefusesACorruptedByteNamingTheFile) {
+  TempDir dir;
+  const std::size_t bytes = 1u << 20;
+  const auto state = random_state(bytes);
+  safe_save(dir.path(), "checkpoint.bin", state.data(), bytes, {});
+  const fs::path data = dir.path() / "checkpoint.bin";
+  {
+    std::fstream f(data, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(12345);
+    char c = static_cast<char>(state.data()[12345]) ^ 0x01;
+    f.write(&c, 1);
+  }
+  const std::string why = rejection(dir.path());
+  EXPECT_NE(why.find(data.string()), std::string::npos) << why;
+  EXPECT_NE(why.find("corrupt"), std::string::npos) << why;
+}
+
+TEST(CheckpointIo, RefusesATruncatedFileNamingTheFile) {
+  TempDir dir;
+  const std::size_t bytes = 1u << 20;
+  const auto state = random_state(bytes);
+  safe_save(dir.path(), "checkpoint.bin", state.data(), bytes, {});
+  const fs::path data = dir.path() / "checkpoint.bin";
+  fs::resize_file(data, bytes / 2);
+  const std::string why = rejection(dir.path());
+  EXPECT_NE(why.find(data.string()), std::string::npos) << why;
+  EXPECT_NE(why.find("torn"), std::string::npos) << why;
+}
+
+TEST(CheckpointIo, RefusesACheckpointWithoutManifest) {
+  TempDir dir;
+  const auto state = random_state(4096);
+  safe_save(dir.path(), "checkpoint.bin", state.data(), 4096, {});
+  fs::remove(dir.path() / "checkpoint.bin.manifest");
+  const std::string why = rejection(dir.path());
+  EXPECT_NE(why.find((dir.path() / "checkpoint.bin").string()), std::string::npos) << why;
+  EXPECT_NE(why.find("no manifest"), std::string::npos) << why;
+}
+
+TEST(CheckpointIo, WriterKilledMidSaveLeavesNothingThatLooksComplete) {
+  TempDir dir;
+  // A previous complete checkpoint: the killed save must not leave it
+  // looking valid with half-new content either.
+  const auto old_state = random_state(1u << 20);
+  safe_save(dir.path(), "checkpoint.bin", old_state.data(), old_state.size(), {});
+  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
+
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl(CHECKPOINT_WRITER_CHILD_BIN, CHECKPOINT_WRITER_CHILD_BIN, dir.path().c_str(), "checkpoint.bin",
+            std::to_string(std::size_t{1} << 30).c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  bool saw_temp = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::error_code ec;
+    if (fs::exists(paths.temp, ec) && fs::file_size(paths.temp, ec) > 0 && !ec) {
+      saw_temp = true;
+      break;
+    }
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) FAIL() << "the writer ended before it was killed";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(saw_temp) << "the temporary file never appeared";
+  ASSERT_TRUE(WIFSIGNALED(status));
+  // Either the final name is absent, or the manifest is, or it disagrees:
+  // whichever, restore refuses.
+  EXPECT_FALSE(fs::exists(paths.manifest)) << "the old manifest must be gone once a new save starts";
+  const std::string why = rejection(dir.path());
+  EXPECT_FALSE(why.empty()) << "restore accepted a checkpoint from a killed writer";
+  EXPECT_NE(why.find(paths.data.string()), std::string::npos) << why;
+}
+
+TEST(CheckpointIo, FullDiskGivesAClearErrorAndLeavesNothingPartial) {
+  TempDir dir;
+  const fs::path mnt = dir.path() / "small";
+  fs::create_directory(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=8m") != 0)
+    GTEST_SKIP() << "cannot mount an 8 MiB tmpfs here (" << std::strerror(errno) << "): needs root and mount rights";
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  const auto state = random_state(16u << 20);
+  try {
+    safe_save(mnt, "checkpoint.bin", state.data(), state.size(), {.threads = 2, .chunk = 1u << 20, .fsync = true});
+    FAIL() << "a 16 MiB save fit in an 8 MiB tmpfs";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("No space left on device"), std::string::npos) << what;
+    EXPECT_NE(what.find(".checkpoint.bin.tmp"), std::string::npos) << what;
+  }
+  EXPECT_TRUE(fs::is_empty(mnt)) << "a failed save left files behind";
+  EXPECT_FALSE(rejection(mnt).empty());
+}
+
+TEST(CheckpointBench, ArgumentValidationNamesTheFlag) {
+  TempDir dir;
+  const fs::path a_file = dir.path() / "plain_file";
+  std::ofstream(a_file) << "x";
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {{"all", "--size", "0", "--dir", dir.path().string()}, "--size '0'"},
+      {{"all", "--size", "12Q", "--dir", dir.path().string()}, "--size '12Q'"},
+      {{"all", "--size", "1M", "--dir", (dir.path() / "missing").string()}, "does not exist"},
+      {{"all", "--size", "1M", "--dir", a_file.string()}, "is not a directory"},
+      {{"all", "--size", "1M", "--dir", dir.path().string(), "--threads", "abc"}, "--threads 'abc'"},
+      {{"all", "--size", "1M", "--dir", dir.path().string(), "--mtbf", "-3"}, "--mtbf '-3'"},
+      {{"all", "--model", "7q", "--dir", dir.path().string()}, "--model '7q'"},
+      {{"all", "--size", "1M", "--dir", dir.path().string(), "--optimizer", "lion"}, "--optimizer 'lion'"},
+      {{"frobnicate", "--size", "1M", "--dir", dir.path().string()}, "COMMAND 'frobnicate'"},
+  };
+  for (const auto& c : cases) {
+    const auto r = bench(c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(c.expect), std::string::npos) << "expected '" << c.expect << "' in: " << r.output;
+    if (c.expect.find("exist") != std::string::npos || c.expect.find("directory") != std::string::npos) {
+      EXPECT_NE(r.output.find("--dir"), std::string::npos) << r.output;
+    }
+  }
+}
+
+TEST(CheckpointBench, GpuOnlyWithoutGpuExits77) {
+  const auto r = bench({"gpu", "--size", "1M"});
+  if (r.exit_code == 0) GTEST_SKIP() << "a GPU is usable here";
+  EXPECT_EQ(r.exit_code, 77) << r.output;
+  EXPECT_NE(r.output.find("skipped"), std::string::npos) << r.output;
+}
+
+TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
+  TempDir dir;
+  const fs::path csv = dir.path() / "out.csv";
+  const auto r = bench({"all", "--size", "64M", "--dir", dir.path().string(), "--csv", csv.string(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(csv);
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const char* stage : {"raw_write", "raw_read", "buffered_write", "write_fsync", "odirect_write", "writers",
+                            "save.checksum", "save.fsync_file", "save.rename", "save.fsync_dir", "save.manifest",
+                            "async.snapshot", "async.persist", "async.load", "restore.read", "restore.verify",
+                            "advice_sync", "advice_async", "gpu.d2h"})
+    EXPECT_NE(text.str().find(std::string("stage=") + stage), std::string::npos) << stage << "\n" << text.str();
+  EXPECT_TRUE(fs::exists(dir.path() / "checkpoint.bin.manifest"));
+  EXPECT_FALSE(fs::exists(dir.path() / ".redline-checkpoint-scratch.bin"));
+  // restore alone re-reads and verifies what the run left.
+  const auto again = bench({"restore", "--dir", dir.path().string(), "--quiet"});
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  // and refuses it once corrupted (exit 1, naming the file).
+  {
+    std::fstream f(dir.path() / "checkpoint.bin", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(1000);
+    char c = 0;
+    f.read(&c, 1);
+    c ^= 0x40;
+    f.seekp(1000);
+    f.write(&c, 1);
+  }
+  const auto bad = bench({"restore", "--dir", dir.path().string()});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find((dir.path() / "checkpoint.bin").string()), std::string::npos) << bad.output;
+}
