@@ -498,7 +498,20 @@ std::string history_section(const std::vector<HistorySeries>& history, const Sch
     for (std::size_t i = 0; i < series.points.size(); ++i)
       line.points.emplace_back(static_cast<double>(i + 1), series.points[i].value);
     chart.series.push_back(std::move(line));
+    // The trend findings (the same method as `redline history`), marked on the chart and listed.
+    const auto findings = detect_trends(series, schema);
+    std::string listed;
+    for (const auto& f : findings) {
+      for (std::size_t i = 0; i < series.points.size(); ++i)
+        if (series.points[i].run_id == f.run_id)
+          chart.markers.push_back({static_cast<double>(i + 1), series.points[i].value, f.kind});
+      listed += "<li class=\"" + std::string(f.worse ? "regression" : "improvement") + "\">" +
+                esc(std::string(f.worse ? "worse " : "better ") + f.kind + " at " + f.run_id + ": " +
+                    human_number(f.before) + " -> " + human_number(f.after) + " (" + (f.change > 0 ? "+" : "") +
+                    format_number(100 * f.change, 1) + "%)") + "</li>\n";
+    }
     html += "<figure class=\"history\">\n" + render_svg_chart(chart);
+    if (!listed.empty()) html += "<ul class=\"trends\">\n" + listed + "</ul>\n";
     html += "<details><summary>runs</summary><table class=\"data\"><thead><tr><th>#</th><th>date (UTC)</th>"
             "<th>run</th><th>" + esc(series.metric) + "</th></tr></thead><tbody>\n";
     for (std::size_t i = 0; i < series.points.size(); ++i) {
@@ -529,6 +542,8 @@ figcaption { font-size: 0.85em; max-width: 640px; margin-top: 4px; }
 details { font-size: 0.85em; margin-top: 4px; }
 svg.chart { display: block; max-width: 100%; height: auto; }
 tr.regression td { background: #f8c9c5; }
+ul.trends li.regression { color: #a00000; font-weight: bold; }
+ul.trends li.improvement { color: #1a6b1a; }
 tr.regression td.verdict { color: #a40e0e; font-weight: bold; }
 tr.improvement td { background: #cdeccd; }
 tr.improvement td.verdict { color: #0e6b0e; font-weight: bold; }

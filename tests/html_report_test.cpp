@@ -536,4 +536,20 @@ TEST_F(HtmlReportBrowser, ChromiumDrawsTheChartsAndTheRegression) {
   EXPECT_GT(image->rgb.size() / 3 - pixels_of(*image, {255, 255, 255}, 0), 20000u);
 }
 
+TEST(HtmlReport, HistoryTrendFindingsAreListedAndMarked) {
+  // A 20% drop from run 11 on: the report names the step, as `redline history` does.
+  ReportInputs inputs;
+  inputs.title = "trend";
+  inputs.schema = Schema::load(std::string(SOURCE_DIR) + "/results/SCHEMA.md");
+  HistorySeries series{"batch_sweep", "batch_size=8", "samples_per_s", {}};
+  for (int i = 0; i < 20; ++i) {
+    const double wobble = 1.0 + 0.004 * ((i * 7) % 5 - 2);
+    series.points.push_back({"run-" + std::to_string(i), "2026-11-01T00:00:00Z", (i < 10 ? 1000.0 : 800.0) * wobble});
+  }
+  inputs.history.push_back(series);
+  const std::string html = render_html_report(inputs);
+  EXPECT_NE(html.find("<li class=\"regression\">worse step at run-10"), std::string::npos) << html;
+  EXPECT_NE(html.find("class=\"marker\""), std::string::npos);
+}
+
 }  // namespace
