@@ -102,6 +102,9 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   for (const auto& [threads, chunk] : shapes) {
     w = write_file(scratch, state, bytes, {.threads = threads, .chunk = chunk, .fsync = true, .direct = false});
     report.rows.push_back(checkpoint_stage_row("writers", cfg.bytes, threads, chunk, true, w.write_s + w.fsync_s));
+    // The ceiling is the best raw write + fsync seen, however many writers:
+    // a save with 4 threads must be judged against what 4 threads can do.
+    out.raw_write_s = std::min(out.raw_write_s, w.write_s + w.fsync_s);
   }
   remove_quietly(scratch);
 
@@ -112,6 +115,9 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   auto step = [&](const std::string& name, double seconds, const std::string& note) {
     Row row = checkpoint_stage_row("save." + name, cfg.bytes, cfg.threads, cfg.chunk, cfg.fsync, seconds);
     row.note = note;
+    // Rename, directory fsync and manifest move no state bytes: a rate would mislead.
+    if (name == "rename" || name == "fsync_dir" || name == "manifest")
+      row.metrics[1].second = std::numeric_limits<double>::quiet_NaN();
     report.rows.push_back(row);
   };
   step("checksum", s.checksum_s, "XXH64 of the state, stored in the manifest");
@@ -125,7 +131,8 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   save.metric("ceiling_pct", fraction);
   save.note = cfg.fsync ? "synchronous safe save: the stall" : "synchronous save without fsync: NOT durable";
   report.rows.push_back(save);
-  report.summary.push_back({"storage ceiling (raw write)", format_number(gbps(cfg.bytes, out.raw_write_s), 2) + " GB/s"});
+  report.summary.push_back({"storage ceiling (best raw write + fsync, any writer count)",
+                            format_number(gbps(cfg.bytes, out.raw_write_s), 2) + " GB/s"});
   report.summary.push_back({"synchronous save (stall)", format_number(s.total_s, 3) + " s, " +
                                                             format_number(gbps(cfg.bytes, s.total_s), 2) + " GB/s, " +
                                                             format_number(fraction, 1) + "% of the ceiling"});
