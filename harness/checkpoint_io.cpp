@@ -190,6 +190,9 @@ WriteTimes write_file(const fs::path& path, const std::byte* data, std::size_t b
   auto* mutable_data = const_cast<std::byte*>(data);  // pwrite only reads it
   const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
   WriteTimes times;
+  // Every write goes to a fresh file, as a checkpoint's temporary file does:
+  // truncating an old one of the same size would time the freeing of its blocks.
+  ::unlink(path.c_str());
   const double t0 = now_s();
   Fd plain(::open(path.c_str(), flags, 0644));
   if (plain.fd < 0) throw std::runtime_error("cannot create " + path.string() + ": " + errno_text(errno));
