@@ -11,6 +11,8 @@ namespace redline {
 std::string human_number(double value) {
   if (std::isnan(value)) return "-";
   const double mag = std::fabs(value);
+  // Whole numbers (counts: tiles, waves, ranks) read as whole numbers.
+  if (value == std::floor(value) && mag < 1e15) return format_number(value, 0);
   if (mag >= 1e15 || (mag > 0 && mag < 1e-3)) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3e", value);

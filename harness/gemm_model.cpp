@@ -142,6 +142,13 @@ constexpr TileIdEntry kCublasLtTiles[] = {
     {629, 768, 72}, {630, 768, 80}, {631, 256, 512}, {632, 256, 1024}, {633, 512, 512}, {634, 512, 1024},
 };
 
+constexpr bool ids_are_dense() {
+  for (std::size_t i = 0; i < std::size(kCublasLtTiles); ++i)
+    if (kCublasLtTiles[i].id != static_cast<int>(i) + 1) return false;
+  return true;
+}
+static_assert(ids_are_dense(), "tile_from_cublaslt_id indexes the table by id - 1");
+
 }  // namespace
 
 GemmPrediction predict_gemm(const GemmProblem& p) {

@@ -64,7 +64,7 @@ TEST(ConsoleTable, ExactReportLayout) {
   EXPECT_EQ(to_console_table(sample_report()),
             "batch_size  samples_per_s  step_time_ms  status   note\n"
             "--------------------------------------------------------------------\n"
-            "         1           1235         10.00  ok\n"
+            "         1           1235            10  ok\n"
             "       128          98765             -  oom      CUDA out of memory\n"
             "      2048              -             -  skipped  not run\n"
             "\n"
@@ -138,10 +138,11 @@ TEST(HumanNumber, FourSignificantDigits) {
   EXPECT_EQ(human_number(98765.4), "98765");
   EXPECT_EQ(human_number(1234.5678), "1235");
   EXPECT_EQ(human_number(123.456), "123.5");
-  EXPECT_EQ(human_number(42), "42.00");
+  EXPECT_EQ(human_number(42), "42");  // whole numbers print as counts
+  EXPECT_EQ(human_number(42.5), "42.50");
   EXPECT_EQ(human_number(3.14159), "3.142");
   EXPECT_EQ(human_number(-2.5), "-2.500");
-  EXPECT_EQ(human_number(0), "0.000");
+  EXPECT_EQ(human_number(0), "0");
 }
 
 TEST(HumanNumber, FractionsKeepFourSignificantDigits) {
