@@ -30,7 +30,7 @@ struct Flags {
   std::string size, params, model, optimizer = "adam", dir;
   std::string threads = "4", chunk = "64M";
   std::string mtbf, gpu_mtbf, gpus;
-  bool no_fsync = false;
+  bool no_fsync = false, keep = false;
   OutputOptions output;
 };
 
@@ -60,7 +60,8 @@ Plan to_plan(const Flags& f) {
   if (f.command == "save") p.save = p.gpu = true;
   else if (f.command == "restore") p.restore = true;
   else if (f.command == "all") p.save = p.restore = p.gpu = true;
-  else if (f.command != "gpu") throw UsageError("COMMAND", f.command, "use save, restore, all or gpu");
+  else if (f.command == "gpu") p.gpu = true;
+  else throw UsageError("COMMAND", f.command, "use save, restore, all or gpu");
 
   const auto optimizer = parse_optimizer(f.optimizer);
   if (!optimizer) throw UsageError("--optimizer", f.optimizer, "use adam, sgd or none");
@@ -185,6 +186,7 @@ int main(int argc, char** argv) {
   app.add_option("--optimizer", f.optimizer, "adam (default), sgd or none");
   app.add_option("--dir", f.dir, "Directory on the storage to measure (checkpoint.bin is left there)")->type_name("PATH");
   app.add_flag("--no-fsync", f.no_fsync, "Save without fsync (NOT durable): shows what the fsync steps cost");
+  app.add_flag("--keep", f.keep, "With all: keep the checkpoint in --dir (save alone always keeps it)");
   app.add_option("--threads", f.threads, "Writer/reader threads of the save and restore (default 4)");
   app.add_option("--chunk", f.chunk, "Bytes per write/read call (default 64M)")->type_name("SIZE");
   app.add_option("--mtbf", f.mtbf, "Mean time between failures of the whole job, hours")->type_name("HOURS");
@@ -236,6 +238,13 @@ int main(int argc, char** argv) {
       if (!p.save) p.cfg.bytes = second.size();
     }
     if (p.save || restore_s) add_checkpoint_advice(p.cfg, p.mtbf_s, p.mtbf_source, save_s, async, restore_s, report);
+    // `all` measured a save and its restore: leave the directory as it was
+    // (a nightly suite must not pile up checkpoints). `save` keeps it for a later `restore`.
+    if (p.save && p.restore && !f.keep) {
+      const CheckpointPaths paths = checkpoint_paths(p.cfg.dir, p.cfg.name);
+      std::error_code ec;
+      for (const auto& file : {paths.data, paths.manifest, paths.temp}) std::filesystem::remove(file, ec);
+    }
     write_reports(report, f.output);
     return refused ? kExitCheckFailed : kExitOk;
   });

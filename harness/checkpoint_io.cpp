@@ -286,11 +286,12 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
   const CheckpointPaths paths = checkpoint_paths(dir, name);
   SaveSteps steps;
   const double t0 = now_s();
-  // An old manifest beside new data would make a half-replaced checkpoint
-  // look complete until the checksum is compared; remove it first.
+  // The last good checkpoint stays intact until the new data is durable
+  // under its final name: a save that fails while writing (a full disk, a
+  // killed writer) leaves the old data and manifest as they were and only a
+  // hidden temporary file. Between the rename and the new manifest, the old
+  // manifest's checksum no longer matches, so restore refuses; never accepts.
   std::error_code ec;
-  fs::remove(paths.manifest, ec);
-  if (ec) throw std::runtime_error("cannot remove the old manifest " + paths.manifest.string() + ": " + ec.message());
 
   double t = now_s();
   steps.checksum = xxh64(data, bytes);
@@ -351,8 +352,13 @@ Manifest read_manifest(const fs::path& dir, const std::string& name) {
 
 RestoreSteps restore_checkpoint(const fs::path& dir, const std::string& name, AlignedBuffer& into, unsigned threads,
                                 std::size_t chunk) {
-  const double t0 = now_s();
   const Manifest m = read_manifest(dir, name);
+  // The target is allocated and poisoned before the clock starts: a restore
+  // into resident memory, and a read that delivers nothing cannot pass the
+  // checksum on what the buffer held before.
+  if (into.size() != m.bytes) into = AlignedBuffer(m.bytes);
+  std::memset(into.data(), 0x5A, m.bytes);
+  const double t0 = now_s();
   const fs::path data = checkpoint_paths(dir, name).data;
   std::error_code ec;
   const auto actual = fs::file_size(data, ec);
@@ -360,7 +366,6 @@ RestoreSteps restore_checkpoint(const fs::path& dir, const std::string& name, Al
   if (actual != m.bytes)
     throw CheckpointRejected("checkpoint " + data.string() + " is torn: " + std::to_string(actual) +
                              " bytes, the manifest says " + std::to_string(m.bytes));
-  if (into.size() != m.bytes) into = AlignedBuffer(m.bytes);
   RestoreSteps steps;
   steps.bytes = m.bytes;
   const ReadTimes r = read_file(data, into.data(), m.bytes, true, threads, chunk);

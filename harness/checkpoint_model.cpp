@@ -68,7 +68,11 @@ CheckpointAdvice young_daly_advice(double cost_s, double mtbf_s, double restore_
 CheckpointAdvice young_daly_async_advice(double snapshot_s, double persist_s, double mtbf_s, double restore_s) {
   CheckpointAdvice a;
   a.interval_s = std::max(std::sqrt(2.0 * snapshot_s * mtbf_s), persist_s);
-  a.overhead_pct = a.interval_s > 0 ? 100.0 * (snapshot_s / a.interval_s + a.interval_s / (2.0 * mtbf_s)) : 0.0;
+  // A failure loses the work since the last durable checkpoint: half an
+  // interval on average, plus the persist that had not finished.
+  a.overhead_pct = a.interval_s > 0
+                       ? 100.0 * (snapshot_s / a.interval_s + (a.interval_s / 2.0 + persist_s) / mtbf_s)
+                       : 0.0;
   a.lost_work_s = a.interval_s / 2.0 + persist_s + restore_s;
   return a;
 }

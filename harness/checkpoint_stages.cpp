@@ -1,8 +1,11 @@
 #include "harness/checkpoint_stages.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <set>
@@ -44,7 +47,8 @@ Row checkpoint_stage_row(const std::string& stage, std::uint64_t bytes, unsigned
 StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* state, Report& report) {
   StorageResults out;
   const auto bytes = static_cast<std::size_t>(cfg.bytes);
-  const fs::path scratch = cfg.dir / ".redline-checkpoint-scratch.bin";
+  // Per process, so two runs sharing a directory never write one file.
+  const fs::path scratch = cfg.dir / (".redline-checkpoint-scratch-" + std::to_string(::getpid()) + ".bin");
   struct Cleanup {
     fs::path p;
     ~Cleanup() { remove_quietly(p); }
@@ -64,6 +68,7 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
 
   {
     AlignedBuffer back(bytes);
+    std::memset(back.data(), 0, bytes);  // fault the pages in before the timed read
     const ReadTimes r = read_file(scratch, back.data(), bytes, true, 1, cfg.chunk);
     out.raw_read_s = r.read_s;
     Row row = checkpoint_stage_row("raw_read", cfg.bytes, 1, cfg.chunk, true, r.read_s);

@@ -68,7 +68,11 @@ double GpuPeaks::tflops(PeakDtype dtype) const {
 
 std::optional<GpuPeaks> lookup_gpu_peaks(std::string_view gpu_name) {
   const std::string name = lower(gpu_name);
-  if (name.find("nvl") != std::string::npos || name.find("gb200") != std::string::npos) return std::nullopt;
+  // Grace-Hopper/Blackwell superchips and NVL boards have other clocks and
+  // memory: no entry beats a wrong one.
+  if (name.find("nvl") != std::string::npos || name.find("gb200") != std::string::npos ||
+      name.find("gh200") != std::string::npos)
+    return std::nullopt;
   for (const auto& entry : table())
     if (std::all_of(entry.all_of.begin(), entry.all_of.end(),
                     [&](std::string_view part) { return name.find(part) != std::string::npos; }))
