@@ -48,10 +48,7 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 int count_in(const char* flag, const std::string& text, int lo, int hi) {
-  const auto value = parse_count(flag, text);
-  if (value < lo || value > hi)
-    throw UsageError(flag, text, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
-  return static_cast<int>(value);
+  return static_cast<int>(parse_count_between(flag, text, lo, hi));
 }
 
 // "RANK:VALUE" for the hidden fault-injection flags.

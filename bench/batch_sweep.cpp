@@ -30,13 +30,6 @@ struct Flags {
   OutputOptions output;
 };
 
-std::int64_t count_between(const char* flag, const std::string& text, std::int64_t lo, std::int64_t hi) {
-  const auto value = parse_count(flag, text);
-  if (value < lo || value > hi)
-    throw UsageError(flag, text, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
-  return value;
-}
-
 // Batch sizes and global batches: far beyond any real one, and small enough
 // that no product of them can overflow.
 constexpr std::int64_t kMaxBatch = std::int64_t{1} << 40;
@@ -71,8 +64,8 @@ BatchSweepOptions to_options(const Flags& f, std::vector<std::string> command) {
     o.axis = parse_axis("--batch-sizes", f.batch_sizes, AxisUnit::count);
     if (o.axis.front() < 1) throw UsageError("--batch-sizes", f.batch_sizes, "batch sizes must be at least 1");
   } else {
-    const auto start = count_between("--start", f.start, 1, kMaxBatch);
-    const auto max = count_between("--max", f.max, 1, kMaxBatch);
+    const auto start = parse_count_between("--start", f.start, 1, kMaxBatch);
+    const auto max = parse_count_between("--max", f.max, 1, kMaxBatch);
     if (max < start) throw UsageError("--max", f.max, "must be at least --start (" + f.start + ")");
     const double factor = parse_number("--factor", f.factor);
     if (!(factor > 1.0)) throw UsageError("--factor", f.factor, "must be greater than 1");
@@ -85,17 +78,17 @@ BatchSweepOptions to_options(const Flags& f, std::vector<std::string> command) {
   o.sweep.safety_margin = percent("--safety-margin", f.safety_margin, 0, 90);
   o.saturation.plateau_gain = percent("--plateau", f.plateau, 0, 100);
   o.saturation.fraction_of_best = percent("--fraction", f.fraction, 1, 100);
-  o.repeats = static_cast<int>(count_between("--repeats", f.repeats, 1, 1000));
+  o.repeats = static_cast<int>(parse_count_between("--repeats", f.repeats, 1, 1000));
   o.timeout_seconds = parse_number("--timeout", f.timeout);
   require_positive("--timeout", f.timeout, o.timeout_seconds);
-  o.steps = count_between("--steps", f.steps, 1, 1'000'000'000);
+  o.steps = parse_count_between("--steps", f.steps, 1, 1'000'000'000);
   o.metric_regex = f.metric_regex;
   check_metric_name(f.metric_name);
   o.metric_name = f.metric_name;
   o.oom_regexes = f.oom_regexes;
-  o.data_parallel = count_between("--data-parallel", f.data_parallel, 1, 1 << 20);
+  o.data_parallel = parse_count_between("--data-parallel", f.data_parallel, 1, 1 << 20);
   if (!f.global_batch.empty()) {
-    o.global_batch = count_between("--global-batch", f.global_batch, 1, kMaxBatch);
+    o.global_batch = parse_count_between("--global-batch", f.global_batch, 1, kMaxBatch);
     plan_accumulation(*o.global_batch, o.data_parallel, 1);  // rejects an impossible plan before any trial
   }
   o.echo_output = f.verbose;

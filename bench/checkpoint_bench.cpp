@@ -42,13 +42,6 @@ struct Plan {
   std::string size_source;
 };
 
-std::int64_t count_between(const char* flag, const std::string& text, std::int64_t lo, std::int64_t hi) {
-  const auto value = parse_count(flag, text);
-  if (value < lo || value > hi)
-    throw UsageError(flag, text, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
-  return value;
-}
-
 double hours(const char* flag, const std::string& text) {
   const double h = parse_number(flag, text);
   require_positive(flag, text, h);
@@ -99,7 +92,7 @@ Plan to_plan(const Flags& f) {
     if (const auto problem = directory_problem(f.dir)) throw UsageError("--dir", f.dir, *problem);
     p.cfg.dir = f.dir;
   }
-  p.cfg.threads = static_cast<unsigned>(count_between("--threads", f.threads, 1, 256));
+  p.cfg.threads = static_cast<unsigned>(parse_count_between("--threads", f.threads, 1, 256));
   p.cfg.chunk = parse_size("--chunk", f.chunk);
   if (p.cfg.chunk < 4096 || p.cfg.chunk > (std::size_t{1} << 30))
     throw UsageError("--chunk", f.chunk, "must be between 4K and 1G");
@@ -112,7 +105,7 @@ Plan to_plan(const Flags& f) {
     p.mtbf_source = "--mtbf " + f.mtbf + " h";
   } else if (!f.gpu_mtbf.empty()) {
     if (f.gpus.empty()) throw UsageError("--gpu-mtbf", f.gpu_mtbf, "needs --gpus N (the job's GPU count)");
-    const auto gpus = count_between("--gpus", f.gpus, 1, 1 << 24);
+    const auto gpus = parse_count_between("--gpus", f.gpus, 1, 1 << 24);
     // Independent failures: the job fails when any GPU does.
     p.mtbf_s = hours("--gpu-mtbf", f.gpu_mtbf) * 3600 / static_cast<double>(gpus);
     p.mtbf_source = "--gpu-mtbf " + f.gpu_mtbf + " h / " + std::to_string(gpus) + " GPUs";

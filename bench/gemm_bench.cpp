@@ -26,13 +26,6 @@ struct PredictFlags {
 constexpr std::int64_t kMaxDim = (std::int64_t{1} << 31) - 1;
 constexpr std::size_t kMaxPoints = 100000;
 
-std::int64_t count_between(const char* flag, const std::string& text, std::int64_t lo, std::int64_t hi) {
-  const auto value = parse_count(flag, text);
-  if (value < lo || value > hi)
-    throw UsageError(flag, text, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
-  return value;
-}
-
 std::vector<std::int64_t> dim_axis(const char* flag, const std::string& text) {
   auto values = parse_axis(flag, text, AxisUnit::count);
   if (values.front() < 1) throw UsageError(flag, text, "GEMM dimensions must be at least 1");
@@ -68,10 +61,10 @@ int run_predict(const PredictFlags& f) {
     base.sm_count = gpu->sm_count;
   }
   // --sms wins over the table: a MIG slice or a GPU with SMs disabled.
-  if (!f.sms.empty()) base.sm_count = static_cast<int>(count_between("--sms", f.sms, 1, 100000));
+  if (!f.sms.empty()) base.sm_count = static_cast<int>(parse_count_between("--sms", f.sms, 1, 100000));
   if (base.sm_count == 0) throw UsageError("give the SM count with --sms S or a GPU with --gpu NAME");
-  base.ctas_per_sm = static_cast<int>(count_between("--ctas-per-sm", f.ctas_per_sm, 1, 64));
-  base.split_k = static_cast<int>(count_between("--split-k", f.split_k, 1, 1024));
+  base.ctas_per_sm = static_cast<int>(parse_count_between("--ctas-per-sm", f.ctas_per_sm, 1, 64));
+  base.split_k = static_cast<int>(parse_count_between("--split-k", f.split_k, 1, 1024));
   const GemmDim dim = pad_dim(f, ms.size(), ns.size());
   const char* dim_name = dim == GemmDim::m ? "m" : "n";
   validate_output_paths(f.output);

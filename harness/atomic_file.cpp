@@ -17,6 +17,8 @@ namespace {
   throw std::runtime_error("cannot write " + path.string() + ": " + step + " failed: " + std::strerror(err));
 }
 
+}  // namespace
+
 void fsync_directory(const std::filesystem::path& dir) {
   const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (fd < 0) fail("open directory", dir, errno);
@@ -25,8 +27,6 @@ void fsync_directory(const std::filesystem::path& dir) {
   ::close(fd);
   if (rc != 0) fail("fsync directory", dir, err);
 }
-
-}  // namespace
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
   const auto dir = path.parent_path();

@@ -12,6 +12,10 @@ namespace redline {
 // path and the failing step; the temporary file is removed on failure.
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
+// fsync of a directory: makes a rename or a new name in it durable. Throws
+// std::runtime_error naming the directory.
+void fsync_directory(const std::filesystem::path& dir);
+
 // Appends by rewriting atomically (old content + `lines`), for files such as
 // a history that must never be left half-appended.
 void append_file_atomically(const std::filesystem::path& path, std::string_view lines);

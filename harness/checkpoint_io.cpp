@@ -250,12 +250,6 @@ ReadTimes read_file(const fs::path& path, std::byte* into, std::size_t bytes, bo
   return times;
 }
 
-void fsync_directory(const fs::path& dir) {
-  Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (d.fd < 0 || ::fsync(d.fd) != 0)
-    throw std::runtime_error("fsync of directory " + dir.string() + " failed: " + errno_text(errno));
-}
-
 bool supports_direct_io(const fs::path& dir) {
   const fs::path probe = dir / (".redline-direct-probe-" + std::to_string(::getpid()));
   Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644));

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+
+#include "harness/atomic_file.hpp"
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -74,8 +76,6 @@ struct ReadTimes {
 ReadTimes read_file(const std::filesystem::path& path, std::byte* into, std::size_t bytes, bool try_direct,
                     unsigned threads, std::size_t chunk);
 
-// fsync of a directory: makes a rename or a new name durable.
-void fsync_directory(const std::filesystem::path& dir);
 
 // Whether `dir` accepts O_DIRECT opens (tmpfs does not).
 bool supports_direct_io(const std::filesystem::path& dir);

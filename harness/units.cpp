@@ -62,6 +62,13 @@ std::int64_t parse_count(std::string_view flag, std::string_view text) {
   return value;
 }
 
+std::int64_t parse_count_between(std::string_view flag, std::string_view text, std::int64_t lo, std::int64_t hi) {
+  const auto value = parse_count(flag, text);
+  if (value < lo || value > hi)
+    throw UsageError(str(flag), str(text), "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  return value;
+}
+
 double parse_number(std::string_view flag, std::string_view text) {
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

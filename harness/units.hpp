@@ -16,6 +16,9 @@ std::uint64_t parse_size(std::string_view flag, std::string_view text);
 // A plain non-negative integer count (iterations, batch sizes). No suffixes.
 std::int64_t parse_count(std::string_view flag, std::string_view text);
 
+// parse_count, then lo <= value <= hi, else a UsageError naming the bounds.
+std::int64_t parse_count_between(std::string_view flag, std::string_view text, std::int64_t lo, std::int64_t hi);
+
 // A finite floating-point value, e.g. a percentage or seconds.
 double parse_number(std::string_view flag, std::string_view text);
 
