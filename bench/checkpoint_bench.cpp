@@ -195,41 +195,61 @@ int main(int argc, char** argv) {
 
     Report report = start_report("checkpoint_bench", capture_environment());
     if (!p.size_source.empty()) report.summary.push_back({"state size", format_size(p.cfg.bytes) + " (" + p.size_source + ")"});
-    bool refused = false;
+    bool refused = false, failed = false;
     std::optional<double> save_s, restore_s;
     std::optional<AsyncResults> async;
     AlignedBuffer second;  // the async snapshot, then the restore target
+    // A stage that fails (a full disk, an I/O error, a GPU error) becomes an
+    // error row and the run goes on: the stages measured so far are kept.
+    auto attempt = [&](const char* stage, const std::function<void()>& run) {
+      try {
+        run();
+      } catch (const UsageError&) {
+        throw;
+      } catch (const std::exception& e) {
+        Row row;
+        row.param("stage", stage).param("bytes", std::to_string(p.cfg.bytes));
+        row.status = dynamic_cast<const std::bad_alloc*>(&e) ? "oom" : "error";
+        row.note = e.what();
+        report.rows.push_back(row);
+        std::cerr << "checkpoint_bench: " << stage << ": " << e.what() << "\n";
+        failed = true;
+      }
+    };
 
     if (p.save) {
       AlignedBuffer state(p.cfg.bytes);
       fill_random(state.data(), state.size(), 0x5EED, std::thread::hardware_concurrency());
-      save_s = run_storage_stages(p.cfg, state.data(), report).save_s;
-      add_gpu_rows(p, no_gpu, report);
+      attempt("save", [&] { save_s = run_storage_stages(p.cfg, state.data(), report).save_s; });
+      attempt("gpu", [&] { add_gpu_rows(p, no_gpu, report); });
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
-      if (!no_gpu) {
-        GpuSnapshot gpu(p.cfg.bytes);
-        async = run_async_save(p.cfg, [&] { return gpu.snapshot(); }, gpu.host(), "pinned host memory (GPU)", report);
-      }
+      if (!no_gpu)
+        attempt("async", [&] {
+          GpuSnapshot gpu(p.cfg.bytes);
+          async = run_async_save(p.cfg, [&] { return gpu.snapshot(); }, gpu.host(), "pinned host memory (GPU)", report);
+        });
 #endif
-      if (!async) {
-        second = AlignedBuffer(p.cfg.bytes);
-        // A training job keeps its snapshot buffer resident: fault its pages in
-        // now, or the timed stall would measure the kernel's first touch.
-        std::memset(second.data(), 0xA5, second.size());
-        async = run_async_save(p.cfg, [&] {
-          const auto t0 = std::chrono::steady_clock::now();
-          std::memcpy(second.data(), state.data(), state.size());
-          return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        }, second.data(), "host memory (no GPU: plain memcpy)", report);
-      }
+      if (!async)
+        attempt("async", [&] {
+          second = AlignedBuffer(p.cfg.bytes);
+          // A training job keeps its snapshot buffer resident: fault its pages in
+          // now, or the timed stall would measure the kernel's first touch.
+          std::memset(second.data(), 0xA5, second.size());
+          async = run_async_save(p.cfg, [&] {
+            const auto t0 = std::chrono::steady_clock::now();
+            std::memcpy(second.data(), state.data(), state.size());
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          }, second.data(), "host memory (no GPU: plain memcpy)", report);
+        });
     } else if (p.gpu) {
-      add_gpu_rows(p, no_gpu, report);
+      attempt("gpu", [&] { add_gpu_rows(p, no_gpu, report); });
     }
-    if (p.restore) {
-      restore_s = run_restore_stage(p.cfg, second, report);
-      refused = !restore_s;
-      if (!p.save) p.cfg.bytes = second.size();
-    }
+    if (p.restore)
+      attempt("restore", [&] {
+        restore_s = run_restore_stage(p.cfg, second, report);
+        refused = !restore_s;
+        if (!p.save) p.cfg.bytes = second.size();
+      });
     if (p.save || restore_s) add_checkpoint_advice(p.cfg, p.mtbf_s, p.mtbf_source, save_s, async, restore_s, report);
     // `all` measured a save and its restore: leave the directory as it was
     // (a nightly suite must not pile up checkpoints). `save` keeps it for a later `restore`.
@@ -239,6 +259,6 @@ int main(int argc, char** argv) {
       for (const auto& file : {paths.data, paths.manifest, paths.temp}) std::filesystem::remove(file, ec);
     }
     write_reports(report, f.output);
-    return refused ? kExitCheckFailed : kExitOk;
+    return refused || failed ? kExitCheckFailed : kExitOk;
   });
 }

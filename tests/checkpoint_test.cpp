@@ -316,3 +316,29 @@ TEST(CheckpointBench, AllLeavesTheDirectoryAsItFoundIt) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const auto& e : fs::directory_iterator(dir.path())) ADD_FAILURE() << "left behind: " << e.path();
 }
+
+namespace {
+
+TEST(CheckpointBench, AFullDiskIsAnErrorRowAndTheReportIsKept) {
+  TempDir dir;
+  const fs::path mnt = dir.path() / "small";
+  fs::create_directory(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=8m") != 0)
+    GTEST_SKIP() << "cannot mount an 8 MiB tmpfs here (" << std::strerror(errno) << "): needs root and mount rights";
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  const fs::path csv = dir.path() / "out.csv";
+  const auto r = bench({"all", "--size", "16M", "--dir", mnt.string(), "--csv", csv.string(), "--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  ASSERT_TRUE(fs::exists(csv)) << "the stages measured before the failure were lost\n" << r.output;
+  std::ifstream in(csv);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("stage=save"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(",error,"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("No space left on device"), std::string::npos) << text.str();
+}
+
+}  // namespace
