@@ -1,5 +1,7 @@
 #include "collectives/point_runner.hpp"
 
+#include "harness/clock.hpp"
+
 #include <algorithm>
 #include <chrono>
 
@@ -7,10 +9,6 @@
 
 namespace redline {
 namespace {
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 struct Pointers {
   const void* send;
@@ -96,39 +94,39 @@ PointMeasurement measure_point(Backend& backend, const Collective& collective, C
   if (settings.per_iteration) {
     // A wait after each operation: the samples show the spread, at the cost
     // of the pipelining that back-to-back operations get.
-    const double start = now_seconds();
+    const double start = steady_seconds();
     for (int i = 0; i < settings.iterations; ++i) {
-      const double t0 = now_seconds();
+      const double t0 = steady_seconds();
       timed_operation();
       backend.wait();
-      m.samples_seconds.push_back(now_seconds() - t0);
+      m.samples_seconds.push_back(steady_seconds() - t0);
     }
-    m.seconds_per_operation = (now_seconds() - start) / settings.iterations;
+    m.seconds_per_operation = (steady_seconds() - start) / settings.iterations;
   } else if (settings.graph_replays > 0 && backend.supports_capture()) {
     backend.capture_begin();
     for (int i = 0; i < settings.iterations; ++i) run_once(backend, collective, buffers, counts, c, in_place);
     backend.capture_end();
     backend.replay_capture();  // the first replay uploads the graph: not timed
     backend.wait();
-    const double start = now_seconds();
+    const double start = steady_seconds();
     for (int g = 0; g < settings.graph_replays; ++g) backend.replay_capture();
     backend.wait();
-    m.seconds_per_operation = (now_seconds() - start) / (static_cast<double>(settings.iterations) * settings.graph_replays);
+    m.seconds_per_operation = (steady_seconds() - start) / (static_cast<double>(settings.iterations) * settings.graph_replays);
   } else {
-    const double start = now_seconds();
+    const double start = steady_seconds();
     for (int i = 0; i < settings.iterations; ++i) timed_operation();
     backend.wait();
-    m.seconds_per_operation = (now_seconds() - start) / settings.iterations;
+    m.seconds_per_operation = (steady_seconds() - start) / settings.iterations;
   }
 
   if (settings.arrival_pass) {
     double inside = 0;
     for (int i = 0; i < settings.iterations; ++i) {
       if (settings.before_each_operation) settings.before_each_operation();
-      const double t0 = now_seconds();
+      const double t0 = steady_seconds();
       run_once(backend, collective, buffers, counts, c, in_place);
       backend.wait();
-      inside += now_seconds() - t0;
+      inside += steady_seconds() - t0;
     }
     m.seconds_in_operation = inside / settings.iterations;
   }

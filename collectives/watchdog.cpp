@@ -1,5 +1,7 @@
 #include "collectives/watchdog.hpp"
 
+#include "harness/clock.hpp"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -20,10 +22,6 @@ namespace {
 constexpr std::uint64_t kGoodbye = ~std::uint64_t{0};
 // Other ranks give rank 0 this long past the timeout to name the culprits first.
 constexpr double kGraceSeconds = 5;
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 bool send_all(int fd, const void* data, std::size_t bytes) {
   const char* p = static_cast<const char*>(data);
@@ -187,7 +185,7 @@ void Watchdog::enter(std::uint64_t index, const std::string& label) {
     std::lock_guard lock(mutex_);
     label_ = label;
     index_ = index;
-    deadline_ = now_seconds() + timeout_ + (bootstrap_.rank() == 0 ? 0 : kGraceSeconds);
+    deadline_ = steady_seconds() + timeout_ + (bootstrap_.rank() == 0 ? 0 : kGraceSeconds);
     if (bootstrap_.rank() == 0) reached_[0] = index + 1;
   }
   if (bootstrap_.rank() != 0) send_all(peers_[0], &index, sizeof index);
@@ -238,7 +236,7 @@ void Watchdog::watch() {
       }
     }
     std::lock_guard lock(mutex_);
-    if (deadline_ == 0 || now_seconds() < deadline_) continue;
+    if (deadline_ == 0 || steady_seconds() < deadline_) continue;
     std::string message = label_ + " did not finish within " + std::to_string(static_cast<int>(timeout_)) + " s";
     if (is_root) {
       std::string missing, waiting;

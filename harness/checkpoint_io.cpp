@@ -1,5 +1,7 @@
 #include "harness/checkpoint_io.hpp"
 
+#include "harness/clock.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,10 +24,6 @@ namespace redline {
 namespace fs = std::filesystem;
 
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::string errno_text(int err) { return std::strerror(err); }
 
@@ -193,7 +191,7 @@ WriteTimes write_file(const fs::path& path, const std::byte* data, std::size_t b
   // Every write goes to a fresh file, as a checkpoint's temporary file does:
   // truncating an old one of the same size would time the freeing of its blocks.
   ::unlink(path.c_str());
-  const double t0 = now_s();
+  const double t0 = steady_seconds();
   Fd plain(::open(path.c_str(), flags, 0644));
   if (plain.fd < 0) throw std::runtime_error("cannot create " + path.string() + ": " + errno_text(errno));
   std::size_t direct_end = 0;
@@ -210,11 +208,11 @@ WriteTimes write_file(const fs::path& path, const std::byte* data, std::size_t b
   }
   if (err == 0) err = parallel_io<true>(plain.fd, mutable_data, direct_end, bytes, options.threads, options.chunk);
   if (err != 0) throw std::runtime_error("writing " + path.string() + " failed: " + errno_text(err));
-  const double t1 = now_s();
+  const double t1 = steady_seconds();
   times.write_s = t1 - t0;
   if (options.fsync) {
     if (::fsync(plain.fd) != 0) throw std::runtime_error("fsync of " + path.string() + " failed: " + errno_text(errno));
-    times.fsync_s = now_s() - t1;
+    times.fsync_s = steady_seconds() - t1;
   }
   if (::close(plain.fd) != 0) {
     plain.fd = -1;
@@ -237,7 +235,7 @@ ReadTimes read_file(const fs::path& path, std::byte* into, std::size_t bytes, bo
   // Clean pages of a file that was just fsynced can be dropped; dirty or
   // tmpfs pages cannot, which is why the row says whether the read was direct.
   (void)::posix_fadvise(plain.fd, 0, 0, POSIX_FADV_DONTNEED);
-  const double t0 = now_s();
+  const double t0 = steady_seconds();
   std::size_t direct_end = 0;
   int err = 0;
   if (times.direct) {
@@ -246,7 +244,7 @@ ReadTimes read_file(const fs::path& path, std::byte* into, std::size_t bytes, bo
   }
   if (err == 0) err = parallel_io<false>(plain.fd, into, direct_end, bytes, threads, chunk);
   if (err != 0) throw std::runtime_error("reading " + path.string() + " failed: " + errno_text(err));
-  times.read_s = now_s() - t0;
+  times.read_s = steady_seconds() - t0;
   return times;
 }
 
@@ -279,7 +277,7 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
                     const WriteOptions& options) {
   const CheckpointPaths paths = checkpoint_paths(dir, name);
   SaveSteps steps;
-  const double t0 = now_s();
+  const double t0 = steady_seconds();
   // The last good checkpoint stays intact until the new data is durable
   // under its final name: a save that fails while writing (a full disk, a
   // killed writer) leaves the old data and manifest as they were and only a
@@ -287,36 +285,36 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
   // manifest's checksum no longer matches, so restore refuses; never accepts.
   std::error_code ec;
 
-  double t = now_s();
+  double t = steady_seconds();
   steps.checksum = xxh64(data, bytes);
-  steps.checksum_s = now_s() - t;
+  steps.checksum_s = steady_seconds() - t;
   try {
     const WriteTimes w = write_file(paths.temp, data, bytes, options);
     steps.write_s = w.write_s;
     steps.fsync_file_s = w.fsync_s;
-    t = now_s();
+    t = steady_seconds();
     if (::rename(paths.temp.c_str(), paths.data.c_str()) != 0)
       throw std::runtime_error("renaming " + paths.temp.string() + " to " + paths.data.string() +
                                " failed: " + errno_text(errno));
-    steps.rename_s = now_s() - t;
+    steps.rename_s = steady_seconds() - t;
   } catch (...) {
     fs::remove(paths.temp, ec);
     throw;
   }
   if (options.fsync) {
-    t = now_s();
+    t = steady_seconds();
     fsync_directory(dir);
-    steps.fsync_dir_s = now_s() - t;
+    steps.fsync_dir_s = steady_seconds() - t;
   }
-  t = now_s();
+  t = steady_seconds();
   std::ostringstream manifest;
   manifest << "redline-checkpoint 1\nfile " << name << "\nbytes " << bytes << "\nxxh64 " << hex64(steps.checksum)
            << "\n";
   // write_file_atomically always fsyncs (file and directory); --no-fsync
   // leaves only the data's fsyncs out.
   write_file_atomically(paths.manifest, manifest.str());
-  steps.manifest_s = now_s() - t;
-  steps.total_s = now_s() - t0;
+  steps.manifest_s = steady_seconds() - t;
+  steps.total_s = steady_seconds() - t0;
   return steps;
 }
 
@@ -352,7 +350,7 @@ RestoreSteps restore_checkpoint(const fs::path& dir, const std::string& name, Al
   // checksum on what the buffer held before.
   if (into.size() != m.bytes) into = AlignedBuffer(m.bytes);
   std::memset(into.data(), 0x5A, m.bytes);
-  const double t0 = now_s();
+  const double t0 = steady_seconds();
   const fs::path data = checkpoint_paths(dir, name).data;
   std::error_code ec;
   const auto actual = fs::file_size(data, ec);
@@ -365,13 +363,13 @@ RestoreSteps restore_checkpoint(const fs::path& dir, const std::string& name, Al
   const ReadTimes r = read_file(data, into.data(), m.bytes, true, threads, chunk);
   steps.read_s = r.read_s;
   steps.direct = r.direct;
-  const double t = now_s();
+  const double t = steady_seconds();
   const std::uint64_t sum = xxh64(into.data(), m.bytes);
-  steps.verify_s = now_s() - t;
+  steps.verify_s = steady_seconds() - t;
   if (sum != m.xxh64)
     throw CheckpointRejected("checkpoint " + data.string() + " is corrupt: XXH64 " + hex64(sum) +
                              ", the manifest says " + hex64(m.xxh64));
-  steps.total_s = now_s() - t0;
+  steps.total_s = steady_seconds() - t0;
   return steps;
 }
 

@@ -1,5 +1,7 @@
 #include "harness/checkpoint_stages.hpp"
 
+#include "harness/clock.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,10 +20,6 @@ namespace redline {
 namespace fs = std::filesystem;
 
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double gbps(std::uint64_t bytes, double seconds) { return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0; }
 
@@ -175,7 +173,7 @@ double cpu_load_rate(double seconds, const std::function<bool()>& stop) {
   double a0 = 1.0, a1 = 1.1, a2 = 1.2, a3 = 1.3;
   const double m = 0.999999, c = 1e-6;
   std::uint64_t iterations = 0;
-  const double t0 = now_s();
+  const double t0 = steady_seconds();
   double t = t0;
   while (stop ? !stop() : (t - t0 < seconds)) {
     for (int i = 0; i < kBatch; ++i) {
@@ -185,7 +183,7 @@ double cpu_load_rate(double seconds, const std::function<bool()>& stop) {
       a3 = a3 * m + c;
     }
     iterations += kBatch;
-    t = now_s();
+    t = steady_seconds();
   }
   volatile double sink = a0 + a1 + a2 + a3;  // keeps the loop from being removed
   (void)sink;
@@ -201,7 +199,7 @@ AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<dou
   std::atomic<bool> done{false};
   std::exception_ptr failure;
   const WriteOptions options{.threads = cfg.threads, .chunk = cfg.chunk, .fsync = cfg.fsync, .direct = false};
-  const double t0 = now_s();
+  const double t0 = steady_seconds();
   std::thread persist([&] {
     try {
       safe_save(cfg.dir, cfg.name, snapshot_data, static_cast<std::size_t>(cfg.bytes), options);
@@ -212,7 +210,7 @@ AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<dou
   });
   out.load_during_per_s = cpu_load_rate(0, [&] { return done.load(); });
   persist.join();
-  out.persist_s = now_s() - t0;
+  out.persist_s = steady_seconds() - t0;
   if (failure) std::rethrow_exception(failure);
 
   Row snap = checkpoint_stage_row("async.snapshot", cfg.bytes, 1, cfg.bytes, cfg.fsync, out.snapshot_s);

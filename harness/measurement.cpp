@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "harness/clock.hpp"
 #include "harness/interrupt.hpp"
 #include "harness/units.hpp"
 #include "harness/usage_error.hpp"
@@ -37,9 +38,7 @@ std::string to_string(StopReason reason) {
 Measurement measure(const MeasurementPolicy& policy, const std::function<double()>& run_once,
                     const std::function<double()>& now_seconds) {
   policy.validate();
-  const auto now = now_seconds ? now_seconds : [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
+  const std::function<double()> now = now_seconds ? now_seconds : steady_seconds;
   Measurement m;
 
   const double warmup_start = now();

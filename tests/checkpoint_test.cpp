@@ -60,6 +60,29 @@ std::string rejection(const fs::path& dir) {
   return "";
 }
 
+// An 8 MiB tmpfs, for a full disk: mounted for the test's life. Where the
+// machine forbids mounts, mounted() is false and why_not() says why.
+class SmallTmpfs {
+ public:
+  explicit SmallTmpfs(fs::path where) : path_(std::move(where)) {
+    fs::create_directory(path_);
+    mounted_ = ::mount("tmpfs", path_.c_str(), "tmpfs", 0, "size=8m") == 0;
+    if (!mounted_)
+      why_not_ = std::string("cannot mount an 8 MiB tmpfs here (") + std::strerror(errno) + "): needs root and mount rights";
+  }
+  ~SmallTmpfs() {
+    if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+  const std::string& why_not() const { return why_not_; }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+  bool mounted_ = false;
+  std::string why_not_;
+};
+
 ChildResult bench(std::vector<std::string> args) {
   ChildSpec spec;
   spec.argv = {CHECKPOINT_BENCH_BIN};
@@ -218,14 +241,9 @@ TEST(CheckpointIo, WriterKilledMidSaveLeavesNothingThatLooksComplete) {
 
 TEST(CheckpointIo, FullDiskGivesAClearErrorAndLeavesNothingPartial) {
   TempDir dir;
-  const fs::path mnt = dir.path() / "small";
-  fs::create_directory(mnt);
-  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=8m") != 0)
-    GTEST_SKIP() << "cannot mount an 8 MiB tmpfs here (" << std::strerror(errno) << "): needs root and mount rights";
-  struct Unmount {
-    fs::path p;
-    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
-  } unmount{mnt};
+  SmallTmpfs small(dir.path() / "small");
+  if (!small.mounted()) GTEST_SKIP() << small.why_not();
+  const fs::path mnt = small.path();
   const auto state = random_state(16u << 20);
   try {
     safe_save(mnt, "checkpoint.bin", state.data(), state.size(), {.threads = 2, .chunk = 1u << 20, .fsync = true});
@@ -321,14 +339,9 @@ namespace {
 
 TEST(CheckpointBench, AFullDiskIsAnErrorRowAndTheReportIsKept) {
   TempDir dir;
-  const fs::path mnt = dir.path() / "small";
-  fs::create_directory(mnt);
-  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=8m") != 0)
-    GTEST_SKIP() << "cannot mount an 8 MiB tmpfs here (" << std::strerror(errno) << "): needs root and mount rights";
-  struct Unmount {
-    fs::path p;
-    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
-  } unmount{mnt};
+  SmallTmpfs small(dir.path() / "small");
+  if (!small.mounted()) GTEST_SKIP() << small.why_not();
+  const fs::path mnt = small.path();
   const fs::path csv = dir.path() / "out.csv";
   const auto r = bench({"all", "--size", "16M", "--dir", mnt.string(), "--csv", csv.string(), "--quiet"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
