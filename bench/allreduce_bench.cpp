@@ -37,6 +37,7 @@ struct Flags {
   std::string expect_busbw, timeout = "600";
   std::string inject_delay, inject_hang, inject_exit;
   bool per_iter = false, per_rank = false;
+  std::string per_rank_csv;
   OutputOptions output;
 };
 
@@ -298,6 +299,9 @@ int main(int argc, char** argv) {
   app.add_option("--bootstrap", f.bootstrap, "mpi, env (torchrun-style TCP rendezvous), single, or auto");
   app.add_flag("--per-iter", f.per_iter, "Time each operation: p50, p99, max and CV per size");
   app.add_flag("--per-rank", f.per_rank, "Per size, the ranks that arrive last (stragglers) with their hosts");
+  app.add_option("--per-rank-csv", f.per_rank_csv,
+                 "With --per-rank: every rank's arrival per size (rank, host, late_us, inside_us) as CSV")
+      ->type_name("FILE");
   app.add_option("--split", f.split, "node: run inside every node at once; pairs: across pairs of nodes; none");
   app.add_option("--outlier", f.outlier, "PCT below the median that marks a slow group or a straggler; default 10");
   app.add_option("--expect-busbw", f.expect_busbw, "Exit 1 with FAILED when the peak busbw is below GBPS")->type_name("GBPS");
@@ -310,6 +314,10 @@ int main(int argc, char** argv) {
   return run_tool(app, argc, argv, [&] {
     CollectiveSweepOptions options = to_options(f);
     validate_output_paths(f.output);
+    if (!f.per_rank_csv.empty()) {
+      if (!f.per_rank) throw UsageError("--per-rank-csv", f.per_rank_csv, "needs --per-rank (the arrival pass)");
+      validate_output_paths(OutputOptions{f.per_rank_csv, "", true});
+    }
     count_in("-t", f.threads, 1, 1);
     count_in("-m", f.agg, 1, 1);
     // -g all: one process drives every visible GPU (a one-line suite entry for a whole node).
@@ -335,6 +343,7 @@ int main(int argc, char** argv) {
         OutputOptions output = f.output;
         output.quiet = true;  // the nccl-tests table above is the console report
         write_reports(result.report, output);
+        if (!f.per_rank_csv.empty()) write_reports(result.per_rank, OutputOptions{f.per_rank_csv, "", true});
       }
       int status = result.wrong > 0 || result.below_expectation ? kExitCheckFailed : kExitOk;
       if (result.interrupted) status = 128 + (interrupt_signal() ? interrupt_signal() : 2);

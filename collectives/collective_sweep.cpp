@@ -120,6 +120,8 @@ struct GatheredPoint {
   std::vector<GroupResult> groups;
   std::string arrival;            // --per-rank: the slowest ranks, one line
   std::optional<int> straggler;   // --per-rank: the rank that arrives last, when beyond the outlier threshold
+  std::vector<double> late_s;     // --per-rank, per rank: how much later than the earliest it arrived
+  std::vector<double> inside_s;   // --per-rank, per rank: mean time inside one operation
 };
 
 // --per-rank: the rank that arrives last spends the least time inside the
@@ -133,8 +135,11 @@ void diagnose_arrival(const SweepContext& ctx, const std::vector<RankResult>& re
     inside.push_back(r.seconds_in_operation);
   }
   std::vector<std::pair<double, int>> lateness;
-  for (int r = 0; r < static_cast<int>(results.size()); ++r)
+  for (int r = 0; r < static_cast<int>(results.size()); ++r) {
     lateness.emplace_back(longest - results[r].seconds_in_operation, r);
+    point.late_s.push_back(longest - results[r].seconds_in_operation);
+  }
+  point.inside_s = inside;
   std::sort(lateness.rbegin(), lateness.rend());
   point.arrival = "#   per-rank arrival, latest first:";
   for (std::size_t k = 0; k < lateness.size() && k < 3; ++k)
@@ -317,6 +322,9 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
   CollectiveSweepResult result;
   result.report = start_report("allreduce_bench", std::move(env));
   Report& report = result.report;
+  result.per_rank.tool = report.tool;
+  result.per_rank.run_id = report.run_id;
+  result.per_rank.env = report.env;
   const int world_ranks = world_backend.size();
   report.summary.emplace_back("backend", world_backend.name() + ", bootstrap " + bootstrap.kind());
   report.summary.emplace_back("ranks", std::to_string(world_ranks) + " (" + std::to_string(bootstrap.size()) +
@@ -460,6 +468,15 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
             if (options.per_rank) {
               out << sides[0].arrival << "\n";
               if (sides[0].straggler) ++straggler_count[*sides[0].straggler];
+              // One row per rank, for --per-rank-csv: the arrival pass runs
+              // out of place.
+              for (std::size_t r = 0; r < sides[0].late_s.size(); ++r) {
+                Row row = make_row(*collective, bytes, reported_count, c, collective->uses_root(), false);
+                row.param("rank", std::to_string(r)).param("host", ctx.hosts[r]);
+                row.metric("late_us", sides[0].late_s[r] * 1e6).metric("inside_us", sides[0].inside_s[r] * 1e6);
+                if (sides[0].straggler && *sides[0].straggler == static_cast<int>(r)) row.note = "straggler";
+                result.per_rank.rows.push_back(std::move(row));
+              }
             }
             out << std::flush;
           }

@@ -50,6 +50,9 @@ struct CollectiveSweepOptions {
 
 struct CollectiveSweepResult {
   Report report;
+  // --per-rank: per size, one row per rank (rank, host, late_us, inside_us),
+  // for --per-rank-csv; same environment and run id as `report`.
+  Report per_rank;
   std::uint64_t wrong = 0;
   bool below_expectation = false;
   bool interrupted = false;  // Ctrl-C on any rank: the points so far are reported

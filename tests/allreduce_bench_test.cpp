@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "harness/child_process.hpp"
@@ -157,6 +158,36 @@ TEST_F(AllreduceBenchTest, SlowRankIsNamed) {
   EXPECT_NE(r.output.find("-> straggler: rank 2"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("# stragglers (arrive last"), std::string::npos);
   EXPECT_NE(r.output.find("rank 2 ("), std::string::npos);
+}
+
+TEST_F(AllreduceBenchTest, PerRankCsvHasEveryRankAndTheStragglerIsLatest) {
+  const fs::path csv_path = dir_ / "per_rank.csv";
+  const auto r = mpirun(4, {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "-n", "4", "-w", "1",
+                            "--per-rank", "--per-rank-csv", csv_path.string(), "--inject-delay", "2:20"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const redline::CsvTable csv = redline::read_csv(csv_path);
+  for (const char* column : {"collective", "bytes", "rank", "host", "late_us", "inside_us"})
+    EXPECT_TRUE(csv.column(column)) << "missing column " << column;
+  ASSERT_EQ(csv.rows.size(), 2u * 4u) << "two sizes x four ranks";
+  // Rank 2 sleeps before every operation, so per size it is the latest to
+  // arrive and the only one named a straggler.
+  std::map<std::string, std::pair<std::string, double>> latest;  // bytes -> (rank, late_us)
+  for (std::size_t i = 0; i < csv.rows.size(); ++i) {
+    const double late = std::stod(csv.value(i, "late_us"));
+    EXPECT_GE(late, 0);
+    auto& [rank, most] = latest[csv.value(i, "bytes")];
+    if (rank.empty() || late > most) rank = csv.value(i, "rank"), most = late;
+    EXPECT_EQ(csv.value(i, "note"), csv.value(i, "rank") == "2" ? "straggler" : "") << "rank " << csv.value(i, "rank");
+  }
+  ASSERT_EQ(latest.size(), 2u);
+  for (const auto& [bytes, rank_late] : latest) EXPECT_EQ(rank_late.first, "2") << bytes;
+}
+
+TEST_F(AllreduceBenchTest, PerRankCsvNeedsPerRank) {
+  const auto r = mpirun(2, {"--backend", "host", "-b", "1K", "-e", "1K", "--per-rank-csv",
+                            (dir_ / "x.csv").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--per-rank-csv"), std::string::npos) << r.output;
 }
 
 TEST_F(AllreduceBenchTest, SlowNodeIsNamedBySplit) {
