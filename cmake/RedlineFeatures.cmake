@@ -92,6 +92,13 @@ else()
   redline_feature(GOOGLE_BENCHMARK OFF "libbenchmark-dev not found; kernel microbenchmarks are not built")
 endif()
 
+# --- gemm_bench's measuring subcommands (peak, sweep, model) ------------------
+if(REDLINE_HAVE_CUDA AND REDLINE_HAVE_CUBLASLT AND REDLINE_HAVE_GOOGLE_BENCHMARK)
+  redline_feature(GEMM_MEASURE ON "gemm_bench peak/sweep/model through cuBLASLt and Google Benchmark")
+else()
+  redline_feature(GEMM_MEASURE OFF "needs CUDA, cuBLASLt and Google Benchmark: gemm_bench has predict only")
+endif()
+
 # --- GoogleTest ------------------------------------------------------------------
 if(REDLINE_BUILD_TESTS)
   find_package(GTest QUIET)

@@ -65,12 +65,11 @@ std::string to_console_table(const Report& report) {
   for (const auto& row : report.rows) {
     std::vector<std::string> line;
     for (const auto& name : params) {
-      auto it = std::find_if(row.params.begin(), row.params.end(), [&](const auto& p) { return p.first == name; });
-      line.push_back(it == row.params.end() ? "" : it->second);
+      line.push_back(row.param_value(name).value_or(""));
     }
     for (const auto& name : metrics) {
-      auto it = std::find_if(row.metrics.begin(), row.metrics.end(), [&](const auto& m) { return m.first == name; });
-      line.push_back(it == row.metrics.end() ? "-" : human_number(it->second));
+      const auto value = row.metric_value(name);
+      line.push_back(value ? human_number(*value) : "-");
     }
     line.push_back(row.status);
     // The console keeps notes short; the CSV and JSON have them whole.

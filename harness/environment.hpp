@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,45 @@ std::map<std::string, std::string> relevant_variables();
 // Fills GPU fields from NVML (libnvidia-ml.so.1, loaded at run time).
 // Returns the reason when NVML is unusable; `env` is then left unchanged.
 std::optional<std::string> add_nvml_gpu_info(Environment& env);
+
+// One GPU's state now, from NVML: what explains a throughput figure that
+// moved (a lower clock, a power cap, heat). nullopt fields: unknown.
+struct GpuReadings {
+  std::optional<unsigned> sm_clock_mhz;
+  std::optional<unsigned> max_sm_clock_mhz;
+  std::optional<unsigned> temperature_c;
+  std::optional<double> power_w;
+  std::optional<std::uint64_t> throttle_reasons;  // NVML clocks-event bitmask
+};
+
+// NVML held open for repeated readings (before and after every measured
+// shape): nvmlInit can take tens of milliseconds, too slow to repeat.
+class NvmlSession {
+ public:
+  NvmlSession();  // never throws; unavailable() says why it cannot read
+  ~NvmlSession();
+  NvmlSession(const NvmlSession&) = delete;
+  NvmlSession& operator=(const NvmlSession&) = delete;
+
+  const std::optional<std::string>& unavailable() const;
+  // The GPU with this UUID ("GPU-...", as DeviceProperties::uuid and NVML
+  // give it); nullopt when NVML is unavailable or does not know it.
+  std::optional<GpuReadings> read(const std::string& uuid) const;
+
+  struct Library;
+
+ private:
+  friend std::optional<std::string> add_nvml_gpu_info(Environment& env);
+  std::unique_ptr<Library> lib_;
+  std::optional<std::string> unavailable_;
+};
+
+// Clock-event bits that mean the GPU ran slower than it could for a reason
+// other than idling or an application setting: software power cap, hardware
+// slowdown, thermal slowdown, power brake.
+inline constexpr std::uint64_t kSlowdownReasonMask = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+// "sw_power_cap+sw_thermal" for the slowdown bits set; empty when none.
+std::string slowdown_reason_names(std::uint64_t reasons);
 
 // UTC now as 2026-11-22T12:34:56Z.
 std::string utc_timestamp();

@@ -35,6 +35,18 @@ Row& Row::metric(std::string name, double value) {
   return *this;
 }
 
+std::optional<std::string> Row::param_value(const std::string& name) const {
+  for (const auto& [key, value] : params)
+    if (key == name) return value;
+  return std::nullopt;
+}
+
+std::optional<double> Row::metric_value(const std::string& name) const {
+  for (const auto& [key, value] : metrics)
+    if (key == name) return value;
+  return std::nullopt;
+}
+
 std::vector<std::string> Report::param_names() const {
   std::vector<std::string> names;
   for (const auto& row : rows) add_names(row.params, names);

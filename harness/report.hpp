@@ -3,6 +3,7 @@
 // (console table, CSV, JSON) only read it. Column meanings: results/SCHEMA.md.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,9 @@ struct Row {
   std::string case_key() const;
   Row& param(std::string name, std::string value);
   Row& metric(std::string name, double value);
+  // nullopt when the row has no such parameter / metric.
+  std::optional<std::string> param_value(const std::string& name) const;
+  std::optional<double> metric_value(const std::string& name) const;
 };
 
 struct Report {
