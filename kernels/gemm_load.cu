@@ -1,0 +1,66 @@
+#include "kernels/gemm_load.cuh"
+
+#include <stdexcept>
+
+#include "harness/clock.hpp"
+#include "harness/units.hpp"
+#include "kernels/cuda_check.cuh"
+#include "kernels/gemm_lt.cuh"
+
+namespace redline {
+namespace {
+
+constexpr std::int64_t kSize = 8192;
+constexpr int kBatch = 8;  // GEMMs between checks of the clock and `stop`
+
+}  // namespace
+
+struct GemmLoad::State {
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<LtGemm> gemm;
+
+  State() {
+    REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    try {
+      GemmOptions options;
+      options.dtype = GemmDtype::bf16;
+      gemm = std::make_unique<LtGemm>(kSize, kSize, kSize, options, stream);
+      const GemmCheck check = gemm->verify(0);
+      if (!check.passed())
+        throw std::runtime_error("the GEMM load failed its check: relative error " +
+                                 format_number(check.relative_error, 3) + ", " + std::to_string(check.nonfinite) +
+                                 " non-finite");
+    } catch (...) {
+      gemm.reset();
+      (void)cudaStreamDestroy(stream);
+      throw;
+    }
+  }
+  ~State() {
+    gemm.reset();
+    (void)cudaStreamDestroy(stream);
+  }
+};
+
+GemmLoad::GemmLoad() : state_(std::make_unique<State>()) {}
+GemmLoad::~GemmLoad() = default;
+
+double GemmLoad::rate(double seconds, const std::function<bool()>& stop) const {
+  std::int64_t gemms = 0;
+  int set = 0;
+  const double t0 = steady_seconds();
+  double t = t0;
+  while (stop ? !stop() : (t - t0 < seconds)) {
+    for (int i = 0; i < kBatch; ++i) state_->gemm->enqueue(set++);
+    REDLINE_CUDA_CHECK(cudaStreamSynchronize(state_->stream));
+    gemms += kBatch;
+    t = steady_seconds();
+  }
+  return t > t0 ? static_cast<double>(gemms) / (t - t0) : 0;
+}
+
+std::string GemmLoad::description() const {
+  return "bf16 cuBLASLt GEMMs of 8192^3 back to back on the GPU (gemm_bench's GEMM) stand in for the training step";
+}
+
+}  // namespace redline

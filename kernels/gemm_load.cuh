@@ -1,0 +1,34 @@
+// A training-like GPU load for checkpoint_bench's async save: gemm_bench's
+// cuBLASLt GEMM (bf16, 8192^3, the size of a large layer's matmul) run back
+// to back and counted, so "does the persist slow training down" is measured
+// on the work training does. The interface has no CUDA types, so the bench's
+// main() stays plain C++.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace redline {
+
+class GemmLoad {
+ public:
+  // On the current device. Verifies one GEMM against the reference first (a
+  // load that computes garbage proves nothing). Throws GemmUnsupported,
+  // CudaError (out of memory), or std::runtime_error when the check fails.
+  GemmLoad();
+  ~GemmLoad();
+  GemmLoad(const GemmLoad&) = delete;
+  GemmLoad& operator=(const GemmLoad&) = delete;
+
+  // GEMMs per second over `seconds`, or until `stop` returns true (checked
+  // after each batch of GEMMs, about 10 ms of work).
+  double rate(double seconds, const std::function<bool()>& stop) const;
+  std::string description() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace redline

@@ -1,0 +1,392 @@
+// LtGemm: cuBLASLt descriptors for one GEMM shape, its heuristic candidates,
+// the rotating buffer sets it runs on, and verify() against
+// compare_with_reference. Everything cuBLASLt hands out is owned RAII, so a
+// point that throws (unsupported, out of memory) leaks nothing.
+#include "kernels/gemm_lt.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/cuda_check.cuh"
+#include "kernels/device_buffer.cuh"
+#include "kernels/device_query.cuh"
+#include "kernels/gemm_reference.cuh"
+#include "kernels/random_fill.cuh"
+
+#if defined(REDLINE_HAVE_CUBLASLT)
+#include <cublasLt.h>
+#endif
+
+namespace redline {
+
+#if defined(REDLINE_HAVE_CUBLASLT)
+
+namespace {
+
+// Not 1: a scale that cuBLASLt ignored would go unnoticed with 1. Powers of
+// two, so scale_a * scale_b is exact and the reference applies the same
+// product cuBLASLt does.
+constexpr float kFp8ScaleA = 0.5f;
+constexpr float kFp8ScaleB = 0.25f;
+
+struct LtTypes {
+  cublasComputeType_t compute;
+  cudaDataType_t a, b, c;
+};
+
+LtTypes lt_types(GemmDtype dtype) {
+  switch (dtype) {
+    case GemmDtype::fp32: return {CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F};
+    case GemmDtype::tf32: return {CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F};
+    case GemmDtype::fp16: return {CUBLAS_COMPUTE_32F, CUDA_R_16F, CUDA_R_16F, CUDA_R_16F};
+    case GemmDtype::bf16: return {CUBLAS_COMPUTE_32F, CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF};
+    case GemmDtype::fp8_e4m3: return {CUBLAS_COMPUTE_32F, CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF};
+    case GemmDtype::fp8_e4m3_e5m2: return {CUBLAS_COMPUTE_32F, CUDA_R_8F_E4M3, CUDA_R_8F_E5M2, CUDA_R_16BF};
+  }
+  throw std::invalid_argument("LtGemm: unknown dtype");
+}
+
+bool is_fp8(GemmDtype dtype) { return dtype == GemmDtype::fp8_e4m3 || dtype == GemmDtype::fp8_e4m3_e5m2; }
+
+// One owner per cuBLASLt object: Destroy runs on whatever path leaves the
+// scope. The handle types are pointers to (opaque) structs.
+template <typename Handle, cublasStatus_t (*Destroy)(Handle)>
+struct LtDestroy {
+  void operator()(Handle handle) const noexcept { (void)Destroy(handle); }
+};
+template <typename Handle, cublasStatus_t (*Destroy)(Handle)>
+class LtObject {
+ public:
+  // For the Create call's out parameter; the object is owned once it returns.
+  class Out {
+   public:
+    explicit Out(LtObject& owner) : owner_(owner) {}
+    ~Out() { owner_.owned_.reset(raw_); }
+    Out(const Out&) = delete;
+    Out& operator=(const Out&) = delete;
+    operator Handle*() { return &raw_; }
+
+   private:
+    LtObject& owner_;
+    Handle raw_ = nullptr;
+  };
+  Out out() { return Out(*this); }
+  Handle get() const { return owned_.get(); }
+
+ private:
+  std::unique_ptr<std::remove_pointer_t<Handle>, LtDestroy<Handle, Destroy>> owned_;
+};
+using LtHandle = LtObject<cublasLtHandle_t, cublasLtDestroy>;
+using LtMatmulDesc = LtObject<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using LtLayout = LtObject<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using LtPreference = LtObject<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+// An algorithm attribute, or nullopt when this cuBLASLt does not report it.
+// The size must match the attribute's storage exactly, hence the type.
+template <typename T>
+std::optional<T> algo_attribute(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
+  T value{};
+  std::size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof value, &written) !=
+          CUBLAS_STATUS_SUCCESS ||
+      written != sizeof value) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+GemmAlgorithm describe_algorithm(int candidate, const cublasLtMatmulHeuristicResult_t& result) {
+  GemmAlgorithm algorithm;
+  algorithm.candidate = candidate;
+  if (auto id = algo_attribute<std::int32_t>(result.algo, CUBLASLT_ALGO_CONFIG_ID)) algorithm.algo_id = *id;
+  if (auto tile = algo_attribute<std::uint32_t>(result.algo, CUBLASLT_ALGO_CONFIG_TILE_ID)) {
+    algorithm.tile_id = static_cast<int>(*tile);
+    algorithm.tile = tile_from_cublaslt_id(algorithm.tile_id);
+  }
+  if (auto splits = algo_attribute<std::int32_t>(result.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM))
+    algorithm.split_k = std::max(1, static_cast<int>(*splits));
+  if (auto stages = algo_attribute<std::uint32_t>(result.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID))
+    algorithm.stages_id = static_cast<int>(*stages);
+  if (auto cluster = algo_attribute<std::uint16_t>(result.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID))
+    algorithm.cluster_shape_id = static_cast<int>(*cluster);
+  algorithm.heuristic_waves = result.wavesCount;
+  algorithm.workspace_bytes = result.workspaceSize;
+  return algorithm;
+}
+
+std::string shape_text(const GemmOptions& options, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return std::string(gemm_dtype_info(options.dtype).name) + " " + gemm_layout_name(options.layout) +
+         " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+}
+
+template <typename T>
+void fill(void* data, std::size_t count, std::uint64_t seed, cudaStream_t stream) {
+  random_fill(static_cast<T*>(data), count, seed, -1.0, 1.0, stream);
+}
+
+// Fills `count` elements stored as cuBLASLt type `type`.
+void fill_as(cudaDataType_t type, void* data, std::size_t count, std::uint64_t seed, cudaStream_t stream) {
+  switch (type) {
+    case CUDA_R_32F: return fill<float>(data, count, seed, stream);
+    case CUDA_R_16F: return fill<__half>(data, count, seed, stream);
+    case CUDA_R_16BF: return fill<__nv_bfloat16>(data, count, seed, stream);
+    case CUDA_R_8F_E4M3: return fill<__nv_fp8_e4m3>(data, count, seed, stream);
+    case CUDA_R_8F_E5M2: return fill<__nv_fp8_e5m2>(data, count, seed, stream);
+    default: throw std::invalid_argument("LtGemm: no random fill for this element type");
+  }
+}
+
+struct BufferSet {
+  DeviceBuffer<std::byte> a, b, c;
+};
+
+// Named wrapper: nvcc 13.0's front end crashes (internal error in
+// find_allocated_name_reference) instantiating std::vector over the
+// anonymous typedef'd struct itself.
+struct Candidate {
+  cublasLtMatmulHeuristicResult_t result;
+};
+
+}  // namespace
+
+struct LtGemm::State {
+  std::int64_t m = 0, n = 0, k = 0;
+  GemmOptions options;
+  cudaStream_t stream = nullptr;
+  LtTypes types{};
+
+  LtHandle handle;
+  LtMatmulDesc matmul;
+  LtLayout a_layout, b_layout, c_layout;  // D shares C's layout
+  DeviceBuffer<float> scales;             // fp8 only: {scale_a, scale_b}
+
+  std::vector<Candidate> candidates;
+  int selected = 0;
+  GemmAlgorithm algorithm;
+  DeviceBuffer<std::byte> workspace;  // the largest any candidate asks for
+
+  std::size_t bytes_per_set = 0;
+  std::vector<BufferSet> sets;
+
+  std::uint64_t seed_for(std::size_t set, int operand) const {
+    // random_fill mixes its seed, so distinct values give unrelated inputs.
+    // Hashing, not seed + offset: seeds 1 and 2 must not share operands.
+    return random_detail::splitmix64(options.seed) ^ random_detail::splitmix64(set * 4 + operand + 1);
+  }
+};
+
+LtGemm::LtGemm(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOptions& options, cudaStream_t stream)
+    : state_(std::make_unique<State>()) {
+  if (m < 1 || n < 1 || k < 1) {
+    throw std::invalid_argument("LtGemm: m, n, k must be >= 1 (got " + std::to_string(m) + ", " +
+                                std::to_string(n) + ", " + std::to_string(k) + ")");
+  }
+  if (const auto reason = gemm_unsupported_reason(options.dtype, options.layout, m, n, k))
+    throw GemmUnsupported(*reason);
+
+  State& s = *state_;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.options = options;
+  s.stream = stream;
+  s.types = lt_types(options.dtype);
+  const LeadingDims ld = leading_dims(options.layout, m, n, k);
+  const auto um = static_cast<std::uint64_t>(m), un = static_cast<std::uint64_t>(n),
+             uk = static_cast<std::uint64_t>(k);
+
+  REDLINE_CUBLAS_CHECK(cublasLtCreate(s.handle.out()));
+  REDLINE_CUBLAS_CHECK(cublasLtMatmulDescCreate(s.matmul.out(), s.types.compute, CUDA_R_32F));
+  const cublasOperation_t transa = options.layout == GemmLayout::tn ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t transb = CUBLAS_OP_N;
+  REDLINE_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(s.matmul.get(), CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
+  REDLINE_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(s.matmul.get(), CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
+  // Rows and columns of the matrices as stored (column-major).
+  if (options.layout == GemmLayout::tn) {
+    REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(s.a_layout.out(), s.types.a, uk, um, ld.lda));
+  } else {
+    REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(s.a_layout.out(), s.types.a, um, uk, ld.lda));
+  }
+  REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(s.b_layout.out(), s.types.b, uk, un, ld.ldb));
+  REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(s.c_layout.out(), s.types.c, um, un, ld.ldc));
+
+  // The scale pointers go in before the heuristic: they narrow which FP8
+  // kernels qualify.
+  if (is_fp8(options.dtype)) {
+    s.scales = DeviceBuffer<float>(2);
+    const float host_scales[2] = {kFp8ScaleA, kFp8ScaleB};
+    s.scales.copy_from_host(host_scales);
+    const float* scale_a = s.scales.data();
+    const float* scale_b = s.scales.data() + 1;
+    REDLINE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.matmul.get(), CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                        &scale_a, sizeof scale_a));
+    REDLINE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.matmul.get(), CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                                        &scale_b, sizeof scale_b));
+  }
+
+  // Ask the heuristic before allocating the operands, so an unsupported
+  // point costs no allocation.
+  LtPreference preference;
+  REDLINE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(preference.out()));
+  const std::uint64_t max_workspace = options.workspace_bytes;
+  REDLINE_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      preference.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace, sizeof max_workspace));
+  const int requested = std::max(1, options.heuristic_candidates);
+  const auto results = std::make_unique<cublasLtMatmulHeuristicResult_t[]>(static_cast<std::size_t>(requested));
+  int returned = 0;
+  const cublasStatus_t heuristic =
+      cublasLtMatmulAlgoGetHeuristic(s.handle.get(), s.matmul.get(), s.a_layout.get(), s.b_layout.get(),
+                                     s.c_layout.get(), s.c_layout.get(), preference.get(), requested,
+                                     results.get(), &returned);
+  if (heuristic != CUBLAS_STATUS_SUCCESS && heuristic != CUBLAS_STATUS_NOT_SUPPORTED) {
+    throw_if_cublas_failed(heuristic, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
+  }
+  if (heuristic == CUBLAS_STATUS_SUCCESS) {
+    for (int i = 0; i < std::min(returned, requested); ++i)
+      if (results[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS)
+        s.candidates.push_back(Candidate{results[static_cast<std::size_t>(i)]});
+  }
+  if (s.candidates.empty()) {
+    throw GemmUnsupported("cuBLASLt has no algorithm for " + shape_text(options, m, n, k) +
+                          " (cublasLtMatmulAlgoGetHeuristic: " + cublasLtGetStatusName(heuristic) + ", " +
+                          std::to_string(returned) + " results, none usable)");
+  }
+
+  std::size_t workspace_bytes = 0;
+  for (const auto& candidate : s.candidates)
+    workspace_bytes = std::max(workspace_bytes, candidate.result.workspaceSize);
+  s.workspace = DeviceBuffer<std::byte>(workspace_bytes);
+
+  // Enough sets that a rotation's combined operands overflow L2; a shortage
+  // of memory for them is this point's OOM, never a silently smaller rotation
+  // that would time L2 instead.
+  const GemmDtypeInfo& info = gemm_dtype_info(options.dtype);
+  const std::size_t a_bytes = static_cast<std::size_t>(m) * static_cast<std::size_t>(k) * info.a_bytes;
+  const std::size_t b_bytes = static_cast<std::size_t>(k) * static_cast<std::size_t>(n) * info.b_bytes;
+  const std::size_t c_bytes = static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * info.c_bytes;
+  s.bytes_per_set = a_bytes + b_bytes + c_bytes;
+  std::size_t min_rotation = options.min_rotation_bytes;
+  if (min_rotation == 0) {
+    int device = 0;
+    REDLINE_CUDA_CHECK(cudaGetDevice(&device));
+    min_rotation = 2 * static_cast<std::size_t>(query_device_properties(device).l2_bytes);
+  }
+  const std::size_t wanted = (min_rotation + s.bytes_per_set - 1) / s.bytes_per_set;
+  const std::size_t set_count =
+      std::clamp<std::size_t>(wanted, 1, static_cast<std::size_t>(std::max(1, options.max_buffer_sets)));
+  s.sets.reserve(set_count);
+  for (std::size_t i = 0; i < set_count; ++i) {
+    BufferSet set{DeviceBuffer<std::byte>(a_bytes), DeviceBuffer<std::byte>(b_bytes),
+                  DeviceBuffer<std::byte>(c_bytes)};
+    fill_as(s.types.a, set.a.data(), static_cast<std::size_t>(m * k), s.seed_for(i, 0), stream);
+    fill_as(s.types.b, set.b.data(), static_cast<std::size_t>(k * n), s.seed_for(i, 1), stream);
+    fill_as(s.types.c, set.c.data(), static_cast<std::size_t>(m * n), s.seed_for(i, 2), stream);
+    s.sets.push_back(std::move(set));
+  }
+
+  select_candidate(0);
+  REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+LtGemm::~LtGemm() = default;
+
+int LtGemm::candidate_count() const { return static_cast<int>(state_->candidates.size()); }
+
+void LtGemm::select_candidate(int candidate) {
+  if (candidate < 0 || candidate >= candidate_count()) {
+    throw std::out_of_range("LtGemm::select_candidate: candidate " + std::to_string(candidate) + " of " +
+                            std::to_string(candidate_count()));
+  }
+  state_->selected = candidate;
+  state_->algorithm = describe_algorithm(candidate, state_->candidates[static_cast<std::size_t>(candidate)].result);
+}
+
+const GemmAlgorithm& LtGemm::algorithm() const { return state_->algorithm; }
+
+int LtGemm::buffer_sets() const { return static_cast<int>(state_->sets.size()); }
+
+void LtGemm::enqueue(int set) const {
+  const State& s = *state_;
+  const int count = buffer_sets();
+  const BufferSet& buffers = s.sets[static_cast<std::size_t>(((set % count) + count) % count)];
+  const cublasLtMatmulHeuristicResult_t& candidate = s.candidates[static_cast<std::size_t>(s.selected)].result;
+  const float alpha = 1.0f, beta = 0.0f;
+  REDLINE_CUBLAS_CHECK(cublasLtMatmul(s.handle.get(), s.matmul.get(), &alpha, buffers.a.data(), s.a_layout.get(),
+                                      buffers.b.data(), s.b_layout.get(), &beta, buffers.c.data(), s.c_layout.get(),
+                                      buffers.c.data(), s.c_layout.get(), &candidate.algo, s.workspace.data(),
+                                      candidate.workspaceSize, s.stream));
+}
+
+GemmCheck LtGemm::verify(int set) const {
+  const State& s = *state_;
+  const int count = buffer_sets();
+  const BufferSet& buffers = s.sets[static_cast<std::size_t>(((set % count) + count) % count)];
+  // All-ones bits are NaN in fp32, fp16 and bf16: an element the GEMM does
+  // not write stays NaN and is counted, instead of passing on an old result.
+  REDLINE_CUDA_CHECK(cudaMemsetAsync(buffers.c.data(), 0xFF, buffers.c.bytes(), s.stream));
+  enqueue(set);
+  const bool fp8 = is_fp8(s.options.dtype);
+  const ReferenceDifference difference =
+      compare_with_reference(s.options.dtype, s.options.layout, s.m, s.n, s.k, buffers.a.data(), buffers.b.data(),
+                             buffers.c.data(), fp8 ? kFp8ScaleA : 1.0f, fp8 ? kFp8ScaleB : 1.0f, s.stream);
+  GemmCheck check;
+  check.relative_error = difference.relative_error();
+  check.nonfinite = difference.nonfinite;
+  check.tolerance = gemm_dtype_info(s.options.dtype).tolerance;
+  return check;
+}
+
+double LtGemm::flop_count() const { return gemm_flop_count(state_->m, state_->n, state_->k); }
+
+std::size_t LtGemm::bytes_per_set() const { return state_->bytes_per_set; }
+
+cudaStream_t LtGemm::stream() const { return state_->stream; }
+
+std::string cublaslt_version() {
+  // 10000 * major + 100 * minor + patch.
+  const std::size_t version = cublasLtGetVersion();
+  return std::to_string(version / 10000) + "." + std::to_string((version / 100) % 100) + "." +
+         std::to_string(version % 100);
+}
+
+#else  // !REDLINE_HAVE_CUBLASLT
+
+// Without cuBLASLt no LtGemm can exist: the constructor throws, so the
+// members below are never reached.
+struct LtGemm::State {};
+
+LtGemm::LtGemm(std::int64_t, std::int64_t, std::int64_t, const GemmOptions&, cudaStream_t) {
+  throw GemmUnsupported("built without cuBLASLt");
+}
+LtGemm::~LtGemm() = default;
+int LtGemm::candidate_count() const { return 0; }
+void LtGemm::select_candidate(int candidate) {
+  throw std::out_of_range("LtGemm::select_candidate: candidate " + std::to_string(candidate) + " of 0");
+}
+const GemmAlgorithm& LtGemm::algorithm() const {
+  static const GemmAlgorithm none;
+  return none;
+}
+int LtGemm::buffer_sets() const { return 0; }
+void LtGemm::enqueue(int) const { throw GemmUnsupported("built without cuBLASLt"); }
+GemmCheck LtGemm::verify(int) const { throw GemmUnsupported("built without cuBLASLt"); }
+double LtGemm::flop_count() const { return 0; }
+std::size_t LtGemm::bytes_per_set() const { return 0; }
+cudaStream_t LtGemm::stream() const { return nullptr; }
+
+std::string cublaslt_version() { return ""; }
+
+#endif  // REDLINE_HAVE_CUBLASLT
+
+}  // namespace redline
