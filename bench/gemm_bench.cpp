@@ -1,16 +1,38 @@
-// gemm_bench predict: the tile and wave quantization model of a GEMM shape,
-// for any GPU, with or without one here (harness/gemm_model.hpp). The
-// measuring subcommands (peak, sweep, model) come with the cuBLASLt kernels.
+// gemm_bench: matmul throughput per dtype through cuBLASLt, and why a shape
+// is slower than its neighbour (tile and wave quantization).
+//   predict  the quantization model alone, for any GPU, with or without one
+//   peak     the maximum achievable matmul FLOPS per dtype, plus the HBM and
+//            FP32 roofline ceilings
+//   sweep    TFLOPS over any dimension beside the model's prediction
+//   model    every GEMM of one transformer training step, and padding advice
+// The measuring subcommands run their shapes through Google Benchmark
+// (bench/gemm_runner.hpp), so --benchmark_* flags work as C++ users expect.
+#include <regex.h>
+
+#include <algorithm>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "harness/axis.hpp"
 #include "harness/environment.hpp"
+#include "harness/gemm_dtype.hpp"
 #include "harness/gemm_model.hpp"
 #include "harness/gpu_peaks.hpp"
+#include "harness/interrupt.hpp"
+#include "harness/saturation.hpp"
+#include "harness/transformer_gemms.hpp"
+#include "harness/gemm_sweep_analysis.hpp"
 #include "harness/tool_main.hpp"
 #include "harness/units.hpp"
 #include "harness/usage_error.hpp"
+
+#if defined(REDLINE_HAVE_GEMM_GPU)
+#include "bench/gemm_runner.hpp"
+#include "kernels/device_query.cuh"
+#include "kernels/gemm_lt.cuh"
+#include "kernels/gpu_availability.cuh"
+#endif
 
 using namespace redline;
 
@@ -118,11 +140,593 @@ int run_predict(const PredictFlags& f) {
   return kExitOk;
 }
 
+// --- the measuring subcommands ---------------------------------------------
+
+// Flags every measuring subcommand shares.
+struct MeasureFlags {
+  std::string dtype = "bf16", layout = "tn", algos = "1", device = "0";
+  std::string warmup = "0.2", first_warmup = "1", max_time = "2", target_cv = "0.01", min_reps = "10",
+              max_reps = "500";
+  std::string gpu, datasheet_tflops;
+  bool progress = false;
+  OutputOptions output;
+};
+
+void add_measure_flags(CLI::App& app, MeasureFlags& f, const char* default_dtype) {
+  f.dtype = default_dtype;
+  app.add_option("--dtype", f.dtype, "Comma list or all: " + known_gemm_dtypes())->type_name("LIST");
+  app.add_option("--layout", f.layout, "tn (default: A transposed, as FP8 needs) or nn")->type_name("tn|nn");
+  app.add_option("--algos", f.algos,
+                 "cuBLASLt heuristic candidates to time, keeping the fastest (default 1: the heuristic's choice, "
+                 "as torch.matmul runs)")
+      ->type_name("N");
+  app.add_option("--device", f.device, "CUDA device index (default 0)")->type_name("I");
+  app.add_option("--warmup", f.warmup, "Warm-up seconds per shape (default 0.2)")->type_name("S");
+  app.add_option("--first-warmup", f.first_warmup,
+                 "Warm-up seconds of the first shape, so clocks are up (default 1, at least --warmup)")
+      ->type_name("S");
+  app.add_option("--max-time", f.max_time, "Cap on the timed samples per shape, seconds (default 2)")->type_name("S");
+  app.add_option("--target-cv", f.target_cv, "Stop sampling a shape once the CV is below this (default 0.01)")
+      ->type_name("X");
+  app.add_option("--min-reps", f.min_reps, "Timed samples per shape, at least (default 10)")->type_name("N");
+  app.add_option("--max-reps", f.max_reps, "Timed samples per shape, at most (default 500)")->type_name("N");
+  app.add_option("--gpu", f.gpu, "Datasheet row to compare with (A100, H100, H200, B200; default: the GPU's name)")
+      ->type_name("NAME");
+  app.add_option("--datasheet-tflops", f.datasheet_tflops,
+                 "Override the datasheet dense TFLOPS the percentages use (one dtype at a time)")
+      ->type_name("X");
+  app.add_flag("--progress", f.progress, "Progress lines on stderr even when it is not a terminal");
+  add_output_flags(app, f.output);
+}
+
+// The flags of each measuring subcommand.
+struct PeakFlags {
+  MeasureFlags measure;
+  std::string search = "quick", m = "2048:16384:2048", n = "2048:16384:2048", k = "2048:16384:2048";
+  bool no_roofline = false;
+};
+
+struct SweepFlags {
+  MeasureFlags measure;
+  std::string m, n, k;
+};
+
+struct ModelFlags {
+  MeasureFlags measure;
+  std::string hidden, heads, ffn, vocab, seq, mbs, tp = "1", layers = "1";
+  bool swiglu = false;
+};
+
+// "--benchmark_format=json" and friends go to Google Benchmark; the rest to
+// CLI11 (which would reject them). Google Benchmark never sees --help.
+struct SplitArgs {
+  std::vector<char*> ours, google;
+  std::string format;  // the --benchmark_format the user gave, if any
+};
+
+// Google Benchmark answers some bad values with its usage text and exit 0,
+// and a bad filter only when the run starts: check those here, so they fail
+// like every other bad flag (exit 2, flag and value named).
+void validate_benchmark_flag(std::string_view arg) {
+  const std::size_t eq = arg.find('=');
+  const std::string flag(arg.substr(0, eq)), value(eq == std::string_view::npos ? "" : arg.substr(eq + 1));
+  if (flag == "--benchmark_format" && value != "console" && value != "json")
+    throw UsageError(flag, value, "must be console or json (redline's --csv writes CSV)");
+  if (flag == "--benchmark_out_format" && value != "console" && value != "json" && value != "csv")
+    throw UsageError(flag, value, "must be console, json or csv");
+  if (flag == "--benchmark_filter") {
+    regex_t compiled;
+    if (regcomp(&compiled, value.c_str(), REG_EXTENDED | REG_NOSUB) != 0)
+      throw UsageError(flag, value, "is not a valid (POSIX extended) regular expression");
+    regfree(&compiled);
+  }
+}
+
+SplitArgs split_benchmark_args(int argc, char** argv) {
+  SplitArgs split;
+  split.ours.push_back(argv[0]);
+  split.google.push_back(argv[0]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--benchmark_")) {
+      validate_benchmark_flag(arg);
+      split.google.push_back(argv[i]);
+      if (arg.starts_with("--benchmark_format=")) split.format = std::string(arg.substr(19));
+    } else {
+      split.ours.push_back(argv[i]);
+    }
+  }
+  return split;
+}
+
+#if defined(REDLINE_HAVE_GEMM_GPU)
+
+std::vector<GemmDtype> dtypes_of(const MeasureFlags& f) { return parse_gemm_dtypes("--dtype", f.dtype); }
+
+GemmLayout layout_of(const MeasureFlags& f) {
+  const auto layout = parse_gemm_layout(f.layout);
+  if (!layout) throw UsageError("--layout", f.layout, "must be tn or nn");
+  return *layout;
+}
+
+double positive_seconds(const char* flag, const std::string& text) {
+  const double value = parse_number(flag, text);
+  if (!(value >= 0) || value > 3600) throw UsageError(flag, text, "must be between 0 and 3600 seconds");
+  return value;
+}
+
+MeasurementPolicy policy_of(const MeasureFlags& f) {
+  MeasurementPolicy policy;
+  policy.warmup_iterations = 2;
+  policy.warmup_seconds = positive_seconds("--warmup", f.warmup);
+  policy.max_seconds = positive_seconds("--max-time", f.max_time);
+  policy.target_cv = parse_number("--target-cv", f.target_cv);
+  if (!(policy.target_cv >= 0) || policy.target_cv >= 1)
+    throw UsageError("--target-cv", f.target_cv, "must be at least 0 and below 1 (0: no noise stop)");
+  policy.min_repetitions = static_cast<int>(parse_count_between("--min-reps", f.min_reps, 1, 1000000));
+  policy.max_repetitions = static_cast<int>(parse_count_between("--max-reps", f.max_reps, 1, 1000000));
+  if (policy.max_repetitions < policy.min_repetitions)
+    throw UsageError("--max-reps", f.max_reps, "must be at least --min-reps (" + f.min_reps + ")");
+  return policy;
+}
+
+// The percent-of-datasheet figures: the table row for --gpu or the detected
+// GPU, with --datasheet-tflops replacing the dtype's rate when given. The
+// flags are checked before any GPU is looked for; the detected name comes later.
+struct DatasheetChoice {
+  std::optional<GpuPeaks> named;        // --gpu
+  std::optional<double> tflops;         // --datasheet-tflops
+  std::optional<PeakDtype> dtype;       // the one dtype it applies to
+};
+
+DatasheetChoice datasheet_choice(const MeasureFlags& f, const std::vector<GemmDtype>& dtypes) {
+  DatasheetChoice choice;
+  if (!f.gpu.empty()) {
+    choice.named = lookup_gpu_peaks(f.gpu);
+    if (!choice.named) throw UsageError("--gpu", f.gpu, "unknown GPU (known: " + known_gpu_models() + ")");
+  }
+  if (!f.datasheet_tflops.empty()) {
+    choice.tflops = parse_number("--datasheet-tflops", f.datasheet_tflops);
+    if (!(*choice.tflops > 0)) throw UsageError("--datasheet-tflops", f.datasheet_tflops, "must be positive");
+    if (dtypes.size() != 1)
+      throw UsageError("--datasheet-tflops", f.datasheet_tflops, "applies to one --dtype at a time");
+    choice.dtype = gemm_dtype_info(dtypes.front()).peak;
+  }
+  return choice;
+}
+
+std::optional<GpuPeaks> datasheet_of(const DatasheetChoice& choice, const std::string& detected_name) {
+  std::optional<GpuPeaks> peaks = choice.named ? choice.named : lookup_gpu_peaks(detected_name);
+  if (!choice.tflops) return peaks;
+  if (!peaks) peaks = GpuPeaks{detected_name + " (--datasheet-tflops)"};
+  switch (*choice.dtype) {
+    case PeakDtype::fp32: peaks->fp32_tflops = *choice.tflops; break;
+    case PeakDtype::tf32: peaks->tf32_tflops = *choice.tflops; break;
+    case PeakDtype::fp16: peaks->fp16_tflops = *choice.tflops; break;
+    case PeakDtype::bf16: peaks->bf16_tflops = *choice.tflops; break;
+    case PeakDtype::fp8: peaks->fp8_tflops = *choice.tflops; break;
+  }
+  return peaks;
+}
+
+std::string shape_text(const GemmSize& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+GemmSize size_of(const Row& row) {
+  auto dim = [&](const char* name) { return std::stoll(row.param_value(name).value_or("0")); };
+  return {dim("m"), dim("n"), dim("k")};
+}
+
+bool is_ok_gemm_row(const Row& row) { return row.status == "ok" && row.metric_value("tflops").has_value(); }
+
+// Exit status of a measuring run: 1 when any result failed verification, or
+// when rows exist and none of them ran ok.
+int exit_status(const Report& report) {
+  auto any = [&](const char* status) {
+    return std::any_of(report.rows.begin(), report.rows.end(), [&](const Row& r) { return r.status == status; });
+  };
+  if (any("wrong")) {
+    std::cerr << "gemm_bench: FAILED: a result did not match its reference (status wrong)\n";
+    return kExitCheckFailed;
+  }
+  if (interrupted()) return kExitInterrupted;
+  if (!report.rows.empty() && !any("ok")) {
+    std::cerr << "gemm_bench: FAILED: no shape ran ok (the rows' notes say why)\n";
+    return kExitCheckFailed;
+  }
+  return kExitOk;
+}
+
+// What every measuring subcommand starts with: a usable GPU, the report with
+// the environment, and the runner.
+struct Session {
+  Report report;
+  std::unique_ptr<benchmark::BenchmarkReporter> display;
+  std::unique_ptr<Progress> progress;
+  std::unique_ptr<GemmRunner> runner;
+  std::vector<GemmDtype> dtypes;
+  GemmLayout layout = GemmLayout::tn;
+};
+
+std::unique_ptr<benchmark::BenchmarkReporter> google_reporter(const std::string& format) {
+  if (format.empty()) return nullptr;
+  if (format == "json") return std::make_unique<benchmark::JSONReporter>();
+  if (format == "console") return std::make_unique<benchmark::ConsoleReporter>();
+  throw UsageError("--benchmark_format", format, "must be console or json (redline's --csv writes CSV)");
+}
+
+// A dtype that cuBLASLt can run on none of the shapes (FP8 with nn, or with
+// K never a multiple of 16) is bad input, not a run of error rows.
+void require_runnable(const std::vector<GemmDtype>& dtypes, GemmLayout layout, const std::vector<GemmSize>& shapes) {
+  for (GemmDtype dtype : dtypes) {
+    std::optional<std::string> reason;
+    bool runnable = false;
+    for (const auto& shape : shapes) {
+      const auto why = gemm_unsupported_reason(dtype, layout, shape.m, shape.n, shape.k);
+      runnable = runnable || !why;
+      if (why && !reason) reason = why;
+    }
+    if (!runnable && reason) throw UsageError("--dtype", gemm_dtype_info(dtype).name, "no shape can run: " + *reason);
+  }
+}
+
+// `shapes`: the shapes the run will measure, known before it starts.
+Session start_session(MeasureFlags& f, const std::string& benchmark_format, const std::vector<GemmSize>& shapes) {
+  Session s;
+  s.dtypes = dtypes_of(f);
+  s.layout = layout_of(f);
+  require_runnable(s.dtypes, s.layout, shapes);
+  const MeasurementPolicy policy = policy_of(f);
+  const int device = static_cast<int>(parse_count_between("--device", f.device, 0, 1024));
+  const int algos = static_cast<int>(parse_count_between("--algos", f.algos, 1, 64));
+  const double first_warmup = positive_seconds("--first-warmup", f.first_warmup);
+  const DatasheetChoice datasheet = datasheet_choice(f, s.dtypes);
+  s.display = google_reporter(benchmark_format);
+  // Google Benchmark's report owns stdout: the table would corrupt it.
+  if (s.display) f.output.quiet = true;
+  validate_output_paths(f.output);
+  if (const auto reason = no_usable_gpu_reason(device)) throw CannotRun(*reason);
+
+  Environment env = capture_environment();
+  add_cuda_gpu_info(env);
+  s.report = start_report("gemm_bench", env);
+  GemmRunnerOptions options;
+  options.policy = policy;
+  options.first_warmup_seconds = first_warmup;
+  options.heuristic_candidates = algos;
+  options.device = device;
+  const DeviceProperties props = query_device_properties(device);
+  options.peaks = datasheet_of(datasheet, props.name);
+  s.progress = std::make_unique<Progress>(f.progress ? 1 : -1);
+  s.runner = std::make_unique<GemmRunner>(options, s.display.get(), *s.progress);
+  s.report.summary.emplace_back("gpu", props.name + ", " + std::to_string(props.sm_count) + " SMs, cuBLASLt " +
+                                           cublaslt_version());
+  if (options.peaks)
+    s.report.summary.emplace_back("datasheet", options.peaks->model + " (dense; --gpu / --datasheet-tflops override)");
+  else
+    s.report.summary.emplace_back("datasheet", "unknown for " + props.name + ": give --gpu or --datasheet-tflops");
+  return s;
+}
+
+void append(std::vector<Row>& to, std::vector<Row> rows) {
+  for (auto& r : rows) to.push_back(std::move(r));
+}
+
+std::string clocks_text(const Row& row) {
+  std::string text;
+  if (const auto clock = row.metric_value("sm_clock_mhz_after")) text += format_number(*clock, 0) + " MHz";
+  if (const auto power = row.metric_value("power_w_after"))
+    text += std::string(text.empty() ? "" : ", ") + format_number(*power, 0) + " W";
+  if (const auto temp = row.metric_value("temperature_c_after"))
+    text += std::string(text.empty() ? "" : ", ") + format_number(*temp, 0) + " C";
+  if (row.metric_value("throttled").value_or(0) > 0) text += ", throttled";
+  return text.empty() ? "clocks unknown (no NVML)" : text;
+}
+
+// --- peak ---------------------------------------------------------------------
+
+
+const Row* best_row(const std::vector<Row>& rows, GemmDtype dtype) {
+  const Row* best = nullptr;
+  for (const auto& row : rows)
+    if (is_ok_gemm_row(row) && row.param_value("dtype") == gemm_dtype_info(dtype).name &&
+        (!best || *row.metric_value("tflops") > *best->metric_value("tflops")))
+      best = &row;
+  return best;
+}
+
+std::vector<GemmCase> cases_of(const std::vector<GemmSize>& sizes, GemmDtype dtype, GemmLayout layout) {
+  std::vector<GemmCase> cases;
+  for (const auto& s : sizes) cases.push_back({s, dtype, layout, {}});
+  return cases;
+}
+
+std::vector<GemmSize> sizes_of(const std::vector<Row>& rows) {
+  std::vector<GemmSize> sizes;
+  for (const auto& r : rows) sizes.push_back(size_of(r));
+  return sizes;
+}
+
+int run_peak(PeakFlags& f, const std::string& benchmark_format) {
+  if (f.search != "quick" && f.search != "exhaustive")
+    throw UsageError("--search", f.search, "must be quick or exhaustive");
+  std::vector<GemmSize> grid;
+  if (f.search == "exhaustive") {
+    grid = grid_shapes(dim_axis("--m", f.m), dim_axis("--n", f.n), dim_axis("--k", f.k));
+    if (grid.size() > kMaxPoints) throw UsageError("--m/--n/--k give " + std::to_string(grid.size()) + " shapes; at most " + std::to_string(kMaxPoints));
+  }
+  Session s = start_session(f.measure, benchmark_format, f.search == "exhaustive" ? grid : coarse_peak_shapes());
+  const int sms = s.runner->device().sm_count;
+  for (GemmDtype dtype : s.dtypes) {
+    if (interrupted()) break;
+    std::vector<Row> rows;
+    if (f.search == "exhaustive") {
+      rows = s.runner->run(cases_of(grid, dtype, s.layout));
+    } else {
+      // Coarse, then wave-aligned around the best with its tile, then local
+      // (harness/gemm_peak_search.hpp says why this finds the peak).
+      rows = s.runner->run(cases_of(coarse_peak_shapes(), dtype, s.layout));
+      if (const Row* best = best_row(rows, dtype); best && !interrupted()) {
+        const auto tile_m = best->metric_value("tile_m"), tile_n = best->metric_value("tile_n");
+        if (tile_m && tile_n) {
+          const TileShape tile{static_cast<std::int64_t>(*tile_m), static_cast<std::int64_t>(*tile_n)};
+          append(rows, s.runner->run(cases_of(
+                           unmeasured(wave_aligned_shapes(size_of(*best), tile, sms), sizes_of(rows)), dtype, s.layout)));
+        }
+      }
+      if (const Row* best = best_row(rows, dtype); best && !interrupted())
+        append(rows, s.runner->run(cases_of(unmeasured(neighbour_shapes(size_of(*best)), sizes_of(rows)), dtype, s.layout)));
+    }
+    const Row* best = best_row(rows, dtype);
+    const std::string name = gemm_dtype_info(dtype).name;
+    if (best) {
+      // One row per dtype under a fixed key, so nightly runs compare MAMF
+      // even when the best shape moves.
+      Row mamf;
+      mamf.param("dtype", name).param("layout", gemm_layout_name(s.layout)).param("result", "mamf");
+      for (const char* metric : {"tflops", "datasheet_pct", "time_us", "sm_clock_mhz_after", "power_w_after"})
+        if (const auto v = best->metric_value(metric)) mamf.metric(metric, *v);
+      mamf.note = "best of " + std::to_string(rows.size()) + " shapes: " + shape_text(size_of(*best));
+      const auto pct = best->metric_value("datasheet_pct");
+      s.report.summary.emplace_back(
+          "mamf " + name, format_number(*best->metric_value("tflops"), 1) + " TFLOPS at " + shape_text(size_of(*best)) +
+                              (pct ? " (" + format_number(*pct, 1) + "% of the datasheet)" : std::string()) + "; " +
+                              clocks_text(*best));
+      rows.push_back(std::move(mamf));
+    } else {
+      s.report.summary.emplace_back("mamf " + name, "no shape ran ok (see the rows' notes)");
+    }
+    append(s.report.rows, std::move(rows));
+  }
+  if (!f.no_roofline && !interrupted()) {
+    auto roofline = s.runner->run_roofline();
+    for (const auto& row : roofline) {
+      const std::string kernel = row.param_value("kernel").value_or("?");
+      const auto pct = row.metric_value("datasheet_pct");
+      const auto value = row.metric_value(kernel == "copy" ? "hbm_GBps" : "tflops");
+      if (row.status == "ok" && value)
+        s.report.summary.emplace_back(kernel == "copy" ? "hbm ceiling" : "fp32 fma ceiling",
+                                      format_number(*value, 1) + (kernel == "copy" ? " GB/s" : " TFLOPS") +
+                                          (pct ? " (" + format_number(*pct, 1) + "% of the datasheet)" : std::string()));
+    }
+    append(s.report.rows, std::move(roofline));
+  }
+  write_reports(s.report, f.measure.output);
+  return exit_status(s.report);
+}
+
+// --- sweep --------------------------------------------------------------------
+
+
+int run_sweep(SweepFlags& f, const std::string& benchmark_format) {
+  const auto ms = dim_axis("--m", f.m), ns = dim_axis("--n", f.n), ks = dim_axis("--k", f.k);
+  const auto grid = grid_shapes(ms, ns, ks);
+  if (grid.size() > kMaxPoints)
+    throw UsageError("--m/--n/--k give " + std::to_string(grid.size()) + " shapes; at most " + std::to_string(kMaxPoints));
+  Session s = start_session(f.measure, benchmark_format, grid);
+  for (GemmDtype dtype : s.dtypes) {
+    if (interrupted()) break;
+    append(s.report.rows, s.runner->run(cases_of(grid, dtype, s.layout)));
+  }
+
+  const std::string swept = swept_dimension(s.report.rows);
+  const auto losses = analyze_gemm_sweep(s.report.rows, swept);
+  for (const auto& loss : losses) {
+    Row& row = s.report.rows[loss.row];
+    std::string advice = "loses " + format_number(100 * loss.loss, 1) + "%";
+    if (loss.recovered_by) {
+      const Row& to = s.report.rows[*loss.recovered_by];
+      advice += "; " + swept + " " + to.param_value(swept).value_or("?") + " recovers: +" +
+                format_number(100 * loss.measured_gain, 1) + "% measured";
+    } else {
+      advice += "; no larger size in this sweep recovers it";
+    }
+    row.note = row.note.empty() ? advice : advice + "; " + row.note;
+    s.report.summary.emplace_back(row.param_value("dtype").value_or("") + " " + shape_text(size_of(row)), advice);
+  }
+  s.report.summary.emplace_back("quantization", std::to_string(losses.size()) + " of " +
+                                                    std::to_string(s.report.rows.size()) +
+                                                    " shapes lose more than 10% of the quantization-free level");
+
+  // Tokens per micro-batch that fill the GPU: the harness saturation over M.
+  if (ms.size() > 1 && ns.size() == 1 && ks.size() == 1)
+    for (GemmDtype dtype : s.dtypes) {
+      std::vector<ThroughputPoint> points;
+      for (const auto& row : s.report.rows)
+        if (is_ok_gemm_row(row) && row.param_value("dtype") == gemm_dtype_info(dtype).name)
+          points.push_back({static_cast<double>(size_of(row).m), *row.metric_value("tflops")});
+      const Saturation sat = analyze_saturation(points);
+      if (sat.fraction && sat.best)
+        s.report.summary.emplace_back(
+            std::string("saturation ") + gemm_dtype_info(dtype).name,
+            "M = " + format_number(sat.fraction->size, 0) + " reaches 90% of this shape's best (" +
+                format_number(sat.best->throughput, 1) + " TFLOPS at M = " + format_number(sat.best->size, 0) +
+                ") for N = " + std::to_string(ns.front()) + ", K = " + std::to_string(ks.front()));
+    }
+  write_reports(s.report, f.measure.output);
+  return exit_status(s.report);
+}
+
+// --- model --------------------------------------------------------------------
+
+
+TransformerShape transformer_of(const ModelFlags& f) {
+  TransformerShape shape;
+  shape.hidden = parse_count_between("--hidden", f.hidden, 1, kMaxDim);
+  shape.heads = parse_count_between("--heads", f.heads, 1, kMaxDim);
+  shape.ffn = parse_count_between("--ffn", f.ffn, 1, kMaxDim);
+  shape.vocab = parse_count_between("--vocab", f.vocab, 1, kMaxDim);
+  shape.seq = parse_count_between("--seq", f.seq, 1, kMaxDim);
+  shape.micro_batch = parse_count_between("--mbs", f.mbs, 1, kMaxDim);
+  shape.tensor_parallel = parse_count_between("--tp", f.tp, 1, 4096);
+  shape.layers = parse_count_between("--layers", f.layers, 1, 100000);
+  shape.swiglu = f.swiglu;
+  if (shape.tokens() > kMaxDim) throw UsageError("--seq x --mbs", std::to_string(shape.tokens()), "too many tokens");
+  validate_transformer_shape(shape);
+  return shape;
+}
+
+// Median seconds of each measured shape, from the runner's rows.
+using ShapeTimes = std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, const Row*>;
+
+ShapeTimes index_by_shape(const std::vector<Row>& rows) {
+  ShapeTimes times;
+  for (const auto& row : rows) {
+    const GemmSize s = size_of(row);
+    times[{s.m, s.n, s.k}] = &row;
+  }
+  return times;
+}
+
+std::vector<GemmCase> unique_cases(const std::vector<StepGemm>& gemms, GemmDtype dtype, GemmLayout layout,
+                                   const ShapeTimes& already) {
+  std::vector<GemmSize> sizes;
+  for (const auto& g : gemms)
+    if (!already.count({g.m, g.n, g.k})) sizes.push_back({g.m, g.n, g.k});
+  return cases_of(unmeasured(sizes, {}), dtype, layout);
+}
+
+// Seconds of one step's GEMMs; nullopt when any of them did not run ok.
+std::optional<double> step_seconds(const std::vector<StepGemm>& gemms, const ShapeTimes& times) {
+  double total = 0;
+  for (const auto& g : gemms) {
+    const auto it = times.find({g.m, g.n, g.k});
+    if (it == times.end() || !is_ok_gemm_row(*it->second)) return std::nullopt;
+    total += *it->second->metric_value("time_us") * 1e-6 * static_cast<double>(g.count);
+  }
+  return total;
+}
+
+int run_model(ModelFlags& f, const std::string& benchmark_format) {
+  const TransformerShape shape = transformer_of(f);
+  const auto gemms = transformer_step_gemms(shape);
+  std::vector<GemmSize> shapes;
+  for (const auto& g : gemms) shapes.push_back({g.m, g.n, g.k});
+  Session s = start_session(f.measure, benchmark_format, shapes);
+  for (GemmDtype dtype : s.dtypes) {
+    if (interrupted()) break;
+    const std::string dtype_name = gemm_dtype_info(dtype).name;
+    std::vector<Row> measured = s.runner->run(unique_cases(gemms, dtype, s.layout, {}));
+    // Padded variants are measured into the same pool, so a shape two
+    // variants share is timed once.
+    std::vector<std::vector<Row>> pools;
+    pools.push_back(std::move(measured));
+    auto all_times = [&] {
+      ShapeTimes times;
+      for (const auto& pool : pools)
+        for (const auto& [key, row] : index_by_shape(pool)) times[key] = row;
+      return times;
+    };
+    ShapeTimes times = all_times();
+    const auto base_seconds = step_seconds(gemms, times);
+
+    for (const auto& g : gemms) {
+      Row row;
+      row.param("dtype", dtype_name).param("layer", g.layer).param("pass", gemm_pass_name(g.pass));
+      row.param("m", std::to_string(g.m)).param("n", std::to_string(g.n)).param("k", std::to_string(g.k));
+      const auto found = times.find({g.m, g.n, g.k});
+      if (found == times.end()) {
+        row.status = "skipped";
+        row.note = "not run (--benchmark_filter)";
+        s.report.rows.push_back(std::move(row));
+        continue;
+      }
+      const Row* measured_row = found->second;
+      row.status = measured_row->status;
+      row.note = measured_row->note;
+      row.metric("calls_per_step", static_cast<double>(g.count));
+      for (const char* metric : {"time_us", "tflops", "datasheet_pct", "predicted_efficiency", "wrong"})
+        if (const auto v = measured_row->metric_value(metric)) row.metric(metric, *v);
+      if (base_seconds && is_ok_gemm_row(*measured_row))
+        row.metric("step_share_pct",
+                   100 * *measured_row->metric_value("time_us") * 1e-6 * static_cast<double>(g.count) / *base_seconds);
+      s.report.rows.push_back(std::move(row));
+    }
+    if (!base_seconds) {
+      s.report.summary.emplace_back("step " + dtype_name, "not every GEMM ran ok; see the rows");
+      continue;
+    }
+    s.report.summary.emplace_back(
+        "step " + dtype_name,
+        format_number(*base_seconds * 1e3, 3) + " ms of GEMMs per step per rank (" + std::to_string(shape.layers) +
+            " layers + logits), " + format_number(step_gemm_flop(gemms) / *base_seconds / 1e12, 1) + " TFLOPS");
+
+    // Padding advice, measured: each candidate's changed GEMMs are timed and
+    // the step recomputed. Only a gain above the timing noise is advised.
+    for (PaddedDim dim : {PaddedDim::vocab, PaddedDim::ffn, PaddedDim::hidden}) {
+      if (interrupted()) break;
+      std::optional<double> best_gain;
+      std::int64_t best_value = 0;
+      for (std::int64_t value : padding_candidates(shape, dim)) {
+        const TransformerShape padded = with_dim(shape, dim, value);
+        const auto padded_gemms = transformer_step_gemms(padded);
+        pools.push_back(s.runner->run(unique_cases(padded_gemms, dtype, s.layout, times)));
+        times = all_times();
+        if (const auto padded_seconds = step_seconds(padded_gemms, times)) {
+          const double gain = *base_seconds / *padded_seconds - 1;
+          if (!best_gain || gain > *best_gain) best_gain = gain, best_value = value;
+        }
+      }
+      const std::string name = padded_dim_name(dim);
+      if (best_gain && *best_gain > 0.01)
+        s.report.summary.emplace_back("advice " + dtype_name + " " + name,
+                                      "pad " + name + " " + std::to_string(dim_value(shape, dim)) + " -> " +
+                                          std::to_string(best_value) + ": step GEMM time -" +
+                                          format_number(100 * (1 - 1 / (1 + *best_gain)), 1) + "% (measured)");
+      else if (best_gain)
+        s.report.summary.emplace_back("advice " + dtype_name + " " + name,
+                                      "keep " + std::to_string(dim_value(shape, dim)) +
+                                          ": no padding tried gains more than 1% (best " +
+                                          std::to_string(best_value) + ": " + format_number(100 * *best_gain, 1) +
+                                          "%)");
+    }
+  }
+  write_reports(s.report, f.measure.output);
+  return exit_status(s.report);
+}
+
+#else  // !REDLINE_HAVE_GEMM_GPU
+
+[[noreturn]] void cannot_measure() {
+  throw CannotRun("this gemm_bench was built without CUDA, cuBLASLt or Google Benchmark; only predict runs");
+}
+
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"GEMM throughput and its tile and wave quantization.", "gemm_bench"};
   app.require_subcommand(1);
+  SplitArgs args;
+  try {
+    args = split_benchmark_args(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << "gemm_bench: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  install_interrupt_handlers();
 
   PredictFlags pf;
   CLI::App* predict = app.add_subcommand(
@@ -141,8 +745,60 @@ int main(int argc, char** argv) {
       ->type_name("m|n");
   add_output_flags(*predict, pf.output);
 
-  return run_tool(app, argc, argv, [&] {
+  PeakFlags peak_flags;
+  CLI::App* peak = app.add_subcommand(
+      "peak",
+      "Maximum achievable matmul TFLOPS per dtype (best shape, % of the datasheet, clocks), plus the HBM copy and "
+      "FP32 FMA ceilings. The quick search (default) aims at shapes the quantization model says lose nothing.");
+  add_measure_flags(*peak, peak_flags.measure, "bf16");
+  peak->add_option("--search", peak_flags.search, "quick (default) or exhaustive (every --m x --n x --k)")
+      ->type_name("quick|exhaustive");
+  peak->add_option("--m", peak_flags.m, "Exhaustive search range of M (default 2048:16384:2048)")->type_name("AXIS");
+  peak->add_option("--n", peak_flags.n, "Exhaustive search range of N")->type_name("AXIS");
+  peak->add_option("--k", peak_flags.k, "Exhaustive search range of K")->type_name("AXIS");
+  peak->add_flag("--no-roofline", peak_flags.no_roofline, "Skip the HBM copy and FP32 FMA ceilings");
+
+  SweepFlags sweep_flags;
+  CLI::App* sweep = app.add_subcommand(
+      "sweep",
+      "TFLOPS over any dimension with the tile cuBLASLt chose, split-K, tiles, waves, tile/wave efficiency and the "
+      "predicted TFLOPS; flags points losing more than 10% and the nearest larger size that recovers. Sweeping M "
+      "alone gives the saturation: the tokens per micro-batch that fill the GPU.");
+  add_measure_flags(*sweep, sweep_flags.measure, "bf16");
+  sweep->add_option("--m", sweep_flags.m, "Rows of C: N, or a sweep 1,2,4 / A:B:STEP / A:B:xF")->required()->type_name("AXIS");
+  sweep->add_option("--n", sweep_flags.n, "Columns of C (same forms)")->required()->type_name("AXIS");
+  sweep->add_option("--k", sweep_flags.k, "Reduction dimension (same forms)")->required()->type_name("AXIS");
+
+  ModelFlags model_flags;
+  CLI::App* model = app.add_subcommand(
+      "model",
+      "Every GEMM of one transformer training step (QKV, attention out, FFN up/gate/down, logits; forward and both "
+      "backward GEMMs) timed, the step's GEMM time and TFLOPS, and measured padding advice for vocab, ffn, hidden.");
+  add_measure_flags(*model, model_flags.measure, "bf16");
+  model->add_option("--hidden", model_flags.hidden, "Hidden size H")->required()->type_name("H");
+  model->add_option("--heads", model_flags.heads, "Attention heads")->required()->type_name("A");
+  model->add_option("--ffn", model_flags.ffn, "FFN width F")->required()->type_name("F");
+  model->add_option("--vocab", model_flags.vocab, "Vocabulary size V")->required()->type_name("V");
+  model->add_option("--seq", model_flags.seq, "Sequence length")->required()->type_name("S");
+  model->add_option("--mbs", model_flags.mbs, "Micro-batch size")->required()->type_name("B");
+  model->add_option("--tp", model_flags.tp, "Tensor-parallel size (default 1)")->type_name("T");
+  model->add_option("--layers", model_flags.layers, "Layers per step (default 1)")->type_name("L");
+  model->add_flag("--swiglu", model_flags.swiglu, "SwiGLU FFN: adds the gate projection");
+
+  return run_tool(app, static_cast<int>(args.ours.size()), args.ours.data(), [&] {
+#if defined(REDLINE_HAVE_GEMM_GPU)
+    int google_argc = static_cast<int>(args.google.size());
+    benchmark::Initialize(&google_argc, args.google.data());
+    if (google_argc > 1) throw UsageError(std::string("Google Benchmark did not accept ") + args.google[1]);
+#endif
     if (predict->parsed()) return run_predict(pf);
-    throw UsageError("give a subcommand: predict");
+#if defined(REDLINE_HAVE_GEMM_GPU)
+    if (peak->parsed()) return run_peak(peak_flags, args.format);
+    if (sweep->parsed()) return run_sweep(sweep_flags, args.format);
+    if (model->parsed()) return run_model(model_flags, args.format);
+#else
+    if (peak->parsed() || sweep->parsed() || model->parsed()) cannot_measure();
+#endif
+    throw UsageError("give a subcommand: predict, peak, sweep or model");
   });
 }

@@ -271,4 +271,54 @@ TEST_F(GemmBenchPredict, BadInputIsExit2NamingFlagAndValue) {
   expect_usage_error({}, "subcommand");
 }
 
+// The measuring subcommands validate every flag before they look for a GPU,
+// so bad input fails the same way on a machine with or without one.
+TEST_F(GemmBenchPredict, MeasuringSubcommandsRejectBadInputBeforeLookingForAGpu) {
+#if !defined(GEMM_BENCH_MEASURES)
+  GTEST_SKIP() << "this build's gemm_bench has predict only (no CUDA, cuBLASLt or Google Benchmark)";
+#endif
+  const std::vector<std::string> shape = {"--m", "4096", "--n", "4096", "--k", "4096"};
+  auto sweep = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"sweep"};
+    args.insert(args.end(), shape.begin(), shape.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  expect_usage_error(sweep({"--dtype", "bf17"}), "--dtype 'bf17'");
+  expect_usage_error(sweep({"--layout", "tt"}), "--layout 'tt'");
+  expect_usage_error(sweep({"--target-cv", "1.5"}), "--target-cv '1.5'");
+  expect_usage_error(sweep({"--min-reps", "10", "--max-reps", "5"}), "--max-reps '5'");
+  expect_usage_error(sweep({"--warmup", "-1"}), "--warmup '-1'");
+  expect_usage_error(sweep({"--algos", "0"}), "--algos '0'");
+  expect_usage_error(sweep({"--gpu", "V100"}), "--gpu 'V100'");
+  expect_usage_error(sweep({"--dtype", "bf16,fp16", "--datasheet-tflops", "900"}), "--datasheet-tflops '900'");
+  // FP8 needs the tn layout and K a multiple of 16: no shape here can run.
+  expect_usage_error(sweep({"--dtype", "fp8", "--layout", "nn"}), "needs the tn layout");
+  expect_usage_error({"sweep", "--m", "64", "--n", "64", "--k", "24", "--dtype", "fp8_e4m3_e5m2"}, "lda = K = 24");
+  // Google Benchmark's own flags are checked too.
+  expect_usage_error(sweep({"--benchmark_format=xml"}), "--benchmark_format 'xml'");
+  expect_usage_error(sweep({"--benchmark_filter=("}), "--benchmark_filter '('");
+  expect_usage_error(sweep({"--benchmark_no_such_flag=1"}), "--benchmark_no_such_flag=1");
+  expect_usage_error({"sweep", "--m", "0", "--n", "1", "--k", "1"}, "--m '0'");
+  expect_usage_error({"peak", "--search", "slow"}, "--search 'slow'");
+  expect_usage_error({"model", "--hidden", "1000", "--heads", "16", "--ffn", "4096", "--vocab", "50304", "--seq",
+                      "2048", "--mbs", "1"},
+                     "--hidden '1000'");
+  expect_usage_error({"model", "--hidden", "1024", "--heads", "16", "--ffn", "4096", "--vocab", "50257", "--seq",
+                      "2048", "--mbs", "1", "--tp", "2"},
+                     "--vocab '50257'");
+}
+
+// Good input on a machine without a GPU is "cannot run here" (77, ctest's
+// skip) with the reason; on a GPU, a filter that matches nothing runs nothing.
+TEST_F(GemmBenchPredict, MeasuringWithoutAGpuSkipsWithTheReason) {
+  const auto csv = dir_ / "none.csv";
+  const ChildResult child =
+      run({"peak", "--dtype", "bf16", "--benchmark_filter=^nothing$", "--no-roofline", "--csv", csv.string()});
+  if (child.exit_code == 0) GTEST_SKIP() << "this machine has a GPU: covered by scripts/gpu-check";
+  EXPECT_EQ(child.exit_code, 77) << child.output;
+  EXPECT_NE(child.output.find("gemm_bench: skipped: "), std::string::npos) << child.output;
+  EXPECT_FALSE(fs::exists(csv)) << "a run that cannot start writes no report";
+}
+
 }  // namespace

@@ -1,0 +1,338 @@
+#include "bench/gemm_runner.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "harness/gemm_model.hpp"
+#include "harness/interrupt.hpp"
+#include "harness/units.hpp"
+#include "kernels/cuda_check.cuh"
+#include "kernels/device_buffer.cuh"
+#include "kernels/event_timer.cuh"
+#include "kernels/gemm_lt.cuh"
+#include "kernels/kernel_trace.cuh"
+#include "kernels/nvtx_range.cuh"
+#include "kernels/random_fill.cuh"
+#include "kernels/roofline.cuh"
+
+namespace redline {
+
+struct GemmRunner::State {
+  GemmRunnerOptions options;
+  RowCollector collector;
+  const Progress& progress;
+  DeviceProperties device;
+  NvmlSession nvml;
+  cudaStream_t stream = nullptr;
+  bool warmed_up = false;  // the first case's long warm-up has run
+
+  State(GemmRunnerOptions o, benchmark::BenchmarkReporter* display, const Progress& p)
+      : options(std::move(o)), collector(display), progress(p), device(query_device_properties(options.device)) {
+    REDLINE_CUDA_CHECK(cudaSetDevice(options.device));
+    REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  }
+  ~State() { (void)cudaStreamDestroy(stream); }
+
+  MeasurementPolicy policy_for_this_case() {
+    MeasurementPolicy policy = options.policy;
+    if (!warmed_up) policy.warmup_seconds = std::max(policy.warmup_seconds, options.first_warmup_seconds);
+    warmed_up = true;
+    return policy;
+  }
+
+  // Times `enqueue_one(i)` in samples of back-to-back calls with CUDA events;
+  // each sample is seconds per call.
+  Measurement time_samples(const MeasurementPolicy& policy, const std::function<void(int)>& enqueue_one) {
+    EventTimer timer;
+    int next = 0;
+    // One untimed call, then one timed call to size the samples.
+    enqueue_one(next++);
+    timer.start(stream);
+    enqueue_one(next++);
+    timer.stop(stream);
+    const double estimate = timer.elapsed_seconds();
+    const int per_sample =
+        static_cast<int>(std::clamp(std::ceil(options.sample_seconds / std::max(estimate, 1e-7)), 1.0, 10000.0));
+    return measure(policy, [&] {
+      timer.start(stream);
+      for (int i = 0; i < per_sample; ++i) enqueue_one(next++);
+      timer.stop(stream);
+      return timer.elapsed_seconds() / per_sample;
+    });
+  }
+
+  void add_readings(benchmark::State& state, const std::optional<GpuReadings>& before,
+                    const std::optional<GpuReadings>& after, std::string& note) {
+    if (before && before->sm_clock_mhz) state.counters["sm_clock_mhz_before"] = *before->sm_clock_mhz;
+    if (!after) return;
+    if (after->sm_clock_mhz) state.counters["sm_clock_mhz_after"] = *after->sm_clock_mhz;
+    if (after->temperature_c) state.counters["temperature_c_after"] = *after->temperature_c;
+    if (after->power_w) state.counters["power_w_after"] = *after->power_w;
+    std::uint64_t reasons = 0;
+    for (const auto* r : {&before, &after})
+      if (*r && (*r)->throttle_reasons) reasons |= *(*r)->throttle_reasons & kSlowdownReasonMask;
+    state.counters["throttled"] = reasons != 0 ? 1 : 0;
+    if (reasons != 0) note += std::string(note.empty() ? "" : "; ") + "throttled: " + slowdown_reason_names(reasons);
+  }
+
+  void measure_gemm(benchmark::State& state, const GemmCase& c);
+  void measure_copy(benchmark::State& state, std::size_t bytes);
+  void measure_fma(benchmark::State& state);
+};
+
+namespace {
+
+// Google Benchmark's error text, in the "<status>: <why>" form RowCollector reads.
+std::string error_text(const std::exception& e) {
+  if (const auto* cuda = dynamic_cast<const CudaError*>(&e); cuda && cuda->is_out_of_memory())
+    return std::string("oom: ") + e.what();
+  return std::string("error: ") + e.what();
+}
+
+std::string percent(double fraction) { return format_number(100 * fraction, 1) + "%"; }
+
+// The kernel that does the GEMM among those a cuBLASLt call launched: the
+// one whose name states a tile, else the one with the most CTAs (split-K
+// adds a small reduction kernel).
+const LaunchedKernel* gemm_kernel(const KernelTrace& trace) {
+  const LaunchedKernel* best = nullptr;
+  for (const auto& k : trace.kernels)
+    if (tile_from_kernel_name(k.name)) return &k;
+  for (const auto& k : trace.kernels)
+    if (!best || k.ctas() > best->ctas()) best = &k;
+  return best;
+}
+
+}  // namespace
+
+std::string gemm_case_name(const GemmCase& c) {
+  std::vector<std::pair<std::string, std::string>> params = {
+      {"dtype", gemm_dtype_info(c.dtype).name}, {"layout", gemm_layout_name(c.layout)},
+      {"m", std::to_string(c.size.m)},          {"n", std::to_string(c.size.n)},
+      {"k", std::to_string(c.size.k)}};
+  params.insert(params.end(), c.extra_params.begin(), c.extra_params.end());
+  return gbench_case_name("gemm", params);
+}
+
+void GemmRunner::State::measure_gemm(benchmark::State& state, const GemmCase& c) {
+  const std::string name = gemm_case_name(c);
+  NvtxRange range(name.c_str());
+  const GemmDtypeInfo& info = gemm_dtype_info(c.dtype);
+  if (const auto reason = gemm_unsupported_reason(c.dtype, c.layout, c.size.m, c.size.n, c.size.k)) {
+    state.SkipWithError(("error: " + *reason).c_str());
+    return;
+  }
+  std::string note;
+  try {
+    GemmOptions gemm_options;
+    gemm_options.dtype = c.dtype;
+    gemm_options.layout = c.layout;
+    gemm_options.heuristic_candidates = options.heuristic_candidates;
+    LtGemm gemm(c.size.m, c.size.n, c.size.k, gemm_options, stream);
+    const MeasurementPolicy policy = policy_for_this_case();
+
+    // With several heuristic candidates, keep the fastest by a short timing.
+    if (gemm.candidate_count() > 1) {
+      MeasurementPolicy quick = policy;
+      quick.min_repetitions = 3;
+      quick.max_repetitions = 10;
+      quick.max_seconds = 0.5;
+      int best = 0;
+      double best_time = 0;
+      for (int i = 0; i < gemm.candidate_count(); ++i) {
+        gemm.select_candidate(i);
+        const double t = time_samples(quick, [&](int set) { gemm.enqueue(set); }).summary.median;
+        if (i == 0 || t < best_time) best = i, best_time = t;
+      }
+      gemm.select_candidate(best);
+    }
+
+    const GemmCheck check = [&] {
+      NvtxRange verify_range("verify");
+      return gemm.verify(0);
+    }();
+    const KernelTrace trace = trace_kernels([&] {
+      gemm.enqueue(0);
+      REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    });
+
+    const auto before = nvml.read(device.uuid);
+    Measurement m;
+    {
+      NvtxRange timed_range("timed");
+      m = time_samples(policy, [&](int set) { gemm.enqueue(set); });
+    }
+    const auto after = nvml.read(device.uuid);
+    if (m.stop == StopReason::interrupted || m.samples.empty()) {
+      state.SkipWithError("skipped: interrupted");
+      return;
+    }
+
+    for (auto _ : state) state.SetIterationTime(m.summary.median);
+
+    const double tflops = gemm.flop_count() / m.summary.median / 1e12;
+    state.counters["tflops"] = tflops;
+    if (options.peaks && options.peaks->tflops(info.peak) > 0)
+      state.counters["datasheet_pct"] = 100 * tflops / options.peaks->tflops(info.peak);
+    state.counters["time_cv"] = m.summary.cv;
+    state.counters["samples"] = static_cast<double>(m.samples.size());
+    state.counters["rel_error"] = check.relative_error;
+    state.counters["wrong"] = check.passed() ? 0 : static_cast<double>(std::max<std::int64_t>(1, check.nonfinite));
+    if (!check.passed())
+      note = "verification failed: relative error " + format_number(check.relative_error, 3) + " (tolerance " +
+             format_number(check.tolerance, 3) + "), " + std::to_string(check.nonfinite) + " non-finite";
+
+    // The tile: cuBLASLt's tile id when it gives one, else the kernel's name.
+    const GemmAlgorithm& algo = gemm.algorithm();
+    const LaunchedKernel* kernel = gemm_kernel(trace);
+    std::optional<TileShape> tile = algo.tile;
+    if (!tile && kernel) tile = tile_from_kernel_name(kernel->name);
+    state.counters["split_k"] = algo.split_k;
+    if (algo.heuristic_waves > 0) state.counters["heuristic_waves"] = algo.heuristic_waves;
+    if (kernel) state.counters["grid_ctas"] = static_cast<double>(kernel->ctas());
+    if (tile) {
+      state.counters["tile_m"] = static_cast<double>(tile->rows);
+      state.counters["tile_n"] = static_cast<double>(tile->cols);
+      GemmProblem problem{c.size.m, c.size.n, c.size.k, *tile, device.sm_count, 1, std::max(1, algo.split_k)};
+      const GemmPrediction p = predict_gemm(problem);
+      state.counters["tiles"] = static_cast<double>(p.tiles);
+      state.counters["waves"] = p.waves;
+      state.counters["tile_efficiency"] = p.tile_efficiency;
+      state.counters["wave_efficiency"] = p.wave_efficiency;
+      state.counters["predicted_efficiency"] = p.predicted_efficiency;
+    } else {
+      note += std::string(note.empty() ? "" : "; ") + "tile unknown (" +
+              (trace.unavailable ? *trace.unavailable : std::string("kernel name states none")) + ")";
+    }
+    if (const auto align = gemm_alignment_note(c.dtype, c.layout, c.size.m, c.size.n, c.size.k))
+      note += std::string(note.empty() ? "" : "; ") + *align;
+    if (m.stop == StopReason::time_cap || m.stop == StopReason::repetition_cap)
+      note += std::string(note.empty() ? "" : "; ") + "noisy: cv " + percent(m.summary.cv) + " at the " +
+              (m.stop == StopReason::time_cap ? "time" : "repetition") + " cap";
+    add_readings(state, before, after, note);
+    state.SetLabel(note);
+    progress.line(name + ": " + format_number(tflops, 1) + " TFLOPS" + (check.passed() ? "" : " WRONG"));
+  } catch (const GemmUnsupported& e) {
+    state.SkipWithError((std::string("error: ") + e.what()).c_str());
+  } catch (const std::exception& e) {
+    state.SkipWithError(error_text(e).c_str());
+  }
+}
+
+void GemmRunner::State::measure_copy(benchmark::State& state, std::size_t bytes) {
+  NvtxRange range("roofline/copy");
+  try {
+    DeviceBuffer<unsigned char> src(bytes), dst(bytes);
+    random_fill(reinterpret_cast<std::int8_t*>(src.data()), bytes, 11, -100, 100, stream);
+    const MeasurementPolicy policy = policy_for_this_case();
+    const auto before = nvml.read(device.uuid);
+    const Measurement m =
+        time_samples(policy, [&](int) { enqueue_device_copy(src.data(), dst.data(), bytes, stream); });
+    const auto after = nvml.read(device.uuid);
+    if (m.stop == StopReason::interrupted || m.samples.empty()) {
+      state.SkipWithError("skipped: interrupted");
+      return;
+    }
+    // The copy is checked whole, on the host: it must be exact.
+    REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const std::vector<unsigned char> a = src.to_host(), b = dst.to_host();
+    const bool exact = std::memcmp(a.data(), b.data(), bytes) == 0;
+    for (auto _ : state) state.SetIterationTime(m.summary.median);
+    const double gbps = 2.0 * static_cast<double>(bytes) / m.summary.median / 1e9;
+    state.counters["hbm_GBps"] = gbps;
+    if (options.peaks && options.peaks->hbm_GBps > 0) state.counters["datasheet_pct"] = 100 * gbps / options.peaks->hbm_GBps;
+    state.counters["time_cv"] = m.summary.cv;
+    state.counters["wrong"] = exact ? 0 : 1;
+    std::string note = exact ? "" : "copy differs from its source";
+    add_readings(state, before, after, note);
+    state.SetLabel(note);
+    progress.line("roofline copy: " + format_number(gbps, 0) + " GB/s");
+  } catch (const std::exception& e) {
+    state.SkipWithError(error_text(e).c_str());
+  }
+}
+
+void GemmRunner::State::measure_fma(benchmark::State& state) {
+  NvtxRange range("roofline/fma");
+  try {
+    // About 10 ms of work at an H100's rate per launch.
+    const FmaLaunch launch = plan_fma(5e11);
+    DeviceBuffer<float> sink(launch.sink_floats());
+    const MeasurementPolicy policy = policy_for_this_case();
+    const auto before = nvml.read(device.uuid);
+    const Measurement m = time_samples(policy, [&](int) { enqueue_fma(launch, sink.data(), stream); });
+    const auto after = nvml.read(device.uuid);
+    if (m.stop == StopReason::interrupted || m.samples.empty()) {
+      state.SkipWithError("skipped: interrupted");
+      return;
+    }
+    const std::vector<float> values = sink.to_host();
+    const auto nonfinite = std::count_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
+    for (auto _ : state) state.SetIterationTime(m.summary.median);
+    const double tflops = launch.flop_count() / m.summary.median / 1e12;
+    state.counters["tflops"] = tflops;
+    if (options.peaks && options.peaks->fp32_tflops > 0)
+      state.counters["datasheet_pct"] = 100 * tflops / options.peaks->fp32_tflops;
+    state.counters["time_cv"] = m.summary.cv;
+    state.counters["wrong"] = static_cast<double>(nonfinite);
+    std::string note = nonfinite == 0 ? "" : "FMA results not finite";
+    add_readings(state, before, after, note);
+    state.SetLabel(note);
+    progress.line("roofline fma: " + format_number(tflops, 1) + " TFLOPS (non-tensor fp32)");
+  } catch (const std::exception& e) {
+    state.SkipWithError(error_text(e).c_str());
+  }
+}
+
+GemmRunner::GemmRunner(GemmRunnerOptions options, benchmark::BenchmarkReporter* display, const Progress& progress)
+    : state_(std::make_unique<State>(std::move(options), display, progress)) {}
+
+GemmRunner::~GemmRunner() = default;
+
+const DeviceProperties& GemmRunner::device() const { return state_->device; }
+
+namespace {
+
+// Manual time from CUDA events, one iteration per repetition: the harness's
+// measurement inside decides how many samples make the figure.
+void configure(benchmark::internal::Benchmark* b) {
+  b->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+}
+
+std::vector<Row> run_registered(RowCollector& collector) {
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  benchmark::ClearRegisteredBenchmarks();
+  return collector.take_rows();
+}
+
+}  // namespace
+
+std::vector<Row> GemmRunner::run(const std::vector<GemmCase>& cases) {
+  for (const GemmCase& c : cases) {
+    if (interrupted()) break;
+    configure(benchmark::RegisterBenchmark(gemm_case_name(c).c_str(), [this, c](benchmark::State& st) {
+      if (interrupted()) {
+        st.SkipWithError("skipped: interrupted");
+        return;
+      }
+      state_->measure_gemm(st, c);
+    }));
+  }
+  return run_registered(state_->collector);
+}
+
+std::vector<Row> GemmRunner::run_roofline() {
+  // 1 GiB each way: far beyond any L2, so the copy streams from HBM.
+  const std::size_t bytes = std::size_t{1} << 30;
+  configure(benchmark::RegisterBenchmark(gbench_case_name("roofline", {{"kernel", "copy"}}).c_str(),
+                                         [this, bytes](benchmark::State& st) { state_->measure_copy(st, bytes); }));
+  configure(benchmark::RegisterBenchmark(gbench_case_name("roofline", {{"kernel", "fma"}}).c_str(),
+                                         [this](benchmark::State& st) { state_->measure_fma(st); }));
+  return run_registered(state_->collector);
+}
+
+}  // namespace redline
