@@ -19,6 +19,7 @@
 #include "harness/usage_error.hpp"
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
 #include "kernels/checkpoint_copy.cuh"
+#include "kernels/gemm_load.cuh"
 #endif
 
 using namespace redline;
@@ -131,7 +132,9 @@ std::optional<std::string> gpu_unavailable() {
 #endif
 }
 
-void add_gpu_rows(const Plan& p, const std::optional<std::string>& no_gpu, Report& report) {
+// Returns the best pinned GPU->host copy of the whole state, in seconds: the
+// part of a synchronous save's stall spent before storage sees a byte.
+std::optional<double> add_gpu_rows(const Plan& p, const std::optional<std::string>& no_gpu, Report& report) {
   auto row_for = [&](const std::string& stage, const std::string& memory, int streams, double seconds) {
     Row row = checkpoint_stage_row(stage, p.cfg.bytes, 1, p.cfg.bytes, p.cfg.fsync, seconds);
     row.param("memory", memory).param("streams", std::to_string(streams));
@@ -145,7 +148,7 @@ void add_gpu_rows(const Plan& p, const std::optional<std::string>& no_gpu, Repor
       row.note = *no_gpu;
       report.rows.push_back(row);
     }
-    return;
+    return std::nullopt;
   }
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
   double ceiling = 0, best_pinned = 0;
@@ -160,7 +163,9 @@ void add_gpu_rows(const Plan& p, const std::optional<std::string>& no_gpu, Repor
   if (ceiling > 0 && best_pinned > 0)
     report.summary.push_back({"GPU->host pinned", format_number(100.0 * ceiling / best_pinned, 1) +
                                                       "% of the cudaMemcpy ceiling"});
+  if (best_pinned > 0) return best_pinned;
 #endif
+  return std::nullopt;
 }
 
 }  // namespace
@@ -221,12 +226,28 @@ int main(int argc, char** argv) {
       AlignedBuffer state(p.cfg.bytes);
       fill_random(state.data(), state.size(), 0x5EED, std::thread::hardware_concurrency());
       attempt("save", [&] { save_s = run_storage_stages(p.cfg, state.data(), report).save_s; });
-      attempt("gpu", [&] { add_gpu_rows(p, no_gpu, report); });
+      std::optional<double> d2h_s;
+      attempt("gpu", [&] { d2h_s = add_gpu_rows(p, no_gpu, report); });
+      // With the state on a GPU, the synchronous stall is the copy to the
+      // host and then the save; the advice uses the whole of it.
+      if (save_s && d2h_s) {
+        Row stall = checkpoint_stage_row("sync.stall", p.cfg.bytes, p.cfg.threads, p.cfg.chunk, p.cfg.fsync,
+                                         *d2h_s + *save_s);
+        stall.note = "GPU->host pinned copy (" + format_number(*d2h_s, 3) + " s) + synchronous save";
+        report.rows.push_back(stall);
+        save_s = *d2h_s + *save_s;
+      }
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
       if (!no_gpu)
         attempt("async", [&] {
           GpuSnapshot gpu(p.cfg.bytes);
-          async = run_async_save(p.cfg, [&] { return gpu.snapshot(); }, gpu.host(), "pinned host memory (GPU)", report);
+          const GemmLoad gemm_load;
+          const TrainingLoad load{gemm_load.description(),
+                                  [&](double seconds, const std::function<bool()>& stop) {
+                                    return gemm_load.rate(seconds, stop);
+                                  }};
+          async = run_async_save(p.cfg, [&] { return gpu.snapshot(); }, gpu.host(), "pinned host memory (GPU)", load,
+                                 report);
         });
 #endif
       if (!async)
@@ -239,7 +260,7 @@ int main(int argc, char** argv) {
             const auto t0 = std::chrono::steady_clock::now();
             std::memcpy(second.data(), state.data(), state.size());
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          }, second.data(), "host memory (no GPU: plain memcpy)", report);
+          }, second.data(), "host memory (no GPU: plain memcpy)", cpu_training_load(), report);
         });
     } else if (p.gpu) {
       attempt("gpu", [&] { add_gpu_rows(p, no_gpu, report); });

@@ -190,10 +190,15 @@ double cpu_load_rate(double seconds, const std::function<bool()>& stop) {
   return t > t0 ? static_cast<double>(iterations) / (t - t0) : 0;
 }
 
+TrainingLoad cpu_training_load() {
+  return {"CPU FMA loop on one thread stands in for the training step", cpu_load_rate};
+}
+
 AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<double()>& snapshot,
-                            const std::byte* snapshot_data, const std::string& snapshot_label, Report& report) {
+                            const std::byte* snapshot_data, const std::string& snapshot_label,
+                            const TrainingLoad& training, Report& report) {
   AsyncResults out;
-  out.load_alone_per_s = cpu_load_rate(1.0);
+  out.load_alone_per_s = training.rate(1.0, {});
   out.snapshot_s = snapshot();
 
   std::atomic<bool> done{false};
@@ -208,7 +213,7 @@ AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<dou
     }
     done = true;
   });
-  out.load_during_per_s = cpu_load_rate(0, [&] { return done.load(); });
+  out.load_during_per_s = training.rate(0, [&] { return done.load(); });
   persist.join();
   out.persist_s = steady_seconds() - t0;
   if (failure) std::rethrow_exception(failure);
@@ -226,7 +231,7 @@ AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<dou
   load.metric("load_alone_iters_per_s", out.load_alone_per_s)
       .metric("load_during_iters_per_s", out.load_during_per_s)
       .metric("load_slowdown_pct", slowdown);
-  load.note = "CPU FMA loop on one thread stands in for the training step";
+  load.note = training.description;
   report.rows.push_back(load);
   report.summary.push_back({"async save", "stall " + format_number(out.snapshot_s, 3) + " s, persist " +
                                               format_number(out.persist_s, 3) + " s, load slowdown " +

@@ -49,6 +49,15 @@ std::optional<double> run_restore_stage(const CheckpointConfig& cfg, AlignedBuff
 // until `stop` becomes true when given.
 double cpu_load_rate(double seconds, const std::function<bool()>& stop = {});
 
+// The training-like work an async save must not slow down: a rate (work
+// units per second) over `seconds`, or until `stop` becomes true when given.
+struct TrainingLoad {
+  std::string description;  // for the row's note: what stands in for training
+  std::function<double(double seconds, const std::function<bool()>& stop)> rate;
+};
+// cpu_load_rate as a TrainingLoad (no GPU).
+TrainingLoad cpu_training_load();
+
 struct AsyncResults {
   double snapshot_s = 0;  // the only stall
   double persist_s = 0;
@@ -57,10 +66,11 @@ struct AsyncResults {
 
 // Async save: `snapshot` copies the training state into `snapshot_data`
 // (GPU -> pinned, or host memcpy without a GPU) and returns its seconds; then
-// a background thread persists snapshot_data with safe_save while the CPU
-// load runs. `snapshot_label` names where the snapshot went in the note.
+// a background thread persists snapshot_data with safe_save while `load`
+// runs. `snapshot_label` names where the snapshot went in the note.
 AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<double()>& snapshot,
-                            const std::byte* snapshot_data, const std::string& snapshot_label, Report& report);
+                            const std::byte* snapshot_data, const std::string& snapshot_label,
+                            const TrainingLoad& load, Report& report);
 
 // Young/Daly rows (stage advice_sync / advice_async) and summary lines.
 void add_checkpoint_advice(const CheckpointConfig& cfg, double mtbf_s, const std::string& mtbf_source,
