@@ -12,7 +12,19 @@
 
 namespace redline {
 
-struct GpuInfo {
+// One GPU's state now, from NVML: what explains a throughput figure that
+// moved (a lower clock, a power cap, heat). nullopt fields: unknown.
+struct GpuReadings {
+  std::optional<unsigned> sm_clock_mhz;
+  std::optional<unsigned> max_sm_clock_mhz;
+  std::optional<unsigned> temperature_c;
+  std::optional<double> power_w;
+  std::optional<std::uint64_t> throttle_reasons;  // NVML clocks-event bitmask
+};
+
+// A GPU's identity, and its readings when the environment was captured
+// (std::nullopt means unknown, never a guess).
+struct GpuInfo : GpuReadings {
   int index = -1;
   std::string name;
   std::string uuid;
@@ -20,12 +32,6 @@ struct GpuInfo {
   int sm_count = 0;                  // 0 when unknown (NVML does not report it)
   std::uint64_t memory_bytes = 0;
   std::uint64_t l2_bytes = 0;
-  // Readings: std::nullopt means unknown, never a guess.
-  std::optional<unsigned> sm_clock_mhz;
-  std::optional<unsigned> max_sm_clock_mhz;
-  std::optional<unsigned> temperature_c;
-  std::optional<double> power_w;
-  std::optional<std::uint64_t> throttle_reasons;  // NVML clocks-event bitmask
 };
 
 struct Environment {
@@ -60,15 +66,6 @@ std::map<std::string, std::string> relevant_variables();
 // Returns the reason when NVML is unusable; `env` is then left unchanged.
 std::optional<std::string> add_nvml_gpu_info(Environment& env);
 
-// One GPU's state now, from NVML: what explains a throughput figure that
-// moved (a lower clock, a power cap, heat). nullopt fields: unknown.
-struct GpuReadings {
-  std::optional<unsigned> sm_clock_mhz;
-  std::optional<unsigned> max_sm_clock_mhz;
-  std::optional<unsigned> temperature_c;
-  std::optional<double> power_w;
-  std::optional<std::uint64_t> throttle_reasons;  // NVML clocks-event bitmask
-};
 
 // NVML held open for repeated readings (before and after every measured
 // shape): nvmlInit can take tens of milliseconds, too slow to repeat.

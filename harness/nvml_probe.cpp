@@ -151,12 +151,7 @@ std::optional<std::string> add_nvml_gpu_info(Environment& env) {
     int major = 0, minor = 0;
     if (nvml.compute_capability && nvml.compute_capability(dev, &major, &minor) == NVML_SUCCESS)
       gpu.compute_capability = std::to_string(major) + "." + std::to_string(minor);
-    const GpuReadings r = nvml.readings(dev);
-    gpu.sm_clock_mhz = r.sm_clock_mhz;
-    gpu.max_sm_clock_mhz = r.max_sm_clock_mhz;
-    gpu.temperature_c = r.temperature_c;
-    gpu.power_w = r.power_w;
-    gpu.throttle_reasons = r.throttle_reasons;
+    static_cast<GpuReadings&>(gpu) = nvml.readings(dev);
     env.gpus.push_back(gpu);
   }
   // NVML lists every GPU on the host; CUDA_VISIBLE_DEVICES does not apply.
