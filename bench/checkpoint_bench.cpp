@@ -29,7 +29,7 @@ namespace {
 struct Flags {
   std::string command;
   std::string size, params, model, optimizer = "adam", dir;
-  std::string threads = "4", chunk = "64M";
+  std::string threads = "4", chunk = "64M", rounds = "3";
   std::string mtbf, gpu_mtbf, gpus;
   bool no_fsync = false, keep = false;
   OutputOptions output;
@@ -98,6 +98,7 @@ Plan to_plan(const Flags& f) {
   if (p.cfg.chunk < 4096 || p.cfg.chunk > (std::size_t{1} << 30))
     throw UsageError("--chunk", f.chunk, "must be between 4K and 1G");
   p.cfg.fsync = !f.no_fsync;
+  p.cfg.rounds = static_cast<unsigned>(parse_count_between("--rounds", f.rounds, 1, 100));
 
   if (!f.mtbf.empty() && !f.gpu_mtbf.empty())
     throw UsageError("--gpu-mtbf", f.gpu_mtbf, "give either --mtbf (the job's) or --gpu-mtbf with --gpus, not both");
@@ -187,6 +188,9 @@ int main(int argc, char** argv) {
   app.add_flag("--keep", f.keep, "With all: keep the checkpoint in --dir (save alone always keeps it)");
   app.add_option("--threads", f.threads, "Writer/reader threads of the save and restore (default 4)");
   app.add_option("--chunk", f.chunk, "Bytes per write/read call (default 64M)")->type_name("SIZE");
+  app.add_option("--rounds", f.rounds,
+                 "Synchronous saves, each after a raw write + fsync: the medians are compared (default 3)")
+      ->type_name("N");
   app.add_option("--mtbf", f.mtbf, "Mean time between failures of the whole job, hours")->type_name("HOURS");
   app.add_option("--gpu-mtbf", f.gpu_mtbf, "Mean time between failures of one GPU, hours (with --gpus)")->type_name("HOURS");
   app.add_option("--gpus", f.gpus, "GPUs in the job, for --gpu-mtbf")->type_name("N");

@@ -24,6 +24,9 @@ struct CheckpointConfig {
   std::size_t chunk = 64u << 20;
   bool fsync = true;
   std::string name = "checkpoint.bin";
+  // Rounds of (raw write + fsync, safe save), alternating: the save is
+  // judged against the storage as it is at the same moment.
+  unsigned rounds = 3;
 };
 
 // One row: params stage, bytes, threads, chunk, fsync; metrics time_s and GBps (1e9 B/s).
@@ -33,7 +36,7 @@ Row checkpoint_stage_row(const std::string& stage, std::uint64_t bytes, unsigned
 struct StorageResults {
   double raw_write_s = 0;  // the ceiling: one plain sequential writer, write + fsync
   double raw_read_s = 0;
-  double save_s = 0;       // the whole synchronous safe save (the stall)
+  double save_s = 0;       // the whole synchronous safe save (the stall): median of the rounds
 };
 
 // Writes scratch files in cfg.dir (removed afterwards) and leaves the

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "harness/checkpoint_io.hpp"
 #include "harness/checkpoint_model.hpp"
 #include "harness/child_process.hpp"
+#include "harness/csv_reader.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;
@@ -275,6 +277,7 @@ TEST(CheckpointBench, ArgumentValidationNamesTheFlag) {
       {{"all", "--model", "7q", "--dir", dir.path().string()}, "--model '7q'"},
       {{"all", "--size", "1M", "--dir", dir.path().string(), "--optimizer", "lion"}, "--optimizer 'lion'"},
       {{"frobnicate", "--size", "1M", "--dir", dir.path().string()}, "COMMAND 'frobnicate'"},
+      {{"save", "--size", "1M", "--dir", dir.path().string(), "--rounds", "0"}, "--rounds '0'"},
   };
   for (const auto& c : cases) {
     const auto r = bench(c.args);
@@ -326,6 +329,34 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
   const auto bad = bench({"restore", "--dir", dir.path().string()});
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
   EXPECT_NE(bad.output.find((dir.path() / "checkpoint.bin").string()), std::string::npos) << bad.output;
+}
+
+// The save is judged against raw writes alternating with it: the save row's
+// ceiling_pct is the paired raw median over the save median, and the save's
+// step rows come from one round, so they add up to the save row.
+TEST(CheckpointBench, SaveRoundsAlternateWithRawWritesAndCompareMedians) {
+  TempDir dir;
+  const fs::path csv = dir.path() / "out.csv";
+  const auto r = bench({"save", "--size", "16M", "--dir", dir.path().string(), "--rounds", "3", "--csv", csv.string(),
+                        "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const CsvTable t = read_csv(csv);
+  std::optional<std::size_t> save, paired;
+  double steps = 0;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const std::string& stage = t.value(i, "stage");
+    if (stage == "save") save = i;
+    if (stage == "raw_write_paired") paired = i;
+    if (stage.starts_with("save.")) steps += std::stod(t.value(i, "time_s"));
+  }
+  ASSERT_TRUE(save && paired) << "save and raw_write_paired rows";
+  const double save_s = std::stod(t.value(*save, "time_s")), paired_s = std::stod(t.value(*paired, "time_s"));
+  EXPECT_NEAR(std::stod(t.value(*save, "ceiling_pct")), 100 * paired_s / save_s, 1e-6 * 100 * paired_s / save_s);
+  EXPECT_NE(t.value(*save, "note").find("median of 3 rounds"), std::string::npos) << t.value(*save, "note");
+  EXPECT_NE(t.value(*paired, "note").find("median of 3 rounds"), std::string::npos) << t.value(*paired, "note");
+  EXPECT_FALSE(t.value(*save, "time_cv").empty());
+  // The steps are timed inside the save; only the gaps between them are not.
+  EXPECT_LE(steps, save_s * (1 + 1e-9));
 }
 
 TEST(CheckpointBench, AllLeavesTheDirectoryAsItFoundIt) {
