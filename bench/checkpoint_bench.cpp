@@ -6,8 +6,11 @@
 
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <iostream>
+#include <new>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "harness/checkpoint_io.hpp"
@@ -125,6 +128,17 @@ Plan to_plan(const Flags& f) {
   return p;
 }
 
+// The status of a stage that threw: out of host memory is "oom"; a GEMM load
+// that computes a wrong result is "wrong" (a finding about the GPU, like a
+// failed verification), not an "error" in running the benchmark.
+std::string failure_status(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return "oom";
+#ifdef REDLINE_HAVE_CHECKPOINT_GPU
+  if (dynamic_cast<const GemmLoadWrong*>(&e)) return "wrong";
+#endif
+  return "error";
+}
+
 std::optional<std::string> gpu_unavailable() {
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
   return checkpoint_gpu_unavailable_reason();
@@ -218,7 +232,7 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         Row row;
         row.param("stage", stage).param("bytes", std::to_string(p.cfg.bytes));
-        row.status = dynamic_cast<const std::bad_alloc*>(&e) ? "oom" : "error";
+        row.status = failure_status(e);
         row.note = e.what();
         report.rows.push_back(row);
         std::cerr << "checkpoint_bench: " << stage << ": " << e.what() << "\n";
@@ -241,11 +255,14 @@ int main(int argc, char** argv) {
         report.rows.push_back(stall);
         save_s = *d2h_s + *save_s;
       }
+      bool gpu_async_failed = false;
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
-      if (!no_gpu)
+      if (!no_gpu) {
         attempt("async", [&] {
-          GpuSnapshot gpu(p.cfg.bytes);
+          // The load first: its 8192^3 GEMM buffers must fit, and a snapshot
+          // as large as the state allocated first could starve them.
           const GemmLoad gemm_load;
+          GpuSnapshot gpu(p.cfg.bytes);
           const TrainingLoad load{gemm_load.description(),
                                   [&](double seconds, const std::function<bool()>& stop) {
                                     return gemm_load.rate(seconds, stop);
@@ -253,6 +270,8 @@ int main(int argc, char** argv) {
           async = run_async_save(p.cfg, [&] { return gpu.snapshot(); }, gpu.host(), "pinned host memory (GPU)", load,
                                  report);
         });
+        gpu_async_failed = !async;
+      }
 #endif
       if (!async)
         attempt("async", [&] {
@@ -260,11 +279,19 @@ int main(int argc, char** argv) {
           // A training job keeps its snapshot buffer resident: fault its pages in
           // now, or the timed stall would measure the kernel's first touch.
           std::memset(second.data(), 0xA5, second.size());
+          // After a failed GPU attempt the rows must not say "no GPU": there is
+          // one, and its failure is the stage=async row above these.
+          TrainingLoad load = cpu_training_load();
+          std::string label = "host memory (no GPU: plain memcpy)";
+          if (gpu_async_failed) {
+            label = "host memory (the GPU async save failed, see the stage=async row: a plain host memcpy stands in)";
+            load.description = "the GPU async save failed (see the stage=async row): " + load.description;
+          }
           async = run_async_save(p.cfg, [&] {
             const auto t0 = std::chrono::steady_clock::now();
             std::memcpy(second.data(), state.data(), state.size());
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          }, second.data(), "host memory (no GPU: plain memcpy)", cpu_training_load(), report);
+          }, second.data(), label, load, report);
         });
     } else if (p.gpu) {
       attempt("gpu", [&] { add_gpu_rows(p, no_gpu, report); });

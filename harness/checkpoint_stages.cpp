@@ -207,7 +207,9 @@ double cpu_load_rate(double seconds, const std::function<bool()>& stop) {
   std::uint64_t iterations = 0;
   const double t0 = steady_seconds();
   double t = t0;
-  while (stop ? !stop() : (t - t0 < seconds)) {
+  // Work first, then the check: a persist that finished before the first
+  // check would otherwise leave a rate of 0, read as a 100% slowdown.
+  do {
     for (int i = 0; i < kBatch; ++i) {
       a0 = a0 * m + c;
       a1 = a1 * m + c;
@@ -216,7 +218,7 @@ double cpu_load_rate(double seconds, const std::function<bool()>& stop) {
     }
     iterations += kBatch;
     t = steady_seconds();
-  }
+  } while (stop ? !stop() : (t - t0 < seconds));
   volatile double sink = a0 + a1 + a2 + a3;  // keeps the loop from being removed
   (void)sink;
   return t > t0 ? static_cast<double>(iterations) / (t - t0) : 0;
@@ -234,21 +236,32 @@ AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<dou
   out.snapshot_s = snapshot();
 
   std::atomic<bool> done{false};
-  std::exception_ptr failure;
+  std::exception_ptr failure, load_failure;
   const WriteOptions options{.threads = cfg.threads, .chunk = cfg.chunk, .fsync = cfg.fsync, .direct = false};
   const double t0 = steady_seconds();
+  // The persist times itself: the load notices `done` only after its current
+  // batch (it always runs one), and that overshoot is not the persist's.
+  double persist_end = t0;
   std::thread persist([&] {
     try {
       safe_save(cfg.dir, cfg.name, snapshot_data, static_cast<std::size_t>(cfg.bytes), options);
     } catch (...) {
       failure = std::current_exception();
     }
+    persist_end = steady_seconds();
     done = true;
   });
-  out.load_during_per_s = training.rate(0, [&] { return done.load(); });
+  // A load that throws (a GPU error) must not leave the thread joinable:
+  // std::thread's destructor would std::terminate and lose the report.
+  try {
+    out.load_during_per_s = training.rate(0, [&] { return done.load(); });
+  } catch (...) {
+    load_failure = std::current_exception();
+  }
   persist.join();
-  out.persist_s = steady_seconds() - t0;
+  out.persist_s = persist_end - t0;
   if (failure) std::rethrow_exception(failure);
+  if (load_failure) std::rethrow_exception(load_failure);
 
   Row snap = checkpoint_stage_row("async.snapshot", cfg.bytes, 1, cfg.bytes, cfg.fsync, out.snapshot_s);
   snap.note = "the only stall: copy of the state to " + snapshot_label;

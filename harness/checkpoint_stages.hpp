@@ -49,11 +49,14 @@ std::optional<double> run_restore_stage(const CheckpointConfig& cfg, AlignedBuff
 
 // A fixed single-thread FMA loop: the stand-in for training work when no
 // GPU load is available. Returns iterations per second over `seconds`, or
-// until `stop` becomes true when given.
+// until `stop` becomes true when given (checked after each batch). At least
+// one batch runs, so the rate is measured over real work even when `stop` is
+// already true.
 double cpu_load_rate(double seconds, const std::function<bool()>& stop = {});
 
 // The training-like work an async save must not slow down: a rate (work
-// units per second) over `seconds`, or until `stop` becomes true when given.
+// units per second) over `seconds`, or until `stop` becomes true when given;
+// at least one batch of work runs before `stop` is first asked.
 struct TrainingLoad {
   std::string description;  // for the row's note: what stands in for training
   std::function<double(double seconds, const std::function<bool()>& stop)> rate;

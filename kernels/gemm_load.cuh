@@ -7,22 +7,33 @@
 
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace redline {
 
+// The load's GEMM failed its check against the reference: a wrong result (a
+// "wrong" row), which is a finding about this GPU, not a failure to run.
+class GemmLoadWrong : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class GemmLoad {
  public:
   // On the current device. Verifies one GEMM against the reference first (a
-  // load that computes garbage proves nothing). Throws GemmUnsupported,
-  // CudaError (out of memory), or std::runtime_error when the check fails.
+  // load that computes garbage proves nothing), then warms up for about 0.5 s
+  // so the first rate is not taken on idle clocks. Throws GemmUnsupported,
+  // CudaError (out of memory), or GemmLoadWrong when the check fails.
   GemmLoad();
   ~GemmLoad();
   GemmLoad(const GemmLoad&) = delete;
   GemmLoad& operator=(const GemmLoad&) = delete;
 
   // GEMMs per second over `seconds`, or until `stop` returns true (checked
-  // after each batch of GEMMs, about 10 ms of work).
+  // after each batch of GEMMs, about 10 ms of work). At least one batch runs,
+  // so the rate is always measured over real work, even when `stop` is
+  // already true.
   double rate(double seconds, const std::function<bool()>& stop) const;
   std::string description() const;
 

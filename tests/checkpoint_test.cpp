@@ -1,7 +1,8 @@
 // checkpoint_bench's model, safety and failure paths on real files with real
 // fsync in a temporary directory: the state-size model, the Young/Daly
-// numbers, checksum refusal, a writer killed mid-save, a full disk, argument
-// validation, and an end-to-end run. No timing assertions.
+// numbers, the async save's CPU load, checksum refusal, a writer killed
+// mid-save, a full disk, argument validation, and an end-to-end run. No
+// timing assertions.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -21,6 +22,7 @@
 
 #include "harness/checkpoint_io.hpp"
 #include "harness/checkpoint_model.hpp"
+#include "harness/checkpoint_stages.hpp"
 #include "harness/child_process.hpp"
 #include "harness/csv_reader.hpp"
 
@@ -123,6 +125,21 @@ TEST(CheckpointModel, YoungDaly) {
   EXPECT_NEAR(b.lost_work_s, 50 + 100 + 10, 1e-9);
   const auto c = young_daly_async_advice(1, 10, 3600, 0);
   EXPECT_NEAR(c.interval_s, std::sqrt(7200.0), 1e-9);
+}
+
+// A persist can finish before the load's first look at `stop`. The load still
+// runs a batch first, so its rate is measured over real work: 0 would read as
+// a 100% slowdown.
+TEST(CheckpointStages, CpuLoadRunsABatchEvenWhenStopIsAlreadyTrue) {
+  int asked = 0;
+  const double rate = cpu_load_rate(60, [&] {
+    ++asked;
+    return true;
+  });
+  EXPECT_GT(rate, 0);
+  EXPECT_EQ(asked, 1);  // asked once, after the first batch; not run for 60 s
+  // Without `stop`, a zero duration also measures one batch.
+  EXPECT_GT(cpu_load_rate(0), 0);
 }
 
 TEST(CheckpointIo, Xxh64KnownValues) {
