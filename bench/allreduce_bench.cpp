@@ -316,7 +316,7 @@ int main(int argc, char** argv) {
     validate_output_paths(f.output);
     if (!f.per_rank_csv.empty()) {
       if (!f.per_rank) throw UsageError("--per-rank-csv", f.per_rank_csv, "needs --per-rank (the arrival pass)");
-      validate_output_paths(OutputOptions{f.per_rank_csv, "", true});
+      validate_output_path("--per-rank-csv", f.per_rank_csv);
     }
     count_in("-t", f.threads, 1, 1);
     count_in("-m", f.agg, 1, 1);

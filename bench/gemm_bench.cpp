@@ -7,13 +7,14 @@
 //   model    every GEMM of one transformer training step, and padding advice
 // The measuring subcommands run their shapes through Google Benchmark
 // (bench/gemm_runner.hpp), so --benchmark_* flags work as C++ users expect.
-#include <regex.h>
-
 #include <algorithm>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <regex>
+#include <sstream>
 
+#include "harness/atomic_file.hpp"
 #include "harness/axis.hpp"
 #include "harness/environment.hpp"
 #include "harness/gemm_dtype.hpp"
@@ -197,46 +198,77 @@ struct ModelFlags {
   bool swiglu = false;
 };
 
-// "--benchmark_format=json" and friends go to Google Benchmark; the rest to
-// CLI11 (which would reject them). Google Benchmark never sees --help.
-struct SplitArgs {
+// The --benchmark_* flags gemm_bench takes, with Google Benchmark's meanings.
+// Google Benchmark runs the cases, but redline's measurement decides warm-up,
+// iterations and time, and redline repeats and reports the batches, so only
+// these are accepted; the rest would either do nothing or run each case's
+// whole measurement again.
+//   --benchmark_filter=REGEX          passed to Google Benchmark
+//   --benchmark_counters_tabular=B, --benchmark_color=B   passed on too
+//   --benchmark_format=console|json   Google Benchmark's report on stdout
+//   --benchmark_out=FILE, --benchmark_out_format=json|console (written at the end, atomically)
+//   --benchmark_repetitions=N         whole batches, N times
+struct BenchmarkArgs {
   std::vector<char*> ours, google;
-  std::string format;  // the --benchmark_format the user gave, if any
+  std::string format, out, out_format = "json";
+  int repetitions = 1;
 };
 
-// Google Benchmark answers some bad values with its usage text and exit 0,
-// and a bad filter only when the run starts: check those here, so they fail
-// like every other bad flag (exit 2, flag and value named).
-void validate_benchmark_flag(std::string_view arg) {
-  const std::size_t eq = arg.find('=');
-  const std::string flag(arg.substr(0, eq)), value(eq == std::string_view::npos ? "" : arg.substr(eq + 1));
-  if (flag == "--benchmark_format" && value != "console" && value != "json")
-    throw UsageError(flag, value, "must be console or json (redline's --csv writes CSV)");
-  if (flag == "--benchmark_out_format" && value != "console" && value != "json" && value != "csv")
-    throw UsageError(flag, value, "must be console, json or csv");
+void check_benchmark_flag(const std::string& flag, const std::string& value, BenchmarkArgs& args, char* arg) {
+  auto one_of = [&](std::initializer_list<const char*> allowed) {
+    std::string list;
+    for (const char* a : allowed) {
+      if (value == a) return;
+      list += std::string(list.empty() ? "" : ", ") + a;
+    }
+    throw UsageError(flag, value, "must be one of " + list);
+  };
   if (flag == "--benchmark_filter") {
-    regex_t compiled;
-    if (regcomp(&compiled, value.c_str(), REG_EXTENDED | REG_NOSUB) != 0)
-      throw UsageError(flag, value, "is not a valid (POSIX extended) regular expression");
-    regfree(&compiled);
+    // Google Benchmark compiles the filter as an extended std::regex; one it
+    // cannot compile would run nothing, silently.
+    try {
+      std::regex(value, std::regex::extended);
+    } catch (const std::regex_error& e) {
+      throw UsageError(flag, value, std::string("is not a valid extended regular expression: ") + e.what());
+    }
+    args.google.push_back(arg);
+  } else if (flag == "--benchmark_counters_tabular" || flag == "--benchmark_color") {
+    one_of({"true", "false", "yes", "no", "auto"});
+    args.google.push_back(arg);
+  } else if (flag == "--benchmark_format") {
+    one_of({"console", "json"});
+    args.format = value;
+  } else if (flag == "--benchmark_out_format") {
+    one_of({"json", "console"});  // Google Benchmark's CSV is deprecated; redline's --csv writes CSV
+    args.out_format = value;
+  } else if (flag == "--benchmark_out") {
+    validate_output_path("--benchmark_out", value);
+    args.out = value;
+  } else if (flag == "--benchmark_repetitions") {
+    args.repetitions = static_cast<int>(parse_count_between("--benchmark_repetitions", value, 1, 1000));
+  } else {
+    throw UsageError(flag, value,
+                     "not taken by gemm_bench, whose own measurement decides warm-up, iterations and time; it takes "
+                     "--benchmark_filter, _format, _out, _out_format, _repetitions, _counters_tabular, _color");
   }
 }
 
-SplitArgs split_benchmark_args(int argc, char** argv) {
-  SplitArgs split;
-  split.ours.push_back(argv[0]);
-  split.google.push_back(argv[0]);
+BenchmarkArgs split_benchmark_args(int argc, char** argv) {
+  BenchmarkArgs args;
+  args.ours.push_back(argv[0]);
+  args.google.push_back(argv[0]);
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg.starts_with("--benchmark_")) {
-      validate_benchmark_flag(arg);
-      split.google.push_back(argv[i]);
-      if (arg.starts_with("--benchmark_format=")) split.format = std::string(arg.substr(19));
-    } else {
-      split.ours.push_back(argv[i]);
+    if (!arg.starts_with("--benchmark_")) {
+      args.ours.push_back(argv[i]);
+      continue;
     }
+    const std::size_t eq = arg.find('=');
+    if (eq == std::string_view::npos)
+      throw UsageError(std::string(arg), "", "give it as " + std::string(arg) + "=VALUE, as Google Benchmark does");
+    check_benchmark_flag(std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1)), args, argv[i]);
   }
-  return split;
+  return args;
 }
 
 #if defined(REDLINE_HAVE_GEMM_GPU)
@@ -321,39 +353,51 @@ GemmSize size_of(const Row& row) {
 bool is_ok_gemm_row(const Row& row) { return row.status == "ok" && row.metric_value("tflops").has_value(); }
 
 // Exit status of a measuring run: 1 when any result failed verification, or
-// when rows exist and none of them ran ok.
+// when GEMM rows exist and none of them ran ok.
 int exit_status(const Report& report) {
-  auto any = [&](const char* status) {
-    return std::any_of(report.rows.begin(), report.rows.end(), [&](const Row& r) { return r.status == status; });
+  auto any = [&](const char* status, bool gemm_only) {
+    return std::any_of(report.rows.begin(), report.rows.end(), [&](const Row& r) {
+      return r.status == status && (!gemm_only || r.param_value("m"));
+    });
   };
-  if (any("wrong")) {
+  const bool has_gemm_rows =
+      std::any_of(report.rows.begin(), report.rows.end(), [](const Row& r) { return r.param_value("m").has_value(); });
+  if (any("wrong", false)) {
     std::cerr << "gemm_bench: FAILED: a result did not match its reference (status wrong)\n";
     return kExitCheckFailed;
   }
   if (interrupted()) return kExitInterrupted;
-  if (!report.rows.empty() && !any("ok")) {
-    std::cerr << "gemm_bench: FAILED: no shape ran ok (the rows' notes say why)\n";
+  if (has_gemm_rows && !any("ok", true)) {
+    std::cerr << "gemm_bench: FAILED: no GEMM shape ran ok (the rows' notes say why)\n";
     return kExitCheckFailed;
   }
   return kExitOk;
 }
 
 // What every measuring subcommand starts with: a usable GPU, the report with
-// the environment, and the runner.
+// the environment, and the runner; and what it ends with (finish_session).
 struct Session {
   Report report;
-  std::unique_ptr<benchmark::BenchmarkReporter> display;
+  OutputOptions output;
+  std::unique_ptr<benchmark::BenchmarkReporter> display;    // --benchmark_format
+  std::unique_ptr<benchmark::BenchmarkReporter> out_file;   // --benchmark_out
+  std::ostringstream out_text;                              // written atomically at the end
+  std::string out_path;
   std::unique_ptr<Progress> progress;
   std::unique_ptr<GemmRunner> runner;
   std::vector<GemmDtype> dtypes;
   GemmLayout layout = GemmLayout::tn;
 };
 
-std::unique_ptr<benchmark::BenchmarkReporter> google_reporter(const std::string& format) {
-  if (format.empty()) return nullptr;
-  if (format == "json") return std::make_unique<benchmark::JSONReporter>();
-  if (format == "console") return std::make_unique<benchmark::ConsoleReporter>();
-  throw UsageError("--benchmark_format", format, "must be console or json (redline's --csv writes CSV)");
+std::unique_ptr<benchmark::BenchmarkReporter> google_reporter(const std::string& format, std::ostream& out) {
+  std::unique_ptr<benchmark::BenchmarkReporter> reporter;
+  if (format == "json") reporter = std::make_unique<benchmark::JSONReporter>();
+  if (format == "console") reporter = std::make_unique<benchmark::ConsoleReporter>();
+  if (reporter) {
+    reporter->SetOutputStream(&out);
+    reporter->SetErrorStream(&std::cerr);
+  }
+  return reporter;
 }
 
 // A dtype that cuBLASLt can run on none of the shapes (FP8 with nn, or with
@@ -371,8 +415,20 @@ void require_runnable(const std::vector<GemmDtype>& dtypes, GemmLayout layout, c
   }
 }
 
+// The compute capability a dtype's tensor-core GEMMs need (FP8: Ada/Hopper;
+// bf16 and tf32: Ampere); 0: any GPU.
+int required_compute_capability(GemmDtype dtype) {
+  switch (dtype) {
+    case GemmDtype::fp8_e4m3:
+    case GemmDtype::fp8_e4m3_e5m2: return 89;
+    case GemmDtype::bf16:
+    case GemmDtype::tf32: return 80;
+    default: return 0;
+  }
+}
+
 // `shapes`: the shapes the run will measure, known before it starts.
-Session start_session(MeasureFlags& f, const std::string& benchmark_format, const std::vector<GemmSize>& shapes) {
+Session start_session(MeasureFlags& f, const BenchmarkArgs& bench_args, const std::vector<GemmSize>& shapes) {
   Session s;
   s.dtypes = dtypes_of(f);
   s.layout = layout_of(f);
@@ -382,24 +438,53 @@ Session start_session(MeasureFlags& f, const std::string& benchmark_format, cons
   const int algos = static_cast<int>(parse_count_between("--algos", f.algos, 1, 64));
   const double first_warmup = positive_seconds("--first-warmup", f.first_warmup);
   const DatasheetChoice datasheet = datasheet_choice(f, s.dtypes);
-  s.display = google_reporter(benchmark_format);
+  s.output = f.output;
+  s.display = google_reporter(bench_args.format, std::cout);
   // Google Benchmark's report owns stdout: the table would corrupt it.
-  if (s.display) f.output.quiet = true;
-  validate_output_paths(f.output);
+  if (s.display) s.output.quiet = true;
+  validate_output_paths(s.output);
   if (const auto reason = no_usable_gpu_reason(device)) throw CannotRun(*reason);
 
   Environment env = capture_environment();
   add_cuda_gpu_info(env);
   s.report = start_report("gemm_bench", env);
+  const DeviceProperties props = query_device_properties(device);
+  // Dtypes this GPU has no tensor-core path for are skipped, with the reason.
+  const int cc = props.compute_capability_major * 10 + props.compute_capability_minor;
+  std::vector<GemmDtype> runnable;
+  for (GemmDtype dtype : s.dtypes) {
+    const int needed = required_compute_capability(dtype);
+    if (cc >= needed) {
+      runnable.push_back(dtype);
+      continue;
+    }
+    Row row;
+    row.param("dtype", gemm_dtype_info(dtype).name).param("layout", gemm_layout_name(s.layout));
+    row.status = "skipped";
+    row.note = "needs compute capability " + std::to_string(needed / 10) + "." + std::to_string(needed % 10) +
+               "; this GPU is " + props.compute_capability();
+    s.report.rows.push_back(row);
+    s.report.summary.emplace_back(std::string(gemm_dtype_info(dtype).name), "skipped: " + row.note);
+  }
+  if (runnable.empty()) throw CannotRun("no requested dtype runs on " + props.name + ": " + s.report.rows.front().note);
+  s.dtypes = runnable;
+
   GemmRunnerOptions options;
   options.policy = policy;
   options.first_warmup_seconds = first_warmup;
   options.heuristic_candidates = algos;
   options.device = device;
-  const DeviceProperties props = query_device_properties(device);
+  options.repetitions = bench_args.repetitions;
   options.peaks = datasheet_of(datasheet, props.name);
+  std::vector<benchmark::BenchmarkReporter*> forwards;
+  if (s.display) forwards.push_back(s.display.get());
+  if (!bench_args.out.empty()) {
+    s.out_file = google_reporter(bench_args.out_format, s.out_text);
+    s.out_path = bench_args.out;
+    forwards.push_back(s.out_file.get());
+  }
   s.progress = std::make_unique<Progress>(f.progress ? 1 : -1);
-  s.runner = std::make_unique<GemmRunner>(options, s.display.get(), *s.progress);
+  s.runner = std::make_unique<GemmRunner>(options, forwards, *s.progress);
   s.report.summary.emplace_back("gpu", props.name + ", " + std::to_string(props.sm_count) + " SMs, cuBLASLt " +
                                            cublaslt_version());
   if (options.peaks)
@@ -407,6 +492,15 @@ Session start_session(MeasureFlags& f, const std::string& benchmark_format, cons
   else
     s.report.summary.emplace_back("datasheet", "unknown for " + props.name + ": give --gpu or --datasheet-tflops");
   return s;
+}
+
+// Finishes Google Benchmark's documents, writes every report, and returns the
+// exit status.
+int finish_session(Session& s) {
+  s.runner->finish();
+  if (!s.out_path.empty()) write_file_atomically(s.out_path, s.out_text.str());
+  write_reports(s.report, s.output);
+  return exit_status(s.report);
 }
 
 void append(std::vector<Row>& to, std::vector<Row> rows) {
@@ -448,7 +542,7 @@ std::vector<GemmSize> sizes_of(const std::vector<Row>& rows) {
   return sizes;
 }
 
-int run_peak(PeakFlags& f, const std::string& benchmark_format) {
+int run_peak(PeakFlags& f, const BenchmarkArgs& bench_args) {
   if (f.search != "quick" && f.search != "exhaustive")
     throw UsageError("--search", f.search, "must be quick or exhaustive");
   std::vector<GemmSize> grid;
@@ -456,7 +550,7 @@ int run_peak(PeakFlags& f, const std::string& benchmark_format) {
     grid = grid_shapes(dim_axis("--m", f.m), dim_axis("--n", f.n), dim_axis("--k", f.k));
     if (grid.size() > kMaxPoints) throw UsageError("--m/--n/--k give " + std::to_string(grid.size()) + " shapes; at most " + std::to_string(kMaxPoints));
   }
-  Session s = start_session(f.measure, benchmark_format, f.search == "exhaustive" ? grid : coarse_peak_shapes());
+  Session s = start_session(f.measure, bench_args, f.search == "exhaustive" ? grid : coarse_peak_shapes());
   const int sms = s.runner->device().sm_count;
   for (GemmDtype dtype : s.dtypes) {
     if (interrupted()) break;
@@ -512,19 +606,18 @@ int run_peak(PeakFlags& f, const std::string& benchmark_format) {
     }
     append(s.report.rows, std::move(roofline));
   }
-  write_reports(s.report, f.measure.output);
-  return exit_status(s.report);
+  return finish_session(s);
 }
 
 // --- sweep --------------------------------------------------------------------
 
 
-int run_sweep(SweepFlags& f, const std::string& benchmark_format) {
+int run_sweep(SweepFlags& f, const BenchmarkArgs& bench_args) {
   const auto ms = dim_axis("--m", f.m), ns = dim_axis("--n", f.n), ks = dim_axis("--k", f.k);
   const auto grid = grid_shapes(ms, ns, ks);
   if (grid.size() > kMaxPoints)
     throw UsageError("--m/--n/--k give " + std::to_string(grid.size()) + " shapes; at most " + std::to_string(kMaxPoints));
-  Session s = start_session(f.measure, benchmark_format, grid);
+  Session s = start_session(f.measure, bench_args, grid);
   for (GemmDtype dtype : s.dtypes) {
     if (interrupted()) break;
     append(s.report.rows, s.runner->run(cases_of(grid, dtype, s.layout)));
@@ -564,8 +657,7 @@ int run_sweep(SweepFlags& f, const std::string& benchmark_format) {
                 format_number(sat.best->throughput, 1) + " TFLOPS at M = " + format_number(sat.best->size, 0) +
                 ") for N = " + std::to_string(ns.front()) + ", K = " + std::to_string(ks.front()));
     }
-  write_reports(s.report, f.measure.output);
-  return exit_status(s.report);
+  return finish_session(s);
 }
 
 // --- model --------------------------------------------------------------------
@@ -590,11 +682,26 @@ TransformerShape transformer_of(const ModelFlags& f) {
 // Median seconds of each measured shape, from the runner's rows.
 using ShapeTimes = std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, const Row*>;
 
+// With --benchmark_repetitions a shape has several rows: the one with the
+// median time among those that ran ok stands for it (else the first).
 ShapeTimes index_by_shape(const std::vector<Row>& rows) {
-  ShapeTimes times;
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::vector<const Row*>> by_shape;
   for (const auto& row : rows) {
     const GemmSize s = size_of(row);
-    times[{s.m, s.n, s.k}] = &row;
+    by_shape[{s.m, s.n, s.k}].push_back(&row);
+  }
+  ShapeTimes times;
+  for (auto& [key, group] : by_shape) {
+    std::vector<const Row*> ok;
+    for (const Row* row : group)
+      if (is_ok_gemm_row(*row) && row->metric_value("time_us")) ok.push_back(row);
+    if (ok.empty()) {
+      times[key] = group.front();
+      continue;
+    }
+    std::sort(ok.begin(), ok.end(),
+              [](const Row* a, const Row* b) { return *a->metric_value("time_us") < *b->metric_value("time_us"); });
+    times[key] = ok[(ok.size() - 1) / 2];
   }
   return times;
 }
@@ -618,12 +725,12 @@ std::optional<double> step_seconds(const std::vector<StepGemm>& gemms, const Sha
   return total;
 }
 
-int run_model(ModelFlags& f, const std::string& benchmark_format) {
+int run_model(ModelFlags& f, const BenchmarkArgs& bench_args) {
   const TransformerShape shape = transformer_of(f);
   const auto gemms = transformer_step_gemms(shape);
   std::vector<GemmSize> shapes;
   for (const auto& g : gemms) shapes.push_back({g.m, g.n, g.k});
-  Session s = start_session(f.measure, benchmark_format, shapes);
+  Session s = start_session(f.measure, bench_args, shapes);
   for (GemmDtype dtype : s.dtypes) {
     if (interrupted()) break;
     const std::string dtype_name = gemm_dtype_info(dtype).name;
@@ -643,7 +750,8 @@ int run_model(ModelFlags& f, const std::string& benchmark_format) {
 
     for (const auto& g : gemms) {
       Row row;
-      row.param("dtype", dtype_name).param("layer", g.layer).param("pass", gemm_pass_name(g.pass));
+      row.param("dtype", dtype_name).param("layout", gemm_layout_name(s.layout));
+      row.param("layer", g.layer).param("pass", gemm_pass_name(g.pass));
       row.param("m", std::to_string(g.m)).param("n", std::to_string(g.n)).param("k", std::to_string(g.k));
       const auto found = times.find({g.m, g.n, g.k});
       if (found == times.end()) {
@@ -683,6 +791,12 @@ int run_model(ModelFlags& f, const std::string& benchmark_format) {
         const auto padded_gemms = transformer_step_gemms(padded);
         pools.push_back(s.runner->run(unique_cases(padded_gemms, dtype, s.layout, times)));
         times = all_times();
+        // The padded shapes are reported too: a wrong or failed one must not
+        // vanish into the advice.
+        for (Row row : pools.back()) {
+          row.param("variant", std::string(padded_dim_name(dim)) + "=" + std::to_string(value));
+          s.report.rows.push_back(std::move(row));
+        }
         if (const auto padded_seconds = step_seconds(padded_gemms, times)) {
           const double gain = *base_seconds / *padded_seconds - 1;
           if (!best_gain || gain > *best_gain) best_gain = gain, best_value = value;
@@ -702,8 +816,7 @@ int run_model(ModelFlags& f, const std::string& benchmark_format) {
                                           "%)");
     }
   }
-  write_reports(s.report, f.measure.output);
-  return exit_status(s.report);
+  return finish_session(s);
 }
 
 #else  // !REDLINE_HAVE_GEMM_GPU
@@ -719,7 +832,7 @@ int run_model(ModelFlags& f, const std::string& benchmark_format) {
 int main(int argc, char** argv) {
   CLI::App app{"GEMM throughput and its tile and wave quantization.", "gemm_bench"};
   app.require_subcommand(1);
-  SplitArgs args;
+  BenchmarkArgs args;
   try {
     args = split_benchmark_args(argc, argv);
   } catch (const UsageError& e) {
@@ -793,9 +906,9 @@ int main(int argc, char** argv) {
 #endif
     if (predict->parsed()) return run_predict(pf);
 #if defined(REDLINE_HAVE_GEMM_GPU)
-    if (peak->parsed()) return run_peak(peak_flags, args.format);
-    if (sweep->parsed()) return run_sweep(sweep_flags, args.format);
-    if (model->parsed()) return run_model(model_flags, args.format);
+    if (peak->parsed()) return run_peak(peak_flags, args);
+    if (sweep->parsed()) return run_sweep(sweep_flags, args);
+    if (model->parsed()) return run_model(model_flags, args);
 #else
     if (peak->parsed() || sweep->parsed() || model->parsed()) cannot_measure();
 #endif

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "harness/clock.hpp"
 #include "harness/gemm_model.hpp"
 #include "harness/interrupt.hpp"
 #include "harness/units.hpp"
@@ -18,6 +19,7 @@
 #include "kernels/nvtx_range.cuh"
 #include "kernels/random_fill.cuh"
 #include "kernels/roofline.cuh"
+#include "kernels/stream_blocker.cuh"
 
 namespace redline {
 
@@ -28,10 +30,12 @@ struct GemmRunner::State {
   DeviceProperties device;
   NvmlSession nvml;
   cudaStream_t stream = nullptr;
+  StreamBlocker blocker;
   bool warmed_up = false;  // the first case's long warm-up has run
 
-  State(GemmRunnerOptions o, benchmark::BenchmarkReporter* display, const Progress& p)
-      : options(std::move(o)), collector(display), progress(p), device(query_device_properties(options.device)) {
+  State(GemmRunnerOptions o, const std::vector<benchmark::BenchmarkReporter*>& forwards, const Progress& p)
+      : options(std::move(o)), progress(p), device(query_device_properties(options.device)) {
+    for (auto* forward : forwards) collector.add_forward(forward);
     REDLINE_CUDA_CHECK(cudaSetDevice(options.device));
     REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   }
@@ -44,39 +48,93 @@ struct GemmRunner::State {
     return policy;
   }
 
+  // What happened while the samples were taken: NVML between samples (a
+  // power cap or thermal slowdown that readings before and after, on an idle
+  // GPU, can miss) and how many samples the host could not keep fed.
+  struct DuringSamples {
+    std::optional<unsigned> min_sm_clock_mhz;
+    std::uint64_t slowdown_reasons = 0;
+    int samples = 0, host_bound = 0;
+  };
+
+  // A held stream can queue only what fits the launch queue (about a
+  // thousand launches; a GEMM may take two), so larger samples run unheld.
+  static constexpr int kMaxHeldCalls = 128;
+
   // Times `enqueue_one(i)` in samples of back-to-back calls with CUDA events;
-  // each sample is seconds per call.
-  Measurement time_samples(const MeasurementPolicy& policy, const std::function<void(int)>& enqueue_one) {
+  // each sample is seconds per call. A sample of up to kMaxHeldCalls is
+  // queued whole behind a StreamBlocker, so short kernels are timed on the
+  // GPU, not at the host's launch rate. Larger samples are long enough (about
+  // sample_seconds) that only calls shorter than their own launch cost are
+  // host-bound; those samples are counted (host enqueue time close to the
+  // GPU time) and the caller says so.
+  Measurement time_samples(const MeasurementPolicy& policy, const std::function<void(int)>& enqueue_one,
+                           DuringSamples* during = nullptr) {
     EventTimer timer;
     int next = 0;
+    auto timed = [&](int calls) {
+      const bool hold = calls <= kMaxHeldCalls;
+      if (hold) blocker.block(stream);
+      const double host_start = steady_seconds();
+      timer.start(stream);
+      for (int i = 0; i < calls; ++i) enqueue_one(next++);
+      timer.stop(stream);
+      const double host_enqueue = steady_seconds() - host_start;
+      if (hold) blocker.release();
+      const double seconds = timer.elapsed_seconds();
+      if (hold && blocker.timed_out())
+        throw std::runtime_error("the stream was released by its timeout before the sample was queued: no "
+                                 "trustworthy time");
+      if (during && !hold) during->host_bound += host_enqueue >= 0.9 * seconds ? 1 : 0;
+      return seconds;
+    };
     // One untimed call, then one timed call to size the samples.
     enqueue_one(next++);
-    timer.start(stream);
-    enqueue_one(next++);
-    timer.stop(stream);
-    const double estimate = timer.elapsed_seconds();
+    const double estimate = timed(1);
     const int per_sample =
         static_cast<int>(std::clamp(std::ceil(options.sample_seconds / std::max(estimate, 1e-7)), 1.0, 10000.0));
     return measure(policy, [&] {
-      timer.start(stream);
-      for (int i = 0; i < per_sample; ++i) enqueue_one(next++);
-      timer.stop(stream);
-      return timer.elapsed_seconds() / per_sample;
+      const double seconds = timed(per_sample) / per_sample;
+      if (during) {
+        ++during->samples;
+        if (const auto now = nvml.read(device.uuid)) {
+          if (now->sm_clock_mhz)
+            during->min_sm_clock_mhz = std::min(during->min_sm_clock_mhz.value_or(*now->sm_clock_mhz), *now->sm_clock_mhz);
+          if (now->throttle_reasons) during->slowdown_reasons |= *now->throttle_reasons & kSlowdownReasonMask;
+        }
+      }
+      return seconds;
     });
   }
 
-  void add_readings(benchmark::State& state, const std::optional<GpuReadings>& before,
+  // NVML before, during (between samples) and after; median and spread of
+  // the samples.
+  void add_readings(benchmark::State& state, const std::optional<GpuReadings>& before, const DuringSamples& during,
                     const std::optional<GpuReadings>& after, std::string& note) {
     if (before && before->sm_clock_mhz) state.counters["sm_clock_mhz_before"] = *before->sm_clock_mhz;
-    if (!after) return;
-    if (after->sm_clock_mhz) state.counters["sm_clock_mhz_after"] = *after->sm_clock_mhz;
-    if (after->temperature_c) state.counters["temperature_c_after"] = *after->temperature_c;
-    if (after->power_w) state.counters["power_w_after"] = *after->power_w;
-    std::uint64_t reasons = 0;
+    if (during.min_sm_clock_mhz) state.counters["sm_clock_mhz_min"] = *during.min_sm_clock_mhz;
+    if (after) {
+      if (after->sm_clock_mhz) state.counters["sm_clock_mhz_after"] = *after->sm_clock_mhz;
+      if (after->temperature_c) state.counters["temperature_c_after"] = *after->temperature_c;
+      if (after->power_w) state.counters["power_w_after"] = *after->power_w;
+    }
+    if (during.host_bound * 2 > during.samples)
+      note += std::string(note.empty() ? "" : "; ") + "host-bound: " + std::to_string(during.host_bound) + " of " +
+              std::to_string(during.samples) +
+              " samples took the host as long to enqueue as the GPU to run; the time is an upper bound";
+    if (!before && !after && !during.min_sm_clock_mhz) return;  // no NVML: unknown, not "not throttled"
+    std::uint64_t reasons = during.slowdown_reasons;
     for (const auto* r : {&before, &after})
       if (*r && (*r)->throttle_reasons) reasons |= *(*r)->throttle_reasons & kSlowdownReasonMask;
     state.counters["throttled"] = reasons != 0 ? 1 : 0;
     if (reasons != 0) note += std::string(note.empty() ? "" : "; ") + "throttled: " + slowdown_reason_names(reasons);
+  }
+
+  static void add_spread(benchmark::State& state, const Measurement& m) {
+    state.counters["time_cv"] = m.summary.cv;
+    state.counters["time_min_us"] = m.summary.min * 1e6;
+    state.counters["time_max_us"] = m.summary.max * 1e6;
+    state.counters["samples"] = static_cast<double>(m.samples.size());
   }
 
   void measure_gemm(benchmark::State& state, const GemmCase& c);
@@ -161,10 +219,11 @@ void GemmRunner::State::measure_gemm(benchmark::State& state, const GemmCase& c)
     });
 
     const auto before = nvml.read(device.uuid);
+    DuringSamples during;
     Measurement m;
     {
       NvtxRange timed_range("timed");
-      m = time_samples(policy, [&](int set) { gemm.enqueue(set); });
+      m = time_samples(policy, [&](int set) { gemm.enqueue(set); }, &during);
     }
     const auto after = nvml.read(device.uuid);
     if (m.stop == StopReason::interrupted || m.samples.empty()) {
@@ -178,8 +237,7 @@ void GemmRunner::State::measure_gemm(benchmark::State& state, const GemmCase& c)
     state.counters["tflops"] = tflops;
     if (options.peaks && options.peaks->tflops(info.peak) > 0)
       state.counters["datasheet_pct"] = 100 * tflops / options.peaks->tflops(info.peak);
-    state.counters["time_cv"] = m.summary.cv;
-    state.counters["samples"] = static_cast<double>(m.samples.size());
+    add_spread(state, m);
     state.counters["rel_error"] = check.relative_error;
     state.counters["wrong"] = check.passed() ? 0 : static_cast<double>(std::max<std::int64_t>(1, check.nonfinite));
     if (!check.passed())
@@ -210,10 +268,14 @@ void GemmRunner::State::measure_gemm(benchmark::State& state, const GemmCase& c)
     }
     if (const auto align = gemm_alignment_note(c.dtype, c.layout, c.size.m, c.size.n, c.size.k))
       note += std::string(note.empty() ? "" : "; ") + *align;
+    if (gemm.rotation_bytes() < 2 * device.l2_bytes)
+      note += std::string(note.empty() ? "" : "; ") + "operands partly L2-resident: " +
+              std::to_string(gemm.buffer_sets()) + " buffer sets span " + format_size(gemm.rotation_bytes()) +
+              ", under twice the L2";
     if (m.stop == StopReason::time_cap || m.stop == StopReason::repetition_cap)
       note += std::string(note.empty() ? "" : "; ") + "noisy: cv " + percent(m.summary.cv) + " at the " +
               (m.stop == StopReason::time_cap ? "time" : "repetition") + " cap";
-    add_readings(state, before, after, note);
+    add_readings(state, before, during, after, note);
     state.SetLabel(note);
     progress.line(name + ": " + format_number(tflops, 1) + " TFLOPS" + (check.passed() ? "" : " WRONG"));
   } catch (const GemmUnsupported& e) {
@@ -230,8 +292,9 @@ void GemmRunner::State::measure_copy(benchmark::State& state, std::size_t bytes)
     random_fill(reinterpret_cast<std::int8_t*>(src.data()), bytes, 11, -100, 100, stream);
     const MeasurementPolicy policy = policy_for_this_case();
     const auto before = nvml.read(device.uuid);
+    DuringSamples during;
     const Measurement m =
-        time_samples(policy, [&](int) { enqueue_device_copy(src.data(), dst.data(), bytes, stream); });
+        time_samples(policy, [&](int) { enqueue_device_copy(src.data(), dst.data(), bytes, stream); }, &during);
     const auto after = nvml.read(device.uuid);
     if (m.stop == StopReason::interrupted || m.samples.empty()) {
       state.SkipWithError("skipped: interrupted");
@@ -245,10 +308,10 @@ void GemmRunner::State::measure_copy(benchmark::State& state, std::size_t bytes)
     const double gbps = 2.0 * static_cast<double>(bytes) / m.summary.median / 1e9;
     state.counters["hbm_GBps"] = gbps;
     if (options.peaks && options.peaks->hbm_GBps > 0) state.counters["datasheet_pct"] = 100 * gbps / options.peaks->hbm_GBps;
-    state.counters["time_cv"] = m.summary.cv;
+    add_spread(state, m);
     state.counters["wrong"] = exact ? 0 : 1;
     std::string note = exact ? "" : "copy differs from its source";
-    add_readings(state, before, after, note);
+    add_readings(state, before, during, after, note);
     state.SetLabel(note);
     progress.line("roofline copy: " + format_number(gbps, 0) + " GB/s");
   } catch (const std::exception& e) {
@@ -264,7 +327,8 @@ void GemmRunner::State::measure_fma(benchmark::State& state) {
     DeviceBuffer<float> sink(launch.sink_floats());
     const MeasurementPolicy policy = policy_for_this_case();
     const auto before = nvml.read(device.uuid);
-    const Measurement m = time_samples(policy, [&](int) { enqueue_fma(launch, sink.data(), stream); });
+    DuringSamples during;
+    const Measurement m = time_samples(policy, [&](int) { enqueue_fma(launch, sink.data(), stream); }, &during);
     const auto after = nvml.read(device.uuid);
     if (m.stop == StopReason::interrupted || m.samples.empty()) {
       state.SkipWithError("skipped: interrupted");
@@ -277,10 +341,10 @@ void GemmRunner::State::measure_fma(benchmark::State& state) {
     state.counters["tflops"] = tflops;
     if (options.peaks && options.peaks->fp32_tflops > 0)
       state.counters["datasheet_pct"] = 100 * tflops / options.peaks->fp32_tflops;
-    state.counters["time_cv"] = m.summary.cv;
+    add_spread(state, m);
     state.counters["wrong"] = static_cast<double>(nonfinite);
     std::string note = nonfinite == 0 ? "" : "FMA results not finite";
-    add_readings(state, before, after, note);
+    add_readings(state, before, during, after, note);
     state.SetLabel(note);
     progress.line("roofline fma: " + format_number(tflops, 1) + " TFLOPS (non-tensor fp32)");
   } catch (const std::exception& e) {
@@ -288,8 +352,9 @@ void GemmRunner::State::measure_fma(benchmark::State& state) {
   }
 }
 
-GemmRunner::GemmRunner(GemmRunnerOptions options, benchmark::BenchmarkReporter* display, const Progress& progress)
-    : state_(std::make_unique<State>(std::move(options), display, progress)) {}
+GemmRunner::GemmRunner(GemmRunnerOptions options, std::vector<benchmark::BenchmarkReporter*> forwards,
+                       const Progress& progress)
+    : state_(std::make_unique<State>(std::move(options), forwards, progress)) {}
 
 GemmRunner::~GemmRunner() = default;
 
@@ -303,8 +368,13 @@ void configure(benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
 }
 
-std::vector<Row> run_registered(RowCollector& collector) {
-  benchmark::RunSpecifiedBenchmarks(&collector);
+// Runs what is registered (nothing: no run, so Google Benchmark does not
+// report an empty match) and clears the registry for the next batch.
+std::vector<Row> run_registered(RowCollector& collector, std::size_t registered, int repetition) {
+  if (registered > 0) {
+    collector.set_repetition(repetition);
+    benchmark::RunSpecifiedBenchmarks(&collector);
+  }
   benchmark::ClearRegisteredBenchmarks();
   return collector.take_rows();
 }
@@ -312,27 +382,37 @@ std::vector<Row> run_registered(RowCollector& collector) {
 }  // namespace
 
 std::vector<Row> GemmRunner::run(const std::vector<GemmCase>& cases) {
-  for (const GemmCase& c : cases) {
+  std::vector<Row> rows;
+  for (int repetition = 0; repetition < std::max(1, state_->options.repetitions); ++repetition) {
     if (interrupted()) break;
-    configure(benchmark::RegisterBenchmark(gemm_case_name(c).c_str(), [this, c](benchmark::State& st) {
-      if (interrupted()) {
-        st.SkipWithError("skipped: interrupted");
-        return;
-      }
-      state_->measure_gemm(st, c);
-    }));
+    for (const GemmCase& c : cases)
+      configure(benchmark::RegisterBenchmark(gemm_case_name(c).c_str(), [this, c](benchmark::State& st) {
+        if (interrupted()) {
+          st.SkipWithError("skipped: interrupted");
+          return;
+        }
+        state_->measure_gemm(st, c);
+      }));
+    for (auto& row : run_registered(state_->collector, cases.size(), repetition)) rows.push_back(std::move(row));
   }
-  return run_registered(state_->collector);
+  return rows;
 }
 
 std::vector<Row> GemmRunner::run_roofline() {
   // 1 GiB each way: far beyond any L2, so the copy streams from HBM.
   const std::size_t bytes = std::size_t{1} << 30;
-  configure(benchmark::RegisterBenchmark(gbench_case_name("roofline", {{"kernel", "copy"}}).c_str(),
-                                         [this, bytes](benchmark::State& st) { state_->measure_copy(st, bytes); }));
-  configure(benchmark::RegisterBenchmark(gbench_case_name("roofline", {{"kernel", "fma"}}).c_str(),
-                                         [this](benchmark::State& st) { state_->measure_fma(st); }));
-  return run_registered(state_->collector);
+  std::vector<Row> rows;
+  for (int repetition = 0; repetition < std::max(1, state_->options.repetitions); ++repetition) {
+    if (interrupted()) break;
+    configure(benchmark::RegisterBenchmark(gbench_case_name("roofline", {{"kernel", "copy"}}).c_str(),
+                                           [this, bytes](benchmark::State& st) { state_->measure_copy(st, bytes); }));
+    configure(benchmark::RegisterBenchmark(gbench_case_name("roofline", {{"kernel", "fma"}}).c_str(),
+                                           [this](benchmark::State& st) { state_->measure_fma(st); }));
+    for (auto& row : run_registered(state_->collector, 2, repetition)) rows.push_back(std::move(row));
+  }
+  return rows;
 }
+
+void GemmRunner::finish() { state_->collector.finish(); }
 
 }  // namespace redline

@@ -43,13 +43,18 @@ struct GemmRunnerOptions {
   // Datasheet ceilings; nullopt: percentages are not reported.
   std::optional<GpuPeaks> peaks;
   int device = 0;
+  // Whole batches are repeated this many times (--benchmark_repetitions):
+  // redline repeats them itself, so Ctrl-C stops between repetitions and a
+  // case that fails in one repetition cannot upset Google Benchmark's own.
+  int repetitions = 1;
 };
 
 class GemmRunner {
  public:
-  // `display` receives Google Benchmark's reports too (its console/JSON/CSV
-  // reporter when the user gave --benchmark_format), or nullptr.
-  GemmRunner(GemmRunnerOptions options, benchmark::BenchmarkReporter* display, const Progress& progress);
+  // `forwards` receive Google Benchmark's reports too (its console/JSON
+  // reporter for --benchmark_format, the one writing --benchmark_out).
+  GemmRunner(GemmRunnerOptions options, std::vector<benchmark::BenchmarkReporter*> forwards,
+             const Progress& progress);
   ~GemmRunner();
   GemmRunner(const GemmRunner&) = delete;
   GemmRunner& operator=(const GemmRunner&) = delete;
@@ -60,6 +65,8 @@ class GemmRunner {
   std::vector<Row> run(const std::vector<GemmCase>& cases);
   // The HBM copy and non-tensor FP32 FMA ceilings, as two rows.
   std::vector<Row> run_roofline();
+  // After the last run: the forwarded reporters finish their documents.
+  void finish();
 
   const DeviceProperties& device() const;
 

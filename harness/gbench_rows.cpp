@@ -67,30 +67,41 @@ Row row_from_gbench_run(const benchmark::BenchmarkReporter::Run& run) {
   return row;
 }
 
-RowCollector::RowCollector(benchmark::BenchmarkReporter* forward) : forward_(forward) {}
+RowCollector::RowCollector(benchmark::BenchmarkReporter* forward) {
+  if (forward) forwards_.push_back(forward);
+}
+
+void RowCollector::add_forward(benchmark::BenchmarkReporter* reporter) { forwards_.push_back(reporter); }
+
+void RowCollector::set_repetition(int repetition) { repetition_ = repetition; }
 
 bool RowCollector::ReportContext(const Context& context) {
-  if (forward_) {
-    forward_->SetOutputStream(&GetOutputStream());
-    forward_->SetErrorStream(&GetErrorStream());
-    return forward_->ReportContext(context);
-  }
-  return true;
+  if (context_sent_) return true;
+  context_sent_ = true;
+  bool ok = true;
+  for (auto* forward : forwards_) ok = forward->ReportContext(context) && ok;
+  return ok;
 }
 
 void RowCollector::ReportRuns(const std::vector<Run>& runs) {
   for (const auto& run : runs) {
+    Row row = row_from_gbench_run(run);
+    if (run.repetition_index <= 0) row.repetition = repetition_;
     if (run.run_type == Run::RT_Iteration) {
-      rows_.push_back(row_from_gbench_run(run));
+      rows_.push_back(std::move(row));
     } else if (run.aggregate_name == "median") {
-      medians_.push_back(row_from_gbench_run(run));
+      medians_.push_back(std::move(row));
     }
   }
-  if (forward_) forward_->ReportRuns(runs);
+  for (auto* forward : forwards_) forward->ReportRuns(runs);
 }
 
-void RowCollector::Finalize() {
-  if (forward_) forward_->Finalize();
+void RowCollector::Finalize() {}
+
+void RowCollector::finish() {
+  if (finished_ || !context_sent_) return;
+  finished_ = true;
+  for (auto* forward : forwards_) forward->Finalize();
 }
 
 std::vector<Row> RowCollector::take_rows() {

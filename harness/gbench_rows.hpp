@@ -36,21 +36,35 @@ std::string gbench_case_name(const std::string& family,
 
 Row row_from_gbench_run(const benchmark::BenchmarkReporter::Run& run);
 
+// Google Benchmark may run several batches into one collector (a search
+// whose next shapes depend on the last ones; whole repetitions run by the
+// tool). Forwarded reporters see them as one run: ReportContext once, every
+// run, and Finalize once, from finish(), so a JSON document stays whole.
 class RowCollector : public benchmark::BenchmarkReporter {
  public:
-  // `forward`, when given, also receives every call (Google Benchmark's own
-  // console/JSON/CSV reporter, when the user asked for --benchmark_format).
+  // `forward`, when given, also receives the runs (Google Benchmark's own
+  // console/JSON reporter, when the user asked for --benchmark_format).
   explicit RowCollector(benchmark::BenchmarkReporter* forward = nullptr);
+
+  // One more reporter to forward to (e.g. the one writing --benchmark_out).
+  void add_forward(benchmark::BenchmarkReporter* reporter);
+  // Rows of the runs that follow get this repetition index (when the tool,
+  // not Google Benchmark, repeats a batch).
+  void set_repetition(int repetition);
 
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
-  void Finalize() override;
+  void Finalize() override;  // a batch ended: nothing is forwarded (see finish)
+  // The whole run ended: forwards Finalize once.
+  void finish();
 
   // The rows collected so far, in the order the runs finished; clears them.
   std::vector<Row> take_rows();
 
  private:
-  benchmark::BenchmarkReporter* forward_;
+  std::vector<benchmark::BenchmarkReporter*> forwards_;
+  bool context_sent_ = false, finished_ = false;
+  int repetition_ = 0;
   std::vector<Row> rows_;
   std::vector<Row> medians_;  // aggregate medians, used where no iteration run came
 };

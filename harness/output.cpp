@@ -11,13 +11,12 @@
 
 namespace redline {
 
-namespace {
-
-void check_output_path(const char* flag, const std::string& path) {
+void validate_output_path(const char* flag, const std::string& path) {
   if (path.empty()) return;
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) throw UsageError(flag, path, "is a directory; give a file name");
+  if (fs::is_directory(path, ec) || fs::path(path).filename().empty())
+    throw UsageError(flag, path, "is a directory; give a file name");
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) {
     fs::create_directories(parent, ec);
@@ -26,11 +25,9 @@ void check_output_path(const char* flag, const std::string& path) {
   }
 }
 
-}  // namespace
-
 void validate_output_paths(const OutputOptions& options) {
-  check_output_path("--csv", options.csv_path);
-  check_output_path("--json", options.json_path);
+  validate_output_path("--csv", options.csv_path);
+  validate_output_path("--json", options.json_path);
 }
 
 void write_reports(const Report& report, const OutputOptions& options) {

@@ -17,6 +17,8 @@ struct OutputOptions {
 // Before any work: a --csv/--json path that is a directory or whose
 // directory cannot be created is a UsageError naming the flag.
 void validate_output_paths(const OutputOptions& options);
+// The same check for one more output file a tool writes (named by `flag`).
+void validate_output_path(const char* flag, const std::string& path);
 
 // Throws std::runtime_error naming the file when a write fails; a failed
 // write never leaves a truncated file behind.

@@ -269,8 +269,9 @@ LtGemm::LtGemm(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOptions
   s.workspace = DeviceBuffer<std::byte>(workspace_bytes);
 
   // Enough sets that a rotation's combined operands overflow L2; a shortage
-  // of memory for them is this point's OOM, never a silently smaller rotation
-  // that would time L2 instead.
+  // of memory for them is this point's OOM, never a smaller rotation that
+  // would time L2 instead. Only max_buffer_sets cuts it short (tiny shapes),
+  // and rotation_bytes() lets the caller say so.
   const GemmDtypeInfo& info = gemm_dtype_info(options.dtype);
   const std::size_t a_bytes = static_cast<std::size_t>(m) * static_cast<std::size_t>(k) * info.a_bytes;
   const std::size_t b_bytes = static_cast<std::size_t>(k) * static_cast<std::size_t>(n) * info.b_bytes;

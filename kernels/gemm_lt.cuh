@@ -49,7 +49,10 @@ struct GemmOptions {
   // consecutive GEMMs never find their operands in L2. 0: twice the
   // device's L2 size (see kernels/l2_flush.cuh for why twice).
   std::size_t min_rotation_bytes = 0;
-  int max_buffer_sets = 64;
+  // A bound on allocations for tiny shapes (a 64^3 bf16 set is 24 KiB).
+  // Where it cuts the rotation short of min_rotation_bytes the operands are
+  // partly L2-resident, and rotation_bytes() says so: the caller notes it.
+  int max_buffer_sets = 4096;
   // How many of cuBLASLt's heuristic candidates to keep (1: the heuristic's
   // first choice, which is what torch.matmul runs).
   int heuristic_candidates = 1;
@@ -105,6 +108,8 @@ class LtGemm {
 
   double flop_count() const;  // 2*M*N*K
   std::size_t bytes_per_set() const;
+  // Bytes of A, B and C the rotation cycles through: buffer_sets() x bytes_per_set().
+  std::size_t rotation_bytes() const { return static_cast<std::size_t>(buffer_sets()) * bytes_per_set(); }
   cudaStream_t stream() const;
 
  private:

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ class GbenchRows : public ::testing::Test {
   std::vector<Row> run_all(benchmark::BenchmarkReporter* forward = nullptr) {
     RowCollector collector(forward);
     benchmark::RunSpecifiedBenchmarks(&collector);
+    collector.finish();
     return collector.take_rows();
   }
 };
@@ -210,6 +212,59 @@ TEST_F(GbenchRows, ForwardsEveryCallToAnotherReporter) {
   EXPECT_EQ(forward.contexts, 1);
   EXPECT_EQ(forward.runs, 2);
   EXPECT_EQ(forward.finalized, 1);
+}
+
+// A tool that runs several batches (and repeats them itself) still gives its
+// forwarded reporters one run: one context, every run, one Finalize.
+TEST_F(GbenchRows, SeveralBatchesReachForwardsAsOneRun) {
+  CountingReporter forward;
+  RowCollector collector(&forward);
+  for (int repetition = 0; repetition < 3; ++repetition) {
+    benchmark::RegisterBenchmark("fam/a:1", [](benchmark::State& state) {
+      for (auto _ : state) state.SetIterationTime(0.002);
+    })->UseManualTime()->Iterations(1);
+    collector.set_repetition(repetition);
+    benchmark::RunSpecifiedBenchmarks(&collector);
+    benchmark::ClearRegisteredBenchmarks();
+  }
+  EXPECT_EQ(forward.contexts, 1);
+  EXPECT_EQ(forward.runs, 3);
+  EXPECT_EQ(forward.finalized, 0) << "Finalize waits for finish()";
+  collector.finish();
+  collector.finish();
+  EXPECT_EQ(forward.finalized, 1);
+  const auto rows = collector.take_rows();
+  ASSERT_EQ(rows.size(), 3u);
+  for (int repetition = 0; repetition < 3; ++repetition) {
+    EXPECT_EQ(rows[repetition].repetition, repetition);
+    EXPECT_EQ(rows[repetition].case_key(), "a=1");
+  }
+}
+
+// The JSON that --benchmark_format=json prints stays one valid document
+// across batches.
+TEST_F(GbenchRows, JsonForwardStaysOneDocumentAcrossBatches) {
+  std::ostringstream out, err;
+  benchmark::JSONReporter json;
+  json.SetOutputStream(&out);
+  json.SetErrorStream(&err);
+  RowCollector collector(&json);
+  for (int batch = 0; batch < 2; ++batch) {
+    benchmark::RegisterBenchmark(("fam/a:" + std::to_string(batch)).c_str(), [](benchmark::State& state) {
+      for (auto _ : state) state.SetIterationTime(0.002);
+    })->UseManualTime()->Iterations(1);
+    benchmark::RunSpecifiedBenchmarks(&collector);
+    benchmark::ClearRegisteredBenchmarks();
+  }
+  collector.finish();
+  const std::string text = out.str();
+  EXPECT_EQ(text.find("\"context\""), text.rfind("\"context\"")) << "one context: " << text;
+  EXPECT_EQ(text.find("[\n,"), std::string::npos) << "no empty first element: " << text;
+  EXPECT_NE(text.find("fam/a:0"), std::string::npos);
+  EXPECT_NE(text.find("fam/a:1"), std::string::npos);
+  const auto last = text.find_last_not_of(" \n");
+  ASSERT_NE(last, std::string::npos);
+  EXPECT_EQ(text[last], '}') << text;
 }
 
 }  // namespace

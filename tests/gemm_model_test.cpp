@@ -298,7 +298,13 @@ TEST_F(GemmBenchPredict, MeasuringSubcommandsRejectBadInputBeforeLookingForAGpu)
   // Google Benchmark's own flags are checked too.
   expect_usage_error(sweep({"--benchmark_format=xml"}), "--benchmark_format 'xml'");
   expect_usage_error(sweep({"--benchmark_filter=("}), "--benchmark_filter '('");
-  expect_usage_error(sweep({"--benchmark_no_such_flag=1"}), "--benchmark_no_such_flag=1");
+  expect_usage_error(sweep({"--benchmark_no_such_flag=1"}), "--benchmark_no_such_flag '1'");
+  // Flags that would re-run each case's whole measurement are refused.
+  expect_usage_error(sweep({"--benchmark_min_time=2"}), "--benchmark_min_time '2'");
+  expect_usage_error(sweep({"--benchmark_repetitions=0"}), "--benchmark_repetitions '0'");
+  expect_usage_error(sweep({"--benchmark_out_format=xml"}), "--benchmark_out_format 'xml'");
+  expect_usage_error(sweep({"--benchmark_filter=a{,2}"}), "--benchmark_filter 'a{,2}'");
+  expect_usage_error(sweep({"--benchmark_out=" + (dir_ / "a_dir").string() + "/"}), "--benchmark_out");
   expect_usage_error({"sweep", "--m", "0", "--n", "1", "--k", "1"}, "--m '0'");
   expect_usage_error({"peak", "--search", "slow"}, "--search 'slow'");
   expect_usage_error({"model", "--hidden", "1000", "--heads", "16", "--ffn", "4096", "--vocab", "50304", "--seq",
