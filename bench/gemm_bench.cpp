@@ -7,6 +7,8 @@
 //   model    every GEMM of one transformer training step, and padding advice
 // The measuring subcommands run their shapes through Google Benchmark
 // (bench/gemm_runner.hpp), so --benchmark_* flags work as C++ users expect.
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -204,13 +206,15 @@ struct ModelFlags {
 // these are accepted; the rest would either do nothing or run each case's
 // whole measurement again.
 //   --benchmark_filter=REGEX          passed to Google Benchmark
-//   --benchmark_counters_tabular=B, --benchmark_color=B   passed on too
+//   --benchmark_counters_tabular=B, --benchmark_color=B   for the console report
 //   --benchmark_format=console|json   Google Benchmark's report on stdout
 //   --benchmark_out=FILE, --benchmark_out_format=json|console (written at the end, atomically)
 //   --benchmark_repetitions=N         whole batches, N times
 struct BenchmarkArgs {
   std::vector<char*> ours, google;
   std::string format, out, out_format = "json";
+  std::string color = "auto";  // --benchmark_color, for the console report on stdout
+  bool tabular = false;        // --benchmark_counters_tabular
   int repetitions = 1;
 };
 
@@ -232,9 +236,12 @@ void check_benchmark_flag(const std::string& flag, const std::string& value, Ben
       throw UsageError(flag, value, std::string("is not a valid extended regular expression: ") + e.what());
     }
     args.google.push_back(arg);
-  } else if (flag == "--benchmark_counters_tabular" || flag == "--benchmark_color") {
+  } else if (flag == "--benchmark_counters_tabular") {
+    one_of({"true", "false", "yes", "no"});
+    args.tabular = value == "true" || value == "yes";
+  } else if (flag == "--benchmark_color") {
     one_of({"true", "false", "yes", "no", "auto"});
-    args.google.push_back(arg);
+    args.color = value;
   } else if (flag == "--benchmark_format") {
     one_of({"console", "json"});
     args.format = value;
@@ -253,10 +260,25 @@ void check_benchmark_flag(const std::string& flag, const std::string& value, Ben
   }
 }
 
+// Google Benchmark also reads BENCHMARK_* environment variables; these keep
+// the ones that would bypass the list above (its own repetitions, output
+// file, listing instead of running) at their neutral values. Given first, so
+// the user's --benchmark_filter still applies.
+char* kNeutralGoogleFlags[] = {
+    const_cast<char*>("--benchmark_out="),
+    const_cast<char*>("--benchmark_repetitions=1"),
+    const_cast<char*>("--benchmark_list_tests=false"),
+    const_cast<char*>("--benchmark_min_warmup_time=0"),
+    const_cast<char*>("--benchmark_enable_random_interleaving=false"),
+    const_cast<char*>("--benchmark_report_aggregates_only=false"),
+    const_cast<char*>("--benchmark_display_aggregates_only=false"),
+};
+
 BenchmarkArgs split_benchmark_args(int argc, char** argv) {
   BenchmarkArgs args;
   args.ours.push_back(argv[0]);
   args.google.push_back(argv[0]);
+  for (char* neutral : kNeutralGoogleFlags) args.google.push_back(neutral);
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (!arg.starts_with("--benchmark_")) {
@@ -360,8 +382,10 @@ int exit_status(const Report& report) {
       return r.status == status && (!gemm_only || r.param_value("m"));
     });
   };
-  const bool has_gemm_rows =
-      std::any_of(report.rows.begin(), report.rows.end(), [](const Row& r) { return r.param_value("m").has_value(); });
+  // Shapes left out by --benchmark_filter are skipped, not failed.
+  const bool has_gemm_rows = std::any_of(report.rows.begin(), report.rows.end(), [](const Row& r) {
+    return r.param_value("m").has_value() && r.status != "skipped";
+  });
   if (any("wrong", false)) {
     std::cerr << "gemm_bench: FAILED: a result did not match its reference (status wrong)\n";
     return kExitCheckFailed;
@@ -389,13 +413,24 @@ struct Session {
   GemmLayout layout = GemmLayout::tn;
 };
 
-std::unique_ptr<benchmark::BenchmarkReporter> google_reporter(const std::string& format, std::ostream& out) {
+// Google Benchmark's own reporter for `format`, writing to `out`. The
+// console one takes --benchmark_color and --benchmark_counters_tabular on a
+// terminal; a file gets neither colour nor, as Google Benchmark does it, its
+// errors anywhere but the file.
+std::unique_ptr<benchmark::BenchmarkReporter> google_reporter(const std::string& format, std::ostream& out,
+                                                               const BenchmarkArgs& args, bool to_file) {
   std::unique_ptr<benchmark::BenchmarkReporter> reporter;
   if (format == "json") reporter = std::make_unique<benchmark::JSONReporter>();
-  if (format == "console") reporter = std::make_unique<benchmark::ConsoleReporter>();
+  if (format == "console") {
+    int options = args.tabular ? benchmark::ConsoleReporter::OO_Tabular : benchmark::ConsoleReporter::OO_None;
+    const bool color = args.color == "auto" ? isatty(STDOUT_FILENO) != 0 : args.color == "true" || args.color == "yes";
+    if (color && !to_file) options |= benchmark::ConsoleReporter::OO_Color;
+    reporter = std::make_unique<benchmark::ConsoleReporter>(
+        static_cast<benchmark::ConsoleReporter::OutputOptions>(options));
+  }
   if (reporter) {
     reporter->SetOutputStream(&out);
-    reporter->SetErrorStream(&std::cerr);
+    reporter->SetErrorStream(to_file ? &out : &std::cerr);
   }
   return reporter;
 }
@@ -439,7 +474,7 @@ Session start_session(MeasureFlags& f, const BenchmarkArgs& bench_args, const st
   const double first_warmup = positive_seconds("--first-warmup", f.first_warmup);
   const DatasheetChoice datasheet = datasheet_choice(f, s.dtypes);
   s.output = f.output;
-  s.display = google_reporter(bench_args.format, std::cout);
+  s.display = google_reporter(bench_args.format, std::cout, bench_args, false);
   // Google Benchmark's report owns stdout: the table would corrupt it.
   if (s.display) s.output.quiet = true;
   validate_output_paths(s.output);
@@ -479,7 +514,7 @@ Session start_session(MeasureFlags& f, const BenchmarkArgs& bench_args, const st
   std::vector<benchmark::BenchmarkReporter*> forwards;
   if (s.display) forwards.push_back(s.display.get());
   if (!bench_args.out.empty()) {
-    s.out_file = google_reporter(bench_args.out_format, s.out_text);
+    s.out_file = google_reporter(bench_args.out_format, s.out_text, bench_args, true);
     s.out_path = bench_args.out;
     forwards.push_back(s.out_file.get());
   }
@@ -682,8 +717,9 @@ TransformerShape transformer_of(const ModelFlags& f) {
 // Median seconds of each measured shape, from the runner's rows.
 using ShapeTimes = std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, const Row*>;
 
-// With --benchmark_repetitions a shape has several rows: the one with the
-// median time among those that ran ok stands for it (else the first).
+// With --benchmark_repetitions a shape has several rows: a wrong one stands
+// for it; else the one with the median time among those that ran ok; else
+// the first.
 ShapeTimes index_by_shape(const std::vector<Row>& rows) {
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::vector<const Row*>> by_shape;
   for (const auto& row : rows) {
@@ -692,6 +728,13 @@ ShapeTimes index_by_shape(const std::vector<Row>& rows) {
   }
   ShapeTimes times;
   for (auto& [key, group] : by_shape) {
+    // A wrong repetition speaks for the shape: it must reach the report and
+    // the exit status, not hide behind the median of the others.
+    const auto wrong = std::find_if(group.begin(), group.end(), [](const Row* r) { return r->status == "wrong"; });
+    if (wrong != group.end()) {
+      times[key] = *wrong;
+      continue;
+    }
     std::vector<const Row*> ok;
     for (const Row* row : group)
       if (is_ok_gemm_row(*row) && row->metric_value("time_us")) ok.push_back(row);

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <vector>
 
-#include "harness/clock.hpp"
 #include "harness/gemm_model.hpp"
 #include "harness/interrupt.hpp"
 #include "harness/units.hpp"
@@ -30,16 +29,21 @@ struct GemmRunner::State {
   DeviceProperties device;
   NvmlSession nvml;
   cudaStream_t stream = nullptr;
-  StreamBlocker blocker;
+  // Created once the device is current: its flags and event belong to it.
+  std::unique_ptr<StreamBlocker> blocker;
   bool warmed_up = false;  // the first case's long warm-up has run
 
   State(GemmRunnerOptions o, const std::vector<benchmark::BenchmarkReporter*>& forwards, const Progress& p)
       : options(std::move(o)), progress(p), device(query_device_properties(options.device)) {
     for (auto* forward : forwards) collector.add_forward(forward);
     REDLINE_CUDA_CHECK(cudaSetDevice(options.device));
+    blocker = std::make_unique<StreamBlocker>();
     REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   }
-  ~State() { (void)cudaStreamDestroy(stream); }
+  ~State() {
+    blocker.reset();
+    (void)cudaStreamDestroy(stream);
+  }
 
   MeasurementPolicy policy_for_this_case() {
     MeasurementPolicy policy = options.policy;
@@ -48,63 +52,69 @@ struct GemmRunner::State {
     return policy;
   }
 
-  // What happened while the samples were taken: NVML between samples (a
-  // power cap or thermal slowdown that readings before and after, on an idle
-  // GPU, can miss) and how many samples the host could not keep fed.
+  // NVML while the timed samples ran: a power cap or thermal slowdown that
+  // readings before and after, on an idle GPU, can miss.
   struct DuringSamples {
     std::optional<unsigned> min_sm_clock_mhz;
     std::uint64_t slowdown_reasons = 0;
-    int samples = 0, host_bound = 0;
   };
 
   // A held stream can queue only what fits the launch queue (about a
-  // thousand launches; a GEMM may take two), so larger samples run unheld.
-  static constexpr int kMaxHeldCalls = 128;
+  // thousand launches; a GEMM may take two).
+  static constexpr int kMaxCallsPerSample = 128;
 
   // Times `enqueue_one(i)` in samples of back-to-back calls with CUDA events;
-  // each sample is seconds per call. A sample of up to kMaxHeldCalls is
-  // queued whole behind a StreamBlocker, so short kernels are timed on the
-  // GPU, not at the host's launch rate. Larger samples are long enough (about
-  // sample_seconds) that only calls shorter than their own launch cost are
-  // host-bound; those samples are counted (host enqueue time close to the
-  // GPU time) and the caller says so.
+  // each sample is seconds per call. Every sample is queued whole behind a
+  // StreamBlocker before the GPU starts on it, so a kernel of a microsecond
+  // is timed on the GPU, not at the host's launch rate: up to
+  // kMaxCallsPerSample calls, or as many as take about sample_seconds.
   Measurement time_samples(const MeasurementPolicy& policy, const std::function<void(int)>& enqueue_one,
                            DuringSamples* during = nullptr) {
     EventTimer timer;
     int next = 0;
+    std::vector<std::optional<GpuReadings>> readings;  // one per sample, warm-up included
     auto timed = [&](int calls) {
-      const bool hold = calls <= kMaxHeldCalls;
-      if (hold) blocker.block(stream);
-      const double host_start = steady_seconds();
-      timer.start(stream);
-      for (int i = 0; i < calls; ++i) enqueue_one(next++);
-      timer.stop(stream);
-      const double host_enqueue = steady_seconds() - host_start;
-      if (hold) blocker.release();
+      // Released on every path: an exception while held would otherwise
+      // leave the stream spinning until the timeout, and the blocker unusable.
+      struct Hold {
+        StreamBlocker& blocker;
+        ~Hold() { blocker.release(); }
+      };
+      {
+        blocker->block(stream);
+        const Hold hold{*blocker};
+        timer.start(stream);
+        for (int i = 0; i < calls; ++i) enqueue_one(next++);
+        timer.stop(stream);
+      }
+      // Read while the batch runs, not after it: the GPU under load.
+      if (during) readings.push_back(nvml.read(device.uuid));
       const double seconds = timer.elapsed_seconds();
-      if (hold && blocker.timed_out())
+      if (blocker->timed_out())
         throw std::runtime_error("the stream was released by its timeout before the sample was queued: no "
                                  "trustworthy time");
-      if (during && !hold) during->host_bound += host_enqueue >= 0.9 * seconds ? 1 : 0;
       return seconds;
     };
-    // One untimed call, then one timed call to size the samples.
+    // One untimed call (loads the kernels outside a hold), then one timed
+    // call to size the samples.
     enqueue_one(next++);
+    REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
     const double estimate = timed(1);
-    const int per_sample =
-        static_cast<int>(std::clamp(std::ceil(options.sample_seconds / std::max(estimate, 1e-7)), 1.0, 10000.0));
-    return measure(policy, [&] {
-      const double seconds = timed(per_sample) / per_sample;
-      if (during) {
-        ++during->samples;
-        if (const auto now = nvml.read(device.uuid)) {
-          if (now->sm_clock_mhz)
-            during->min_sm_clock_mhz = std::min(during->min_sm_clock_mhz.value_or(*now->sm_clock_mhz), *now->sm_clock_mhz);
-          if (now->throttle_reasons) during->slowdown_reasons |= *now->throttle_reasons & kSlowdownReasonMask;
-        }
+    readings.clear();
+    const int per_sample = static_cast<int>(std::clamp(
+        std::ceil(options.sample_seconds / std::max(estimate, 1e-7)), 1.0, static_cast<double>(kMaxCallsPerSample)));
+    Measurement m = measure(policy, [&] { return timed(per_sample) / per_sample; });
+    if (during) {
+      // The warm-up's readings are the clocks ramping up: not the run's.
+      for (std::size_t i = static_cast<std::size_t>(m.warmup_iterations); i < readings.size(); ++i) {
+        if (!readings[i]) continue;
+        if (const auto clock = readings[i]->sm_clock_mhz)
+          during->min_sm_clock_mhz = std::min(during->min_sm_clock_mhz.value_or(*clock), *clock);
+        if (const auto reasons = readings[i]->throttle_reasons)
+          during->slowdown_reasons |= *reasons & kSlowdownReasonMask;
       }
-      return seconds;
-    });
+    }
+    return m;
   }
 
   // NVML before, during (between samples) and after; median and spread of
@@ -118,10 +128,6 @@ struct GemmRunner::State {
       if (after->temperature_c) state.counters["temperature_c_after"] = *after->temperature_c;
       if (after->power_w) state.counters["power_w_after"] = *after->power_w;
     }
-    if (during.host_bound * 2 > during.samples)
-      note += std::string(note.empty() ? "" : "; ") + "host-bound: " + std::to_string(during.host_bound) + " of " +
-              std::to_string(during.samples) +
-              " samples took the host as long to enqueue as the GPU to run; the time is an upper bound";
     if (!before && !after && !during.min_sm_clock_mhz) return;  // no NVML: unknown, not "not throttled"
     std::uint64_t reasons = during.slowdown_reasons;
     for (const auto* r : {&before, &after})
@@ -370,9 +376,9 @@ void configure(benchmark::internal::Benchmark* b) {
 
 // Runs what is registered (nothing: no run, so Google Benchmark does not
 // report an empty match) and clears the registry for the next batch.
-std::vector<Row> run_registered(RowCollector& collector, std::size_t registered, int repetition) {
+std::vector<Row> run_registered(RowCollector& collector, std::size_t registered, int repetition, int repetitions) {
   if (registered > 0) {
-    collector.set_repetition(repetition);
+    collector.set_repetition(repetition, repetitions);
     benchmark::RunSpecifiedBenchmarks(&collector);
   }
   benchmark::ClearRegisteredBenchmarks();
@@ -393,7 +399,7 @@ std::vector<Row> GemmRunner::run(const std::vector<GemmCase>& cases) {
         }
         state_->measure_gemm(st, c);
       }));
-    for (auto& row : run_registered(state_->collector, cases.size(), repetition)) rows.push_back(std::move(row));
+    for (auto& row : run_registered(state_->collector, cases.size(), repetition, state_->options.repetitions)) rows.push_back(std::move(row));
   }
   return rows;
 }
@@ -408,7 +414,7 @@ std::vector<Row> GemmRunner::run_roofline() {
                                            [this, bytes](benchmark::State& st) { state_->measure_copy(st, bytes); }));
     configure(benchmark::RegisterBenchmark(gbench_case_name("roofline", {{"kernel", "fma"}}).c_str(),
                                            [this](benchmark::State& st) { state_->measure_fma(st); }));
-    for (auto& row : run_registered(state_->collector, 2, repetition)) rows.push_back(std::move(row));
+    for (auto& row : run_registered(state_->collector, 2, repetition, state_->options.repetitions)) rows.push_back(std::move(row));
   }
   return rows;
 }

@@ -73,7 +73,10 @@ RowCollector::RowCollector(benchmark::BenchmarkReporter* forward) {
 
 void RowCollector::add_forward(benchmark::BenchmarkReporter* reporter) { forwards_.push_back(reporter); }
 
-void RowCollector::set_repetition(int repetition) { repetition_ = repetition; }
+void RowCollector::set_repetition(int repetition, int repetitions) {
+  repetition_ = repetition;
+  repetitions_ = repetitions;
+}
 
 bool RowCollector::ReportContext(const Context& context) {
   if (context_sent_) return true;
@@ -93,13 +96,22 @@ void RowCollector::ReportRuns(const std::vector<Run>& runs) {
       medians_.push_back(std::move(row));
     }
   }
-  for (auto* forward : forwards_) forward->ReportRuns(runs);
+  if (forwards_.empty()) return;
+  std::vector<Run> forwarded = runs;
+  if (repetitions_ > 1)
+    for (auto& run : forwarded)
+      if (run.repetition_index <= 0) {
+        run.repetition_index = repetition_;
+        run.repetitions = repetitions_;
+      }
+  for (auto* forward : forwards_) forward->ReportRuns(forwarded);
 }
 
 void RowCollector::Finalize() {}
 
 void RowCollector::finish() {
-  if (finished_ || !context_sent_) return;
+  if (finished_) return;
+  if (!context_sent_) ReportContext(Context());
   finished_ = true;
   for (auto* forward : forwards_) forward->Finalize();
 }

@@ -48,14 +48,16 @@ class RowCollector : public benchmark::BenchmarkReporter {
 
   // One more reporter to forward to (e.g. the one writing --benchmark_out).
   void add_forward(benchmark::BenchmarkReporter* reporter);
-  // Rows of the runs that follow get this repetition index (when the tool,
-  // not Google Benchmark, repeats a batch).
-  void set_repetition(int repetition);
+  // The runs that follow are repetition `repetition` of `repetitions`, when
+  // the tool, not Google Benchmark, repeats a batch: rows get the index, and
+  // the forwarded runs say it too, so compare.py tells repetitions apart.
+  void set_repetition(int repetition, int repetitions);
 
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;  // a batch ended: nothing is forwarded (see finish)
-  // The whole run ended: forwards Finalize once.
+  // The whole run ended: forwards Finalize once (and a context first when no
+  // batch ran, so a JSON document is never left empty).
   void finish();
 
   // The rows collected so far, in the order the runs finished; clears them.
@@ -64,7 +66,7 @@ class RowCollector : public benchmark::BenchmarkReporter {
  private:
   std::vector<benchmark::BenchmarkReporter*> forwards_;
   bool context_sent_ = false, finished_ = false;
-  int repetition_ = 0;
+  int repetition_ = 0, repetitions_ = 1;
   std::vector<Row> rows_;
   std::vector<Row> medians_;  // aggregate medians, used where no iteration run came
 };

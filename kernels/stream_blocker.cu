@@ -100,7 +100,12 @@ void StreamBlocker::block(cudaStream_t stream, double timeout_seconds) {
   hold_until_released<<<1, 1, 0, stream>>>(release_device_, timed_out_device_, timeout_ns);
   REDLINE_CUDA_CHECK_LAST();
   held_ = true;
-  REDLINE_CUDA_CHECK(cudaEventRecord(hold_ended_, stream));
+  try {
+    REDLINE_CUDA_CHECK(cudaEventRecord(hold_ended_, stream));
+  } catch (...) {
+    release();  // the caller never gets a hold it could release
+    throw;
+  }
 }
 
 void StreamBlocker::release() {

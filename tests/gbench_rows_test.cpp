@@ -6,10 +6,12 @@
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace redline;
@@ -223,7 +225,7 @@ TEST_F(GbenchRows, SeveralBatchesReachForwardsAsOneRun) {
     benchmark::RegisterBenchmark("fam/a:1", [](benchmark::State& state) {
       for (auto _ : state) state.SetIterationTime(0.002);
     })->UseManualTime()->Iterations(1);
-    collector.set_repetition(repetition);
+    collector.set_repetition(repetition, 3);
     benchmark::RunSpecifiedBenchmarks(&collector);
     benchmark::ClearRegisteredBenchmarks();
   }
@@ -262,6 +264,50 @@ TEST_F(GbenchRows, JsonForwardStaysOneDocumentAcrossBatches) {
   EXPECT_EQ(text.find("[\n,"), std::string::npos) << "no empty first element: " << text;
   EXPECT_NE(text.find("fam/a:0"), std::string::npos);
   EXPECT_NE(text.find("fam/a:1"), std::string::npos);
+  const auto last = text.find_last_not_of(" \n");
+  ASSERT_NE(last, std::string::npos);
+  EXPECT_EQ(text[last], '}') << text;
+}
+
+class IndexReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs) seen.emplace_back(run.repetition_index, run.repetitions);
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> seen;
+};
+
+// Repetitions the tool runs itself reach Google Benchmark's reporters with
+// their index and count, as its own repetitions would.
+TEST_F(GbenchRows, ForwardedRunsCarryTheToolsRepetitionIndex) {
+  IndexReporter forward;
+  RowCollector collector(&forward);
+  for (int repetition = 0; repetition < 2; ++repetition) {
+    benchmark::RegisterBenchmark("fam/a:1", [](benchmark::State& state) {
+      for (auto _ : state) state.SetIterationTime(0.002);
+    })->UseManualTime()->Iterations(1);
+    collector.set_repetition(repetition, 2);
+    benchmark::RunSpecifiedBenchmarks(&collector);
+    benchmark::ClearRegisteredBenchmarks();
+  }
+  ASSERT_EQ(forward.seen.size(), 2u);
+  EXPECT_EQ(forward.seen[0], std::make_pair(std::int64_t{0}, std::int64_t{2}));
+  EXPECT_EQ(forward.seen[1], std::make_pair(std::int64_t{1}, std::int64_t{2}));
+}
+
+// A run where nothing ran (a filter that matches nothing) still closes a
+// whole JSON document.
+TEST_F(GbenchRows, FinishWithoutAnyBatchStillGivesAWholeJsonDocument) {
+  std::ostringstream out, err;
+  benchmark::JSONReporter json;
+  json.SetOutputStream(&out);
+  json.SetErrorStream(&err);
+  RowCollector collector(&json);
+  collector.finish();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("\"context\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"benchmarks\""), std::string::npos) << text;
   const auto last = text.find_last_not_of(" \n");
   ASSERT_NE(last, std::string::npos);
   EXPECT_EQ(text[last], '}') << text;
