@@ -182,6 +182,17 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
                                 " GB/s: " + format_number(fraction, 1) + "% of the raw write alongside it (" +
                                 format_number(gbps(cfg.bytes, raw_summary.median), 2) + " GB/s, medians of " +
                                 std::to_string(save_rounds.size()) + " alternating rounds)"});
+  // Storage whose write times swing this much (thin-provisioned or
+  // discard-mounted volumes, shared disks) makes the ratio a coin toss: say
+  // so rather than let it pass for the save's overhead.
+  constexpr double kNoisyCv = 0.25;
+  if (raw_rounds.size() > 1 && (raw_summary.cv > kNoisyCv || save_summary.cv > kNoisyCv)) {
+    const std::string warning = "storage noisy: raw write CV " + format_number(100 * raw_summary.cv, 0) +
+                                "%, save CV " + format_number(100 * save_summary.cv, 0) +
+                                "%; the share of the ceiling is not conclusive (more --rounds, a quieter disk)";
+    report.rows.back().note += "; " + warning;
+    report.summary.push_back({"warning", warning});
+  }
   return out;
 }
 
