@@ -2,11 +2,13 @@
 // machine-readable reports, acceptance (--expect-busbw) and bad-node
 // diagnosis (--per-rank, --split). Launch with mpirun/srun or torchrun-style
 // environment variables; one process per GPU (or -g GPUs per process).
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "collectives/collective_sweep.hpp"
 #include "collectives/env_bootstrap.hpp"
@@ -139,9 +141,12 @@ CollectiveSweepOptions to_options(const Flags& f) {
     o.faults.delay_ms = parse_number("--inject-delay", ms);
   }
   if (!f.inject_hang.empty()) {
-    const auto [rank, bytes] = rank_and_value("--inject-hang", f.inject_hang);
+    const auto [rank, where] = rank_and_value("--inject-hang", f.inject_hang);
     o.faults.hang_rank = rank;
-    o.faults.hang_bytes = parse_size("--inject-hang", bytes);
+    if (where == "init" || where == "split")
+      o.faults.hang_at = where;
+    else
+      o.faults.hang_bytes = parse_size("--inject-hang", where);
   }
   if (!f.inject_exit.empty()) {
     const auto [rank, bytes] = rank_and_value("--inject-exit", f.inject_exit);
@@ -307,7 +312,7 @@ int main(int argc, char** argv) {
   app.add_option("--expect-busbw", f.expect_busbw, "Exit 1 with FAILED when the peak busbw is below GBPS")->type_name("GBPS");
   app.add_option("-T,--timeout", f.timeout, "Abort when a size has not finished in S seconds (0: never); default 600");
   app.add_option("--inject-delay", f.inject_delay)->group("");  // test-only: RANK:MS before each operation
-  app.add_option("--inject-hang", f.inject_hang)->group("");    // test-only: RANK:BYTES never arrives
+  app.add_option("--inject-hang", f.inject_hang)->group("");    // test-only: RANK:BYTES|init|split never arrives
   app.add_option("--inject-exit", f.inject_exit)->group("");    // test-only: RANK:BYTES dies
   add_output_flags(app, f.output);
 
@@ -333,12 +338,23 @@ int main(int argc, char** argv) {
     try {
       if (f.backend == "auto") agree_on_backend(*bootstrap, backend_kind);
       Environment env = capture_environment();
+      const std::vector<std::string> hosts = gather_host_names(*bootstrap);
+      // Watching from before communicator init: a rank that never joins it
+      // (NCCL init blocks in every other rank) is named and the run aborted,
+      // instead of waiting for the launcher's limit.
+      Watchdog watchdog(*bootstrap, options.timeout_seconds, hosts, {});
+      if (options.faults.hang_at == "init" && bootstrap->rank() == options.faults.hang_rank)
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // test-only: never reaches init
+      watchdog.enter("communicator init (--backend " + backend_kind + ")");
       backend = make_backend(backend_kind, *bootstrap, gpus, blocking, env);
+      watchdog.leave();
+      watchdog.set_abort_operations([&backend] { backend->abort(); });
       for (int root : options.roots)
         if (root >= backend->size())
           throw UsageError("-r", f.root, "there are only " + std::to_string(backend->size()) + " ranks");
 
-      CollectiveSweepResult result = run_collective_sweep(*bootstrap, *backend, options, std::move(env), std::cout);
+      CollectiveSweepResult result =
+          run_collective_sweep(*bootstrap, *backend, options, std::move(env), std::cout, hosts, watchdog);
       if (bootstrap->rank() == 0) {
         OutputOptions output = f.output;
         output.quiet = true;  // the nccl-tests table above is the console report
@@ -347,6 +363,7 @@ int main(int argc, char** argv) {
       }
       int status = result.wrong > 0 || result.below_expectation ? kExitCheckFailed : kExitOk;
       if (result.interrupted) status = 128 + (interrupt_signal() ? interrupt_signal() : 2);
+      watchdog.set_abort_operations({});  // the communicator goes next
       backend.reset();
       bootstrap->barrier();
       return status;

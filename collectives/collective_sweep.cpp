@@ -110,7 +110,6 @@ struct SweepContext {
   std::vector<std::string> hosts;
   std::vector<int> colors;  // per global rank
   Watchdog* watchdog = nullptr;
-  std::uint64_t next_point = 0;
   bool is_root() const { return bootstrap.rank() == 0; }
 };
 
@@ -166,8 +165,9 @@ GatheredPoint measure_and_gather(SweepContext& ctx, Backend& backend, const Coll
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // test-only: a rank that never arrives
   if (me == faults.exit_rank && reported_bytes == faults.exit_bytes) std::_Exit(3);  // test-only: a rank that dies
 
-  if (ctx.watchdog) ctx.watchdog->enter(ctx.next_point, label);
-  ++ctx.next_point;
+  // The point covers the barrier and the gather after it: a rank that hangs
+  // or dies anywhere in it is named, not waited for.
+  ctx.watchdog->enter(label);
   PointSettings settings = ctx.options.point;
   settings.arrival_pass = ctx.options.per_rank;
   if (me == faults.delay_rank) {
@@ -177,11 +177,11 @@ GatheredPoint measure_and_gather(SweepContext& ctx, Backend& backend, const Coll
   // All ranks start the point together (outside the timed region), as nccl-tests does.
   ctx.bootstrap.barrier();
   const PointMeasurement m = measure_point(backend, collective, buffers, count, c, in_place, settings);
-  if (ctx.watchdog) ctx.watchdog->leave();
 
   const RankResult mine{m.seconds_per_operation, m.seconds_in_operation, m.wrong, m.checked ? 1 : 0, ctx.colors[me],
                         interrupted() ? 1 : 0};
   const std::vector<char> all = ctx.bootstrap.all_gather(&mine, sizeof mine);
+  ctx.watchdog->leave();
   GatheredPoint point;
   for (int r = 0; r < ctx.bootstrap.size(); ++r) {
     RankResult other;
@@ -304,19 +304,30 @@ Row make_row(const Collective& collective, std::size_t bytes, std::size_t count,
 }  // namespace
 
 CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_backend,
-                                           const CollectiveSweepOptions& options, Environment env,
-                                           std::ostream& out) {
-  SweepContext ctx{bootstrap, options, gather_host_names(bootstrap), {}, nullptr, 0};
+                                           const CollectiveSweepOptions& options, Environment env, std::ostream& out,
+                                           const std::vector<std::string>& hosts, Watchdog& watchdog) {
+  SweepContext ctx{bootstrap, options, hosts, {}, &watchdog};
   ctx.colors = split_colors(ctx.hosts, options.split);
   if (options.split != SplitMode::none) check_split_groups(ctx.colors, ctx.hosts, options.split);
   std::unique_ptr<Backend> group_backend;
-  if (options.split != SplitMode::none) group_backend = world_backend.split(ctx.colors[bootstrap.rank()], bootstrap.rank());
+  // Unset on every way out, before group_backend is destroyed.
+  struct AbortWorldOnly {
+    Watchdog& watchdog;
+    Backend& world;
+    ~AbortWorldOnly() { watchdog.set_abort_operations([&w = world] { w.abort(); }); }
+  } restore_abort{watchdog, world_backend};
+  if (options.split != SplitMode::none) {
+    if (options.faults.hang_at == "split" && bootstrap.rank() == options.faults.hang_rank)
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // test-only: never reaches the split
+    watchdog.enter("communicator split (--split)");
+    group_backend = world_backend.split(ctx.colors[bootstrap.rank()], bootstrap.rank());
+    watchdog.leave();
+    watchdog.set_abort_operations([&world_backend, &group_backend] {
+      group_backend->abort();
+      world_backend.abort();
+    });
+  }
   Backend& backend = group_backend ? *group_backend : world_backend;
-  Watchdog watchdog(bootstrap, options.timeout_seconds, ctx.hosts, [&world_backend, &group_backend] {
-    if (group_backend) group_backend->abort();
-    world_backend.abort();
-  });
-  ctx.watchdog = &watchdog;
 
   const bool root = ctx.is_root();
   CollectiveSweepResult result;

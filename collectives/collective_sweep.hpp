@@ -15,6 +15,7 @@
 #include "collectives/bootstrap.hpp"
 #include "collectives/collective.hpp"
 #include "collectives/point_runner.hpp"
+#include "collectives/watchdog.hpp"
 #include "harness/report.hpp"
 
 namespace redline {
@@ -28,6 +29,7 @@ struct FaultInjection {
   double delay_ms = 0;
   int hang_rank = -1;        // never reaches the first point of hang_bytes
   std::size_t hang_bytes = 0;
+  std::string hang_at;       // or, instead, the point "init" (communicator init) or "split"
   int exit_rank = -1;        // exits (status 3) at the first point of exit_bytes
   std::size_t exit_bytes = 0;
 };
@@ -59,8 +61,11 @@ struct CollectiveSweepResult {
 };
 
 // Every rank calls this; only rank 0 prints to `out` and gets the rows.
+// `hosts` is gather_host_names(bootstrap); `watchdog` watches every point
+// (the split, each size) and aborts `backend` and its split on a timeout.
 CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& backend,
-                                           const CollectiveSweepOptions& options, Environment env, std::ostream& out);
+                                           const CollectiveSweepOptions& options, Environment env, std::ostream& out,
+                                           const std::vector<std::string>& hosts, Watchdog& watchdog);
 
 // Host names, one per rank (REDLINE_HOSTNAME overrides gethostname, for
 // containers whose host names are not unique).

@@ -179,8 +179,9 @@ std::string Watchdog::rank_name(int rank) const {
   return std::to_string(rank) + " (" + (rank < static_cast<int>(hosts_.size()) ? hosts_[rank] : "?") + ")";
 }
 
-void Watchdog::enter(std::uint64_t index, const std::string& label) {
+void Watchdog::enter(const std::string& label) {
   if (!thread_.joinable()) return;
+  const std::uint64_t index = next_index_++;
   {
     std::lock_guard lock(mutex_);
     label_ = label;
@@ -197,6 +198,12 @@ void Watchdog::leave() {
   label_ = "between sizes";  // a later failure must not name a finished point
 }
 
+void Watchdog::set_abort_operations(std::function<void()> abort_operations) {
+  std::lock_guard lock(mutex_);
+  abort_operations_ = std::move(abort_operations);
+}
+
+// Called with mutex_ held, so abort_operations_ cannot change underneath.
 void Watchdog::fail(const std::string& message) {
   std::fprintf(stderr, "allreduce_bench: rank %d: %s\n", bootstrap_.rank(), message.c_str());
   std::fflush(stderr);

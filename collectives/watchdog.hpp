@@ -2,8 +2,8 @@
 // others waiting forever, and says which ranks never reached the operation.
 //
 // Each rank tells rank 0, over a small TCP side channel opened at start-up,
-// when it reaches a point (before the timed loop, so nothing is added to the
-// timed region). Rank 0 aborts the run when a point has not finished within
+// when it reaches a point (communicator init, split, each measured size, the
+// last before the timed loop, so nothing is added to the timed region). Rank 0 aborts the run when a point has not finished within
 // the timeout and names the ranks that never reached it; the other ranks
 // abort a little later on their own if rank 0 is the one stuck, and any rank
 // whose peer connection drops (a dead rank) aborts at once.
@@ -33,10 +33,16 @@ class Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  // This rank reached point `index` (increasing from 0); `label` names it in messages.
-  void enter(std::uint64_t index, const std::string& label);
+  // This rank reached the next point (every rank passes the same points in
+  // the same order: communicator init, split, each measured size); `label`
+  // names it in messages.
+  void enter(const std::string& label);
   // This rank finished the point.
   void leave();
+  // What to abort when the run is aborted, replacing the one given before: a
+  // communicator exists only once its init point is passed, and must be
+  // unset before it is destroyed.
+  void set_abort_operations(std::function<void()> abort_operations);
 
  private:
   void watch();
@@ -53,6 +59,7 @@ class Watchdog {
   std::string label_;
   double deadline_ = 0;  // 0: no point in progress
   std::uint64_t index_ = 0;
+  std::uint64_t next_index_ = 0;  // the index enter() gives the next point
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

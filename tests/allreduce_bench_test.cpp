@@ -205,6 +205,27 @@ TEST_F(AllreduceBenchTest, SlowNodeIsNamedBySplit) {
   EXPECT_NE(r.output.find("below the median busbw: group 1 (nodeB)"), std::string::npos) << r.output;
 }
 
+// The watchdog covers communicator init too: with NCCL, every other rank
+// blocks in ncclCommInitRank until the missing one joins, for ever.
+TEST_F(AllreduceBenchTest, RankThatNeverReachesInitIsAbortedAndNamed) {
+  const auto r = mpirun(3, {"--backend", "host", "-b", "1K", "-e", "1K", "--timeout", "3", "--inject-hang", "2:init"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
+  EXPECT_NE(r.output.find("TIMEOUT: communicator init (--backend host) did not finish"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Ranks that never reached it: 2 ("), std::string::npos) << r.output;
+}
+
+// And --split's communicator split (ncclCommSplit blocks the same way).
+TEST_F(AllreduceBenchTest, RankThatNeverReachesTheSplitIsAbortedAndNamed) {
+  const auto r = mpirun(4, {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "--split", "node", "--timeout",
+                            "3", "--inject-hang", "1:split"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
+  EXPECT_NE(r.output.find("TIMEOUT: communicator split (--split) did not finish"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Ranks that never reached it: 1 ("), std::string::npos) << r.output;
+}
+
 TEST_F(AllreduceBenchTest, HungRankIsAbortedAndNamed) {
   const auto r = mpirun(3, {"--backend", "host", "-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1",
                             "--timeout", "3", "--inject-hang", "1:4K"});
