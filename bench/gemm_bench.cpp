@@ -18,6 +18,7 @@
 
 #include "harness/atomic_file.hpp"
 #include "harness/axis.hpp"
+#include "harness/clock.hpp"
 #include "harness/environment.hpp"
 #include "harness/gemm_dtype.hpp"
 #include "harness/gemm_model.hpp"
@@ -577,56 +578,105 @@ std::vector<GemmSize> sizes_of(const std::vector<Row>& rows) {
   return sizes;
 }
 
-int run_peak(PeakFlags& f, const BenchmarkArgs& bench_args) {
-  if (f.search != "quick" && f.search != "exhaustive")
-    throw UsageError("--search", f.search, "must be quick or exhaustive");
-  std::vector<GemmSize> grid;
-  if (f.search == "exhaustive") {
-    grid = grid_shapes(dim_axis("--m", f.m), dim_axis("--n", f.n), dim_axis("--k", f.k));
-    if (grid.size() > kMaxPoints) throw UsageError("--m/--n/--k give " + std::to_string(grid.size()) + " shapes; at most " + std::to_string(kMaxPoints));
-  }
-  Session s = start_session(f.measure, bench_args, f.search == "exhaustive" ? grid : coarse_peak_shapes());
+// The --m x --n x --k grid, refused (exit 2) above kMaxPoints shapes before
+// any of it is built.
+std::vector<GemmSize> checked_grid(const std::string& m, const std::string& n, const std::string& k) {
+  const auto ms = dim_axis("--m", m), ns = dim_axis("--n", n), ks = dim_axis("--k", k);
+  const double count = static_cast<double>(ms.size()) * static_cast<double>(ns.size()) * static_cast<double>(ks.size());
+  if (count > static_cast<double>(kMaxPoints))
+    throw UsageError("--m/--n/--k give " + format_number(count, 0) + " shapes; at most " + std::to_string(kMaxPoints));
+  return grid_shapes(ms, ns, ks);
+}
+
+// The quick search (harness/gemm_peak_search.hpp says why it finds the
+// peak): coarse shapes, then wave-aligned ones around the best with its
+// tile, then one step around the best.
+std::vector<Row> quick_search(Session& s, GemmDtype dtype) {
   const int sms = s.runner->device().sm_count;
+  std::vector<Row> rows = s.runner->run(cases_of(coarse_peak_shapes(), dtype, s.layout));
+  if (const Row* best = best_row(rows, dtype); best && !interrupted()) {
+    const auto tile_m = best->metric_value("tile_m"), tile_n = best->metric_value("tile_n");
+    if (tile_m && tile_n) {
+      const TileShape tile{static_cast<std::int64_t>(*tile_m), static_cast<std::int64_t>(*tile_n)};
+      append(rows, s.runner->run(cases_of(unmeasured(wave_aligned_shapes(size_of(*best), tile, sms), sizes_of(rows)),
+                                          dtype, s.layout)));
+    }
+  }
+  if (const Row* best = best_row(rows, dtype); best && !interrupted())
+    append(rows, s.runner->run(cases_of(unmeasured(neighbour_shapes(size_of(*best)), sizes_of(rows)), dtype, s.layout)));
+  return rows;
+}
+
+// The MAMF row of one search, under a fixed key (`result`) so nightly runs
+// compare it even when the best shape moves, and its summary line.
+std::optional<Row> mamf_row(Session& s, const std::vector<Row>& rows, GemmDtype dtype, const std::string& result,
+                            const std::string& summary_key) {
+  const Row* best = best_row(rows, dtype);
+  const std::string name = gemm_dtype_info(dtype).name;
+  if (!best) {
+    s.report.summary.emplace_back(summary_key, "no shape ran ok (see the rows' notes)");
+    return std::nullopt;
+  }
+  Row mamf;
+  mamf.param("dtype", name).param("layout", gemm_layout_name(s.layout)).param("result", result);
+  for (const char* metric : {"tflops", "datasheet_pct", "time_us", "sm_clock_mhz_after", "power_w_after"})
+    if (const auto v = best->metric_value(metric)) mamf.metric(metric, *v);
+  mamf.note = "best of " + std::to_string(rows.size()) + " shapes: " + shape_text(size_of(*best));
+  const auto pct = best->metric_value("datasheet_pct");
+  s.report.summary.emplace_back(summary_key, format_number(*best->metric_value("tflops"), 1) + " TFLOPS at " +
+                                                 shape_text(size_of(*best)) +
+                                                 (pct ? " (" + format_number(*pct, 1) + "% of the datasheet)" : std::string()) +
+                                                 "; " + clocks_text(*best));
+  return mamf;
+}
+
+int run_peak(PeakFlags& f, const BenchmarkArgs& bench_args) {
+  if (f.search != "quick" && f.search != "exhaustive" && f.search != "check")
+    throw UsageError("--search", f.search, "must be quick, exhaustive or check");
+  std::vector<GemmSize> grid;
+  if (f.search != "quick") grid = checked_grid(f.m, f.n, f.k);
+  Session s = start_session(f.measure, bench_args, f.search == "quick" ? coarse_peak_shapes() : grid);
   for (GemmDtype dtype : s.dtypes) {
     if (interrupted()) break;
-    std::vector<Row> rows;
-    if (f.search == "exhaustive") {
-      rows = s.runner->run(cases_of(grid, dtype, s.layout));
-    } else {
-      // Coarse, then wave-aligned around the best with its tile, then local
-      // (harness/gemm_peak_search.hpp says why this finds the peak).
-      rows = s.runner->run(cases_of(coarse_peak_shapes(), dtype, s.layout));
-      if (const Row* best = best_row(rows, dtype); best && !interrupted()) {
-        const auto tile_m = best->metric_value("tile_m"), tile_n = best->metric_value("tile_n");
-        if (tile_m && tile_n) {
-          const TileShape tile{static_cast<std::int64_t>(*tile_m), static_cast<std::int64_t>(*tile_n)};
-          append(rows, s.runner->run(cases_of(
-                           unmeasured(wave_aligned_shapes(size_of(*best), tile, sms), sizes_of(rows)), dtype, s.layout)));
-        }
-      }
-      if (const Row* best = best_row(rows, dtype); best && !interrupted())
-        append(rows, s.runner->run(cases_of(unmeasured(neighbour_shapes(size_of(*best)), sizes_of(rows)), dtype, s.layout)));
-    }
-    const Row* best = best_row(rows, dtype);
     const std::string name = gemm_dtype_info(dtype).name;
-    if (best) {
-      // One row per dtype under a fixed key, so nightly runs compare MAMF
-      // even when the best shape moves.
-      Row mamf;
-      mamf.param("dtype", name).param("layout", gemm_layout_name(s.layout)).param("result", "mamf");
-      for (const char* metric : {"tflops", "datasheet_pct", "time_us", "sm_clock_mhz_after", "power_w_after"})
-        if (const auto v = best->metric_value(metric)) mamf.metric(metric, *v);
-      mamf.note = "best of " + std::to_string(rows.size()) + " shapes: " + shape_text(size_of(*best));
-      const auto pct = best->metric_value("datasheet_pct");
-      s.report.summary.emplace_back(
-          "mamf " + name, format_number(*best->metric_value("tflops"), 1) + " TFLOPS at " + shape_text(size_of(*best)) +
-                              (pct ? " (" + format_number(*pct, 1) + "% of the datasheet)" : std::string()) + "; " +
-                              clocks_text(*best));
-      rows.push_back(std::move(mamf));
-    } else {
-      s.report.summary.emplace_back("mamf " + name, "no shape ran ok (see the rows' notes)");
+    if (f.search != "check") {
+      std::vector<Row> rows =
+          f.search == "exhaustive" ? s.runner->run(cases_of(grid, dtype, s.layout)) : quick_search(s, dtype);
+      if (auto mamf = mamf_row(s, rows, dtype, "mamf", "mamf " + name)) rows.push_back(std::move(*mamf));
+      append(s.report.rows, std::move(rows));
+      continue;
     }
-    append(s.report.rows, std::move(rows));
+    // --search check: the quick search, then the exhaustive grid, in one
+    // run, so the claim "within 2% of the exhaustive best in a fraction of
+    // its time" is measured here, on this GPU.
+    double t0 = steady_seconds();
+    std::vector<Row> quick = quick_search(s, dtype);
+    const double quick_s = steady_seconds() - t0;
+    t0 = steady_seconds();
+    std::vector<Row> full = s.runner->run(cases_of(grid, dtype, s.layout));
+    const double full_s = steady_seconds() - t0;
+    const Row* quick_best = best_row(quick, dtype);
+    const Row* full_best = best_row(full, dtype);
+    if (quick_best && full_best) {
+      const double ratio = *quick_best->metric_value("tflops") / *full_best->metric_value("tflops");
+      s.report.summary.emplace_back(
+          "search check " + name,
+          "quick " + format_number(*quick_best->metric_value("tflops"), 1) + " TFLOPS (" +
+              std::to_string(quick.size()) + " shapes, " + format_number(quick_s, 1) + " s) vs exhaustive " +
+              format_number(*full_best->metric_value("tflops"), 1) + " (" + std::to_string(full.size()) + " shapes, " +
+              format_number(full_s, 1) + " s): " + format_number(100 * ratio, 1) + "% of the exhaustive best in " +
+              format_number(100 * quick_s / full_s, 1) + "% of its time (target: at least 98%)");
+    }
+    std::optional<Row> quick_mamf = mamf_row(s, quick, dtype, "mamf", "mamf " + name + " (quick)");
+    std::optional<Row> full_mamf = mamf_row(s, full, dtype, "mamf_exhaustive", "mamf " + name + " (exhaustive)");
+    for (auto* part : {&quick, &full}) {
+      for (Row row : *part) {
+        row.param("search", part == &quick ? "quick" : "exhaustive");  // the same shape may be in both
+        s.report.rows.push_back(std::move(row));
+      }
+    }
+    for (auto* mamf : {&quick_mamf, &full_mamf})
+      if (*mamf) s.report.rows.push_back(std::move(**mamf));
   }
   if (!f.no_roofline && !interrupted()) {
     auto roofline = s.runner->run_roofline();
@@ -649,9 +699,7 @@ int run_peak(PeakFlags& f, const BenchmarkArgs& bench_args) {
 
 int run_sweep(SweepFlags& f, const BenchmarkArgs& bench_args) {
   const auto ms = dim_axis("--m", f.m), ns = dim_axis("--n", f.n), ks = dim_axis("--k", f.k);
-  const auto grid = grid_shapes(ms, ns, ks);
-  if (grid.size() > kMaxPoints)
-    throw UsageError("--m/--n/--k give " + std::to_string(grid.size()) + " shapes; at most " + std::to_string(kMaxPoints));
+  const auto grid = checked_grid(f.m, f.n, f.k);
   Session s = start_session(f.measure, bench_args, grid);
   for (GemmDtype dtype : s.dtypes) {
     if (interrupted()) break;
@@ -907,9 +955,10 @@ int main(int argc, char** argv) {
       "Maximum achievable matmul TFLOPS per dtype (best shape, % of the datasheet, clocks), plus the HBM copy and "
       "FP32 FMA ceilings. The quick search (default) aims at shapes the quantization model says lose nothing.");
   add_measure_flags(*peak, peak_flags.measure, "bf16");
-  peak->add_option("--search", peak_flags.search, "quick (default) or exhaustive (every --m x --n x --k)")
-      ->type_name("quick|exhaustive");
-  peak->add_option("--m", peak_flags.m, "Exhaustive search range of M (default 2048:16384:2048)")->type_name("AXIS");
+  peak->add_option("--search", peak_flags.search,
+                   "quick (default), exhaustive (every --m x --n x --k), or check (both, and how close quick came)")
+      ->type_name("quick|exhaustive|check");
+  peak->add_option("--m", peak_flags.m, "Exhaustive/check search range of M (default 2048:16384:2048)")->type_name("AXIS");
   peak->add_option("--n", peak_flags.n, "Exhaustive search range of N")->type_name("AXIS");
   peak->add_option("--k", peak_flags.k, "Exhaustive search range of K")->type_name("AXIS");
   peak->add_flag("--no-roofline", peak_flags.no_roofline, "Skip the HBM copy and FP32 FMA ceilings");

@@ -307,6 +307,8 @@ TEST_F(GemmBenchPredict, MeasuringSubcommandsRejectBadInputBeforeLookingForAGpu)
   expect_usage_error(sweep({"--benchmark_out=" + (dir_ / "a_dir").string() + "/"}), "--benchmark_out");
   expect_usage_error({"sweep", "--m", "0", "--n", "1", "--k", "1"}, "--m '0'");
   expect_usage_error({"peak", "--search", "slow"}, "--search 'slow'");
+  expect_usage_error({"peak", "--search", "check", "--k", "0"}, "--k '0'");
+  expect_usage_error({"peak", "--search", "check", "--m", "1:100000:1", "--n", "1:100:1"}, "at most");
   expect_usage_error({"model", "--hidden", "1000", "--heads", "16", "--ffn", "4096", "--vocab", "50304", "--seq",
                       "2048", "--mbs", "1"},
                      "--hidden '1000'");
