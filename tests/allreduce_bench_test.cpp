@@ -205,34 +205,32 @@ TEST_F(AllreduceBenchTest, SlowNodeIsNamedBySplit) {
   EXPECT_NE(r.output.find("below the median busbw: group 1 (nodeB)"), std::string::npos) << r.output;
 }
 
-// The watchdog covers communicator init too: with NCCL, every other rank
-// blocks in ncclCommInitRank until the missing one joins, for ever.
-TEST_F(AllreduceBenchTest, RankThatNeverReachesInitIsAbortedAndNamed) {
-  const auto r = mpirun(3, {"--backend", "host", "-b", "1K", "-e", "1K", "--timeout", "3", "--inject-hang", "2:init"});
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
-  EXPECT_NE(r.output.find("TIMEOUT: communicator init (--backend host) did not finish"), std::string::npos)
-      << r.output;
-  EXPECT_NE(r.output.find("Ranks that never reached it: 2 ("), std::string::npos) << r.output;
-}
-
-// And --split's communicator split (ncclCommSplit blocks the same way).
-TEST_F(AllreduceBenchTest, RankThatNeverReachesTheSplitIsAbortedAndNamed) {
-  const auto r = mpirun(4, {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "--split", "node", "--timeout",
-                            "3", "--inject-hang", "1:split"});
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
-  EXPECT_NE(r.output.find("TIMEOUT: communicator split (--split) did not finish"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Ranks that never reached it: 1 ("), std::string::npos) << r.output;
-}
-
+// A rank that never arrives is aborted within --timeout and named, wherever
+// it stops: at a measured size, at communicator init (with NCCL every other
+// rank blocks in ncclCommInitRank until it joins) or at the --split split
+// (ncclCommSplit blocks the same way).
 TEST_F(AllreduceBenchTest, HungRankIsAbortedAndNamed) {
-  const auto r = mpirun(3, {"--backend", "host", "-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1",
-                            "--timeout", "3", "--inject-hang", "1:4K"});
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
-  EXPECT_NE(r.output.find("TIMEOUT"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Ranks that never reached it: 1 ("), std::string::npos) << r.output;
+  struct Case {
+    std::vector<std::string> args;
+    std::string point;
+    std::string rank;
+  };
+  const std::vector<Case> cases = {
+      {{"-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1", "--inject-hang", "1:4K"}, "TIMEOUT: ", "1"},
+      {{"-b", "1K", "-e", "1K", "--inject-hang", "2:init"},
+       "TIMEOUT: communicator init (--backend host) did not finish", "2"},
+      {{"-b", "1K", "-e", "4K", "-f", "4", "--split", "node", "--inject-hang", "1:split"},
+       "TIMEOUT: communicator split (--split) did not finish", "1"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"--backend", "host", "--timeout", "3"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const auto r = mpirun(4, args);
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
+    EXPECT_NE(r.output.find(c.point), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("Ranks that never reached it: " + c.rank + " ("), std::string::npos) << r.output;
+  }
 }
 
 TEST_F(AllreduceBenchTest, DeadRankDoesNotHangTheOthers) {
