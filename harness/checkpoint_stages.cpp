@@ -25,6 +25,15 @@ namespace {
 
 double gbps(std::uint64_t bytes, double seconds) { return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0; }
 
+// The index of the median of `seconds` (the lower middle one for an even
+// count): the round whose steps a stage shows.
+std::size_t median_round(const std::vector<double>& seconds) {
+  std::vector<std::size_t> order(seconds.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return seconds[a] < seconds[b]; });
+  return order[(order.size() - 1) / 2];
+}
+
 void remove_quietly(const fs::path& p) {
   std::error_code ec;
   fs::remove(p, ec);
@@ -138,18 +147,12 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   }
   remove_quietly(scratch);
   const Summary raw_summary = summarize(raw_rounds), save_summary = summarize(save_rounds);
-  // The steps shown are those of the median round (the lower middle one for
-  // an even count), so they add up to the save row's time.
-  std::vector<std::size_t> order(rounds.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return save_rounds[a] < save_rounds[b]; });
-  const SaveSteps& s = rounds[order[(order.size() - 1) / 2]];
+  // The steps shown are those of the median round, so they add up to the
+  // save row's time.
+  const SaveSteps& s = rounds[median_round(save_rounds)];
   out.save_s = s.total_s;
 
-  Row paired = checkpoint_stage_row("raw_write_paired", cfg.bytes, cfg.threads, cfg.chunk, true,
-                                    raw_rounds[order[(order.size() - 1) / 2]]);
-  paired.metrics[0].second = raw_summary.median;
-  paired.metrics[1].second = gbps(cfg.bytes, raw_summary.median);
+  Row paired = checkpoint_stage_row("raw_write_paired", cfg.bytes, cfg.threads, cfg.chunk, true, raw_summary.median);
   paired.metric("time_cv", raw_summary.cv);
   paired.note = "raw write + fsync of a new file with the save's threads and chunk, median of " +
                 std::to_string(raw_rounds.size()) + " rounds alternating with the saves";
@@ -198,15 +201,26 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
 
 std::optional<double> run_restore_stage(const CheckpointConfig& cfg, AlignedBuffer& into, Report& report) {
   try {
-    const RestoreSteps r = restore_checkpoint(cfg.dir, cfg.name, into, cfg.threads, cfg.chunk);
+    // --rounds restores too; the steps shown are the median round's, so they
+    // add up to the restore row. A rejected checkpoint stops at the first.
+    std::vector<RestoreSteps> rounds;
+    for (unsigned round = 0; round < std::max(1u, cfg.rounds); ++round)
+      rounds.push_back(restore_checkpoint(cfg.dir, cfg.name, into, cfg.threads, cfg.chunk));
+    std::vector<double> totals;
+    for (const auto& round : rounds) totals.push_back(round.total_s);
+    const RestoreSteps& r = rounds[median_round(totals)];
     Row read = checkpoint_stage_row("restore.read", r.bytes, cfg.threads, cfg.chunk, cfg.fsync, r.read_s);
     read.note = r.direct ? "O_DIRECT" : "the filesystem refuses O_DIRECT: may be served from the page cache";
     report.rows.push_back(read);
     Row verify = checkpoint_stage_row("restore.verify", r.bytes, cfg.threads, cfg.chunk, cfg.fsync, r.verify_s);
     verify.note = "XXH64 matches the manifest";
     report.rows.push_back(verify);
-    report.rows.push_back(checkpoint_stage_row("restore", r.bytes, cfg.threads, cfg.chunk, cfg.fsync, r.total_s));
-    report.summary.push_back({"restore (read + verify)", format_number(r.total_s, 3) + " s"});
+    Row total = checkpoint_stage_row("restore", r.bytes, cfg.threads, cfg.chunk, cfg.fsync, r.total_s);
+    total.metric("time_cv", summarize(totals).cv);
+    total.note = "median of " + std::to_string(rounds.size()) + " rounds";
+    report.rows.push_back(total);
+    report.summary.push_back({"restore (read + verify)", format_number(r.total_s, 3) + " s, median of " +
+                                                             std::to_string(rounds.size()) + " rounds"});
     return r.total_s;
   } catch (const CheckpointRejected& e) {
     Row row;
