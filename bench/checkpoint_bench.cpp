@@ -32,7 +32,7 @@ namespace {
 struct Flags {
   std::string command;
   std::string size, params, model, optimizer = "adam", dir;
-  std::string threads = "4", chunk = "64M", rounds = "3";
+  std::string threads = "4", chunk = "64M", rounds = "4";
   std::string mtbf, gpu_mtbf, gpus;
   bool no_fsync = false, keep = false;
   OutputOptions output;
@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", f.threads, "Writer/reader threads of the save and restore (default 4)");
   app.add_option("--chunk", f.chunk, "Bytes per write/read call (default 64M)")->type_name("SIZE");
   app.add_option("--rounds", f.rounds,
-                 "Synchronous saves, each after a raw write + fsync: the medians are compared (default 3)")
+                 "Synchronous saves paired with raw writes + fsync, order flipped each round: the medians are compared (default 4; an even count balances the order)")
       ->type_name("N");
   app.add_option("--mtbf", f.mtbf, "Mean time between failures of the whole job, hours")->type_name("HOURS");
   app.add_option("--gpu-mtbf", f.gpu_mtbf, "Mean time between failures of one GPU, hours (with --gpus)")->type_name("HOURS");

@@ -328,13 +328,13 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
                             "advice_sync", "advice_async", "gpu.d2h"})
     EXPECT_NE(text.str().find(std::string("stage=") + stage), std::string::npos) << stage << "\n" << text.str();
   EXPECT_TRUE(fs::exists(dir.path() / "checkpoint.bin.manifest"));
-  // Restore runs --rounds (3) times too and reports the median round.
+  // Restore runs --rounds (4 by default) times too and reports the median round.
   const CsvTable t = read_csv(csv);
   bool restore_row = false;
   for (std::size_t i = 0; i < t.rows.size(); ++i)
     if (t.value(i, "stage") == "restore") {
       restore_row = true;
-      EXPECT_EQ(t.value(i, "note"), "median of 3 rounds");
+      EXPECT_EQ(t.value(i, "note"), "median of 4 rounds");
       EXPECT_FALSE(t.value(i, "time_cv").empty());
     }
   EXPECT_TRUE(restore_row);
