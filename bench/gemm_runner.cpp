@@ -154,6 +154,9 @@ namespace {
 std::string error_text(const std::exception& e) {
   if (const auto* cuda = dynamic_cast<const CudaError*>(&e); cuda && cuda->is_out_of_memory())
     return std::string("oom: ") + e.what();
+  // cuBLASLt's own allocations (workspace, plans) fail as ALLOC_FAILED.
+  if (const auto* cublas = dynamic_cast<const CublasError*>(&e); cublas && cublas->is_out_of_memory())
+    return std::string("oom: ") + e.what();
   return std::string("error: ") + e.what();
 }
 

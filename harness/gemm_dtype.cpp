@@ -83,9 +83,11 @@ std::optional<std::string> gemm_unsupported_reason(GemmDtype dtype, GemmLayout l
   if (ld.lda % 16 != 0)
     return name + " needs 16-byte aligned leading dimensions: lda = K = " + std::to_string(k) +
            " is not a multiple of 16";
-  if (ld.ldc % 8 != 0)
-    return name + " needs 16-byte aligned leading dimensions: ldc = M = " + std::to_string(m) +
-           " bf16 elements is not a multiple of 8";
+  // 16-byte alignment of the bf16 C alone would allow M % 8; cuBLASLt's FP8
+  // heuristic asks more ("M must be divisible by 16", its own log), and
+  // torch._scaled_mm checks the same dimension for 16.
+  if (m % 16 != 0)
+    return name + " needs M a multiple of 16 (cuBLASLt's FP8 kernels): M = " + std::to_string(m) + " is not";
   return std::nullopt;
 }
 

@@ -61,8 +61,8 @@ struct LeadingDims {
 LeadingDims leading_dims(GemmLayout layout, std::int64_t m, std::int64_t n, std::int64_t k);
 
 // Why cuBLASLt cannot run this combination, or nullopt. FP8 needs the tn
-// layout and 16-byte aligned leading dimensions (K a multiple of 16, and M
-// a multiple of 8 for the bf16 C).
+// layout, K a multiple of 16 (16-byte aligned A and B) and M a multiple of
+// 16 (cuBLASLt's FP8 heuristic refuses others).
 std::optional<std::string> gemm_unsupported_reason(GemmDtype dtype, GemmLayout layout, std::int64_t m,
                                                    std::int64_t n, std::int64_t k);
 // For the types that run anyway: a note when a leading dimension is not a

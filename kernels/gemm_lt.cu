@@ -167,7 +167,7 @@ struct LtGemm::State {
   LtHandle handle;
   LtMatmulDesc matmul;
   LtLayout a_layout, b_layout, c_layout;  // D shares C's layout
-  DeviceBuffer<float> scales;             // fp8 only: {scale_a, scale_b}
+  DeviceBuffer<float> scales;             // fp8 only: scale_a at [0], scale_b at [4]
 
   std::vector<Candidate> candidates;
   int selected = 0;
@@ -224,11 +224,16 @@ LtGemm::LtGemm(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOptions
   // The scale pointers go in before the heuristic: they narrow which FP8
   // kernels qualify.
   if (is_fp8(options.dtype)) {
-    s.scales = DeviceBuffer<float>(2);
-    const float host_scales[2] = {kFp8ScaleA, kFp8ScaleB};
+    // Each scale 16-byte aligned, as a separately allocated scale tensor
+    // would be in a framework.
+    s.scales = DeviceBuffer<float>(8);
+    const float host_scales[8] = {kFp8ScaleA, 0, 0, 0, kFp8ScaleB, 0, 0, 0};
     s.scales.copy_from_host(host_scales);
+    // A pageable cudaMemcpy may return before its DMA lands, and the GEMM
+    // stream (non-blocking) does not wait for the legacy stream.
+    REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
     const float* scale_a = s.scales.data();
-    const float* scale_b = s.scales.data() + 1;
+    const float* scale_b = s.scales.data() + 4;
     REDLINE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.matmul.get(), CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
                                                         &scale_a, sizeof scale_a));
     REDLINE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.matmul.get(), CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,

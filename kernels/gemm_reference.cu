@@ -201,6 +201,9 @@ ReferenceDifference run_reference(GemmLayout layout, std::int64_t m, std::int64_
   const auto* typed_a = static_cast<const TA*>(a);
   const auto* typed_b = static_cast<const TB*>(b);
   const auto* typed_c = static_cast<const TC*>(c);
+  // Clear a non-sticky error an earlier call left, so the check after the
+  // launch blames the launch only.
+  (void)cudaGetLastError();
   if (layout == GemmLayout::tn) {
     reference_difference_kernel<TA, TB, TC, true><<<grid, kThreads, 0, stream>>>(
         typed_a, typed_b, typed_c, m, n, k, ld.lda, ld.ldb, ld.ldc, scale, partials.data());

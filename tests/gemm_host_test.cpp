@@ -146,8 +146,8 @@ TEST(GemmDtype, Fp8NeedsTnAndAlignedKAndM) {
     EXPECT_EQ(gemm_unsupported_reason(fp8, GemmLayout::tn, 4096, 4096, 4096), std::nullopt) << name;
     // N is no leading dimension in either layout: any N runs.
     EXPECT_EQ(gemm_unsupported_reason(fp8, GemmLayout::tn, 4096, 4097, 4096), std::nullopt) << name;
-    EXPECT_EQ(gemm_unsupported_reason(fp8, GemmLayout::tn, 8, 1, 16), std::nullopt) << name;
-    EXPECT_EQ(gemm_unsupported_reason(fp8, GemmLayout::tn, 4104, 4096, 4112), std::nullopt) << name;
+    EXPECT_EQ(gemm_unsupported_reason(fp8, GemmLayout::tn, 16, 1, 16), std::nullopt) << name;
+    EXPECT_EQ(gemm_unsupported_reason(fp8, GemmLayout::tn, 4112, 4097, 4112), std::nullopt) << name;
 
     const auto nn = gemm_unsupported_reason(fp8, GemmLayout::nn, 4096, 4096, 4096);
     ASSERT_TRUE(nn) << name;
@@ -159,9 +159,9 @@ TEST(GemmDtype, Fp8NeedsTnAndAlignedKAndM) {
     EXPECT_NE(k->find("4104"), std::string::npos) << *k;
     EXPECT_TRUE(gemm_unsupported_reason(fp8, GemmLayout::tn, 4096, 4096, 4097));
 
-    const auto m = gemm_unsupported_reason(fp8, GemmLayout::tn, 4100, 4096, 4096);  // 4100 % 8 = 4
+    const auto m = gemm_unsupported_reason(fp8, GemmLayout::tn, 4104, 4096, 4096);  // 4104 % 16 = 8
     ASSERT_TRUE(m) << name;
-    EXPECT_NE(m->find("4100"), std::string::npos) << *m;
+    EXPECT_NE(m->find("4104"), std::string::npos) << *m;
     EXPECT_TRUE(gemm_unsupported_reason(fp8, GemmLayout::tn, 4097, 4096, 4096));
   }
 }

@@ -86,9 +86,9 @@ std::vector<GemmCase> verify_cases() {
   std::vector<GemmCase> cases;
   for (const GemmDtype dtype : redline::all_gemm_dtypes()) {
     if (is_fp8(dtype)) {
-      // FP8 needs tn, K % 16 == 0 and M % 8 == 0; N is free, so it is odd here.
+      // FP8 needs tn, K % 16 == 0 and M % 16 == 0; N is free, so it is odd here.
       cases.push_back({dtype, GemmLayout::tn, 128, 256, 512});
-      cases.push_back({dtype, GemmLayout::tn, 264, 129, 96});
+      cases.push_back({dtype, GemmLayout::tn, 272, 129, 96});
     } else {
       for (const GemmLayout layout : {GemmLayout::tn, GemmLayout::nn}) {
         cases.push_back({dtype, layout, 128, 256, 512});
@@ -263,7 +263,10 @@ TEST(LtGemm, ReportsTheSelectedAlgorithmForEveryCandidate) {
     EXPECT_EQ(algorithm.candidate, candidate);
     EXPECT_GE(algorithm.algo_id, 0);
     EXPECT_GE(algorithm.split_k, 1);
-    EXPECT_TRUE(algorithm.tile.has_value() || algorithm.tile_id >= 0) << "neither a tile nor a tile id";
+    // The attribute read succeeded (id >= 0); a defined id must be in the tile table (0 is UNDEFINED).
+    EXPECT_GE(algorithm.tile_id, 0);
+    EXPECT_TRUE(algorithm.tile.has_value() || algorithm.tile_id == 0)
+        << "tile id " << algorithm.tile_id << " is not in the tile table";
     EXPECT_LE(algorithm.workspace_bytes, options.workspace_bytes);
     EXPECT_GE(algorithm.heuristic_waves, 0.0f);
     const GemmCheck check = gemm.verify();
@@ -286,7 +289,7 @@ TEST(LtGemm, RefusesFp8CombinationsCuBlasLtCannotRun) {
     } catch (const GemmUnsupported& e) {
       EXPECT_NE(std::string(e.what()).find("K = 24"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(LtGemm(100, 128, 128, options, nullptr), GemmUnsupported);  // ldc = M not 16-byte aligned
+    EXPECT_THROW(LtGemm(104, 128, 128, options, nullptr), GemmUnsupported);  // M % 16 = 8
   }
 }
 
