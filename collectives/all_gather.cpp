@@ -14,9 +14,9 @@ class AllGather final : public Collective {
  public:
   std::string_view name() const override { return "all_gather"; }
 
-  CollectiveCounts counts(std::size_t count, int nranks) const override {
+  CollectiveCounts counts(std::size_t count, int nranks, std::size_t element_bytes) const override {
     if (nranks < 1) throw std::invalid_argument("all_gather needs at least one rank");
-    const std::size_t block = count / static_cast<std::size_t>(nranks);
+    const std::size_t block = aligned_block(count, nranks, element_bytes);
     return {block, block * static_cast<std::size_t>(nranks), block, 0, block};
   }
 

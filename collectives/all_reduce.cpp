@@ -14,7 +14,7 @@ class AllReduce final : public Collective {
   std::string_view name() const override { return "all_reduce"; }
   bool uses_op() const override { return true; }
 
-  CollectiveCounts counts(std::size_t count, int nranks) const override {
+  CollectiveCounts counts(std::size_t count, int nranks, std::size_t) const override {
     if (nranks < 1) throw std::invalid_argument("all_reduce needs at least one rank");
     return {count, count, 0, 0, count};
   }

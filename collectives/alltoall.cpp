@@ -15,9 +15,9 @@ class AllToAll final : public Collective {
   std::string_view name() const override { return "alltoall"; }
   bool in_place_result_defined() const override { return false; }
 
-  CollectiveCounts counts(std::size_t count, int nranks) const override {
+  CollectiveCounts counts(std::size_t count, int nranks, std::size_t element_bytes) const override {
     if (nranks < 1) throw std::invalid_argument("alltoall needs at least one rank");
-    const std::size_t per_peer = count / static_cast<std::size_t>(nranks);
+    const std::size_t per_peer = aligned_block(count, nranks, element_bytes);
     const std::size_t total = per_peer * static_cast<std::size_t>(nranks);
     return {total, total, 0, 0, per_peer};
   }

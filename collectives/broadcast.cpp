@@ -13,7 +13,7 @@ class Broadcast final : public Collective {
   std::string_view name() const override { return "broadcast"; }
   bool uses_root() const override { return true; }
 
-  CollectiveCounts counts(std::size_t count, int nranks) const override {
+  CollectiveCounts counts(std::size_t count, int nranks, std::size_t) const override {
     if (nranks < 1) throw std::invalid_argument("broadcast needs at least one rank");
     return {count, count, 0, 0, count};
   }

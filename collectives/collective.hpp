@@ -47,8 +47,9 @@ class Collective {
   // sendrecv are not defined in place: their in-place runs are timed but not
   // checked, as in nccl-tests.
   virtual bool in_place_result_defined() const { return true; }
-  // `count`: elements of the reported size; rounded down to what divides.
-  virtual CollectiveCounts counts(std::size_t count, int nranks) const = 0;
+  // `count`: elements of the reported size; rounded down to what divides
+  // (per-rank blocks to whole 16-byte lines, see aligned_block).
+  virtual CollectiveCounts counts(std::size_t count, int nranks, std::size_t element_bytes) const = 0;
   // busbw = algbw x factor (nccl-tests' PERFORMANCE.md).
   virtual double busbw_factor(int nranks) const = 0;
   // Expected value of recv element i on `rank`; nullopt where the result is
@@ -58,6 +59,15 @@ class Collective {
   virtual void run(Backend& backend, int local, const void* send, void* recv, const CollectiveCounts& counts,
                    const CollectiveCase& c) const = 0;
 };
+
+// The per-rank block of all_gather, reduce_scatter and alltoall: count /
+// nranks rounded down to whole 16-byte lines, as nccl-tests does, so blocks
+// and in-place offsets stay 16-byte aligned (NCCL's fast paths) and the
+// size and count columns match nccl-tests' table for any rank count.
+inline std::size_t aligned_block(std::size_t count, int nranks, std::size_t element_bytes) {
+  const std::size_t per_line = element_bytes == 0 || element_bytes >= 16 ? 1 : 16 / element_bytes;
+  return count / static_cast<std::size_t>(nranks) / per_line * per_line;
+}
 
 // Element i of `rank`'s send buffer: small non-zero integers (exact sums in
 // every type, even fp8 and bfloat16) for sum/avg/max/min, +-1 for prod,

@@ -14,7 +14,7 @@ class Reduce final : public Collective {
   bool uses_op() const override { return true; }
   bool uses_root() const override { return true; }
 
-  CollectiveCounts counts(std::size_t count, int nranks) const override {
+  CollectiveCounts counts(std::size_t count, int nranks, std::size_t) const override {
     if (nranks < 1) throw std::invalid_argument("reduce needs at least one rank");
     return {count, count, 0, 0, count};
   }

@@ -15,9 +15,9 @@ class ReduceScatter final : public Collective {
   std::string_view name() const override { return "reduce_scatter"; }
   bool uses_op() const override { return true; }
 
-  CollectiveCounts counts(std::size_t count, int nranks) const override {
+  CollectiveCounts counts(std::size_t count, int nranks, std::size_t element_bytes) const override {
     if (nranks < 1) throw std::invalid_argument("reduce_scatter needs at least one rank");
-    const std::size_t block = count / static_cast<std::size_t>(nranks);
+    const std::size_t block = aligned_block(count, nranks, element_bytes);
     return {block * static_cast<std::size_t>(nranks), block, 0, block, block};
   }
 

@@ -16,7 +16,7 @@ class SendRecv final : public Collective {
   std::string_view name() const override { return "sendrecv"; }
   bool in_place_result_defined() const override { return false; }
 
-  CollectiveCounts counts(std::size_t count, int nranks) const override {
+  CollectiveCounts counts(std::size_t count, int nranks, std::size_t) const override {
     if (nranks < 1) throw std::invalid_argument("sendrecv needs at least one rank");
     return {count, count, 0, 0, count};
   }

@@ -20,6 +20,7 @@
 #include "collectives/backend.hpp"
 #include "collectives/collective.hpp"
 #include "collectives/data_type.hpp"
+#include "collectives/point_runner.hpp"
 #include "collectives/verify.hpp"
 
 namespace redline {
@@ -589,21 +590,38 @@ void expect_counts(const CollectiveCounts& got, std::size_t send, std::size_t re
 }
 
 TEST(Counts, PerCollectiveForThousandElementsOnFourRanks) {
-  expect_counts(get("all_reduce").counts(1000, 4), 1000, 1000, 0, 0, 1000);
-  expect_counts(get("all_gather").counts(1000, 4), 250, 1000, 250, 0, 250);
-  expect_counts(get("reduce_scatter").counts(1000, 4), 1000, 250, 0, 250, 250);
-  expect_counts(get("broadcast").counts(1000, 4), 1000, 1000, 0, 0, 1000);
-  expect_counts(get("reduce").counts(1000, 4), 1000, 1000, 0, 0, 1000);
-  expect_counts(get("alltoall").counts(1000, 4), 1000, 1000, 0, 0, 250);
-  expect_counts(get("sendrecv").counts(1000, 4), 1000, 1000, 0, 0, 1000);
+  // 1024 floats: 256 per rank, already whole 16-byte lines.
+  expect_counts(get("all_reduce").counts(1024, 4, 4), 1024, 1024, 0, 0, 1024);
+  expect_counts(get("all_gather").counts(1024, 4, 4), 256, 1024, 256, 0, 256);
+  expect_counts(get("reduce_scatter").counts(1024, 4, 4), 1024, 256, 0, 256, 256);
+  expect_counts(get("broadcast").counts(1024, 4, 4), 1024, 1024, 0, 0, 1024);
+  expect_counts(get("reduce").counts(1024, 4, 4), 1024, 1024, 0, 0, 1024);
+  expect_counts(get("alltoall").counts(1024, 4, 4), 1024, 1024, 0, 0, 256);
+  expect_counts(get("sendrecv").counts(1024, 4, 4), 1024, 1024, 0, 0, 1024);
 }
 
-TEST(Counts, RoundDownToWhatDivides) {
-  expect_counts(get("all_gather").counts(1000, 3), 333, 999, 333, 0, 333);
-  expect_counts(get("reduce_scatter").counts(1000, 3), 999, 333, 0, 333, 333);
-  expect_counts(get("alltoall").counts(1003, 4), 1000, 1000, 0, 0, 250);
-  expect_counts(get("all_gather").counts(3, 4), 0, 0, 0, 0, 0);
-  for (const auto& c : all_collectives()) EXPECT_THROW(c->counts(100, 0), std::invalid_argument);
+// Per-rank blocks round down to whole 16-byte lines, as nccl-tests'
+// (count / nranks) & -(16 / element size): 1000 floats on 3 ranks give 332
+// (333 is not a multiple of 4 floats), so the table matches nccl-tests'.
+TEST(Counts, PerRankBlocksRoundDownToSixteenByteLines) {
+  expect_counts(get("all_gather").counts(1000, 3, 4), 332, 996, 332, 0, 332);
+  expect_counts(get("reduce_scatter").counts(1000, 3, 4), 996, 332, 0, 332, 332);
+  expect_counts(get("alltoall").counts(1003, 4, 4), 992, 992, 0, 0, 248);
+  expect_counts(get("all_gather").counts(1000, 3, 1), 320, 960, 320, 0, 320);  // int8: 16 per line
+  expect_counts(get("all_gather").counts(1000, 3, 8), 332, 996, 332, 0, 332);  // double: 2 per line
+  expect_counts(get("all_gather").counts(1000, 3, 2), 328, 984, 328, 0, 328);  // half: 8 per line
+  // Under one line per rank: nothing to move (the sweep skips the point).
+  expect_counts(get("all_gather").counts(12, 4, 4), 0, 0, 0, 0, 0);
+  // Collectives without per-rank blocks keep every element.
+  expect_counts(get("all_reduce").counts(1001, 3, 4), 1001, 1001, 0, 0, 1001);
+  for (std::size_t element : {1, 2, 4, 8})
+    for (const char* name : {"all_gather", "reduce_scatter", "alltoall"})
+      for (int nranks : {2, 3, 5, 6, 24}) {
+        const CollectiveCounts c = get(name).counts(12345, nranks, element);
+        EXPECT_EQ(c.param_count * element % 16, 0u) << name << " " << nranks << " ranks, " << element << " B";
+        EXPECT_LE(c.param_count * static_cast<std::size_t>(nranks), 12345u);
+      }
+  for (const auto& c : all_collectives()) EXPECT_THROW(c->counts(100, 0, 4), std::invalid_argument);
 }
 
 // ------------------------------------------------------------------ SimBackend
@@ -619,6 +637,7 @@ class SimBackend final : public Backend {
   explicit SimBackend(int nranks) : nranks_(nranks) {}
 
   std::string name() const override { return "sim"; }
+  bool rotates_buffers() const override { return true; }
   int size() const override { return nranks_; }
   int local_ranks() const override { return nranks_; }
   int rank(int local) const override { return local; }
@@ -672,6 +691,8 @@ class SimBackend final : public Backend {
   void abort() override {}
 
   int operations() const { return operations_; }
+  // Local rank 0's send pointer of every operation, in order.
+  const std::vector<const void*>& sends() const { return sends_; }
 
  private:
   enum class Kind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv };
@@ -720,6 +741,8 @@ class SimBackend final : public Backend {
 
   void execute() {
     ++operations_;
+    for (const Call& call : calls_)
+      if (call.local == 0) sends_.push_back(call.send);
     if (static_cast<int>(calls_.size()) != nranks_) throw std::logic_error("not every rank called");
     std::sort(calls_.begin(), calls_.end(), [](const Call& a, const Call& b) { return a.local < b.local; });
     const Call& c0 = calls_[0];
@@ -796,6 +819,7 @@ class SimBackend final : public Backend {
   std::vector<Call> calls_;
   std::vector<std::unique_ptr<char[]>> memory_;
   int operations_ = 0;
+  std::vector<const void*> sends_;
 };
 
 // One operation on SimBackend with buffers laid out as a benchmark lays them
@@ -804,7 +828,7 @@ class SimBackend final : public Backend {
 class SimRun {
  public:
   SimRun(const Collective& coll, const CollectiveCase& c, std::size_t count, bool in_place, bool run = true)
-      : coll_(coll), case_(c), backend_(c.nranks), counts_(coll.counts(count, c.nranks)) {
+      : coll_(coll), case_(c), backend_(c.nranks), counts_(coll.counts(count, c.nranks, info(c.type).bytes)) {
     const std::size_t bytes = info(c.type).bytes;
     for (int r = 0; r < c.nranks; ++r) {
       char* send;
@@ -1003,7 +1027,7 @@ TEST(Verify, LargeBuffersCountEveryWrongElement) {
   const std::size_t count = (std::size_t{3} << 20) + 17;
   const CollectiveCase c = make_case(DataType::bfloat16, ReduceOp::sum, 1);
   const Collective& coll = get("all_reduce");
-  const CollectiveCounts counts = coll.counts(count, 1);
+  const CollectiveCounts counts = coll.counts(count, 1, info(c.type).bytes);
   std::vector<char> buf(count * 2);
   fill_input(buf.data(), count, c.type, 0, c);  // one rank: the sum is its own input
   EXPECT_EQ(count_wrong(buf.data(), count, c.type, coll, counts, c, 0), 0u);
@@ -1034,7 +1058,37 @@ TEST(Verify, TypeMismatchThrows) {
   std::vector<char> buf(64);
   EXPECT_THROW(fill_input(buf.data(), 4, DataType::float16, 0, c), std::invalid_argument);
   const Collective& coll = get("all_reduce");
-  EXPECT_THROW(count_wrong(buf.data(), 4, DataType::int32, coll, coll.counts(4, 2), c, 0), std::invalid_argument);
+  EXPECT_THROW(count_wrong(buf.data(), 4, DataType::int32, coll, coll.counts(4, 2, 4), c, 0), std::invalid_argument);
+}
+
+// Timed operation i runs on the buffers shifted by i whole points, cycling
+// through what the sweep's largest point allocated (nccl-tests' rotation), so
+// a small point is not timed from cache; the check runs at the base.
+TEST(PointRunner, OperationsRotateThroughTheBuffers) {
+  SimBackend backend(2);
+  const Collective& coll = get("all_reduce");
+  const CollectiveCase c = make_case(DataType::float32, ReduceOp::sum, 2);
+  CollectiveBuffers buffers(backend, coll, 4096, c.type);  // 16 KiB each
+  PointSettings settings;
+  settings.warmup_iterations = 0;
+  settings.iterations = 6;
+  settings.check_iterations = 1;
+  int barriers = 0;
+  settings.sync_ranks = [&barriers] { ++barriers; };
+  const PointMeasurement m = measure_point(backend, coll, buffers, 1024, c, false, settings);  // 4 KiB points
+  EXPECT_EQ(m.wrong, 0u);
+  EXPECT_EQ(barriers, 1);
+  const auto* base = static_cast<const char*>(buffers.send(0));
+  std::vector<std::ptrdiff_t> offsets;
+  for (const void* p : backend.sends()) offsets.push_back(static_cast<const char*>(p) - base);
+  // One untimed operation before the clock, six timed in four slots, one checked.
+  EXPECT_EQ(offsets, (std::vector<std::ptrdiff_t>{0, 0, 4096, 8192, 12288, 0, 4096, 0}));
+
+  // The largest point fills the buffers: nothing to rotate through.
+  SimBackend full(2);
+  CollectiveBuffers full_buffers(full, coll, 4096, c.type);
+  measure_point(full, coll, full_buffers, 4096, c, false, settings);
+  for (const void* p : full.sends()) EXPECT_EQ(p, full_buffers.send(0));
 }
 
 TEST(Verify, ToleranceStatement) {
