@@ -31,6 +31,12 @@ class Backend {
   virtual void copy_in(int local, void* dst, const void* host_src, std::size_t bytes) = 0;
   virtual void copy_out(int local, void* host_dst, const void* src, std::size_t bytes) = 0;
 
+  // Whether timed operations rotate through the buffers (see point_runner):
+  // each backend is measured the way its peer measures. nccl-tests rotates
+  // GPU buffers so small sizes miss the L2; the host backend's peer, a plain
+  // MPI_Allreduce loop, reuses one buffer.
+  virtual bool rotates_buffers() const { return false; }
+
   virtual void group_begin() {}
   virtual void group_end() {}
   virtual void all_reduce(int local, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) = 0;

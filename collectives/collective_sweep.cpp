@@ -174,7 +174,9 @@ GatheredPoint measure_and_gather(SweepContext& ctx, Backend& backend, const Coll
     const auto delay = std::chrono::duration<double, std::milli>(faults.delay_ms);
     settings.before_each_operation = [delay] { std::this_thread::sleep_for(delay); };
   }
-  // All ranks start the point together (outside the timed region), as nccl-tests does.
+  // All ranks start the point together, and meet again right before the
+  // clock starts (outside the timed region), as nccl-tests does.
+  settings.sync_ranks = [&ctx] { ctx.bootstrap.barrier(); };
   ctx.bootstrap.barrier();
   const PointMeasurement m = measure_point(backend, collective, buffers, count, c, in_place, settings);
 
@@ -308,7 +310,16 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
                                            const std::vector<std::string>& hosts, Watchdog& watchdog) {
   SweepContext ctx{bootstrap, options, hosts, {}, &watchdog};
   ctx.colors = split_colors(ctx.hosts, options.split);
-  if (options.split != SplitMode::none) check_split_groups(ctx.colors, ctx.hosts, options.split);
+  if (options.split != SplitMode::none) {
+    check_split_groups(ctx.colors, ctx.hosts, options.split);
+    // Rooted collectives run inside each group, so a root must exist there.
+    const auto groups = static_cast<int>(std::set<int>(ctx.colors.begin(), ctx.colors.end()).size());
+    const int group_ranks = world_backend.size() / groups;
+    for (int root_rank : options.roots)
+      if (root_rank >= group_ranks)
+        throw UsageError("-r", std::to_string(root_rank),
+                         "--split groups have only " + std::to_string(group_ranks) + " ranks each");
+  }
   std::unique_ptr<Backend> group_backend;
   // Unset on every way out, before group_backend is destroyed.
   struct AbortWorldOnly {
@@ -377,8 +388,10 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
           const CollectiveCase c{type, op, std::max(root_rank, 0), backend.size(), ++seed};
           const std::size_t element = info(type).bytes;
           std::string why_not;
-          if (!backend.supports(type, collective->uses_op() ? op : ReduceOp::sum))
+          if (!backend.supports(type, collective->uses_op() ? op : ReduceOp::sum)) {
             why_not = backend.unsupported_reason(type);
+            if (why_not.empty()) why_not = "the " + backend.name() + " backend does not support this type and op";
+          }
           std::unique_ptr<CollectiveBuffers> buffers;
           if (why_not.empty()) {
             try {
@@ -399,7 +412,7 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
 
           for (std::size_t bytes_asked : options.sizes) {
             const std::size_t count = bytes_asked / element;
-            const CollectiveCounts counts = collective->counts(count, backend.size());
+            const CollectiveCounts counts = collective->counts(count, backend.size(), element);
             // The size column is the whole array the collective moves; the
             // count column is what each rank passes to the call (nccl-tests).
             const std::size_t bytes = std::max(counts.send_count, counts.recv_count) * element;

@@ -1,8 +1,10 @@
 // NcclBackend: the Backend interface on NCCL communicators, one per local GPU,
 // each with its own non-blocking stream.
 //
-// Why blocking communicators (NCCL's default config, plain ncclCommInitRank):
-// they are what nccl-tests creates, so the numbers are comparable, and no call
+// Why blocking communicators (set explicitly in the config, so an
+// NCCL_COMM_BLOCKING=0 in the environment cannot turn them non-blocking and
+// let wait() see idle streams before the operations are enqueued): they are
+// what nccl-tests creates, so the numbers are comparable, and no call
 // in the timed loop has to be polled for ncclInProgress. A hang is ended from
 // the harness's watchdog thread with abort() -> ncclCommAbort, which NCCL
 // supports on a live communicator from another thread (it raises the abort
@@ -266,12 +268,15 @@ class NcclBackend final : public Backend {
   NcclBackend& operator=(const NcclBackend&) = delete;
 
   std::string name() const override { return "nccl"; }
+  bool rotates_buffers() const override { return true; }  // as nccl-tests
   int size() const override { return world_; }
   int local_ranks() const override { return static_cast<int>(devices_.size()); }
   int rank(int local) const override { return ranks_.at(checked_local(local, "rank")); }
 
   bool supports(DataType type, ReduceOp op) const override {
-    if (op == ReduceOp::avg && is_integer(type)) return false;
+    // Every op runs on every type NCCL has; integer avg is NCCL's sum then
+    // division by n, truncated toward zero, which the check expects.
+    (void)op;
     return unsupported_reason(type).empty();
   }
 
@@ -590,15 +595,17 @@ class NcclBackend final : public Backend {
   void init_communicators(const ncclUniqueId& id) {
     const std::size_t n = devices_.size();
     std::vector<ncclComm_t> comms(n, nullptr);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 1;  // split communicators inherit it
     try {
       if (n == 1) {
         REDLINE_CUDA_CHECK(cudaSetDevice(devices_[0]));
-        REDLINE_NCCL_CHECK(ncclCommInitRank(&comms[0], world_, id, ranks_[0]));
+        REDLINE_NCCL_CHECK(ncclCommInitRankConfig(&comms[0], world_, id, ranks_[0], &config));
       } else {
         in_nccl_group([&] {
           for (std::size_t i = 0; i < n; ++i) {
             REDLINE_CUDA_CHECK(cudaSetDevice(devices_[i]));
-            REDLINE_NCCL_CHECK(ncclCommInitRank(&comms[i], world_, id, ranks_[i]));
+            REDLINE_NCCL_CHECK(ncclCommInitRankConfig(&comms[i], world_, id, ranks_[i], &config));
           }
         });
       }

@@ -15,21 +15,36 @@ struct Pointers {
   void* recv;
 };
 
+// Operation `iteration` works on the buffers shifted by a whole point's
+// bytes, cycling through as many such slots as the buffers (sized for the
+// sweep's largest point) hold, as nccl-tests does: a small point is not timed
+// from cache. Checks use iteration 0. Only backends whose peer does the same
+// rotate (Backend::rotates_buffers).
+std::size_t rotation_shift(const CollectiveBuffers& buffers, const CollectiveCounts& counts, std::size_t element_bytes,
+                           int iteration) {
+  if (!buffers.rotates()) return 0;
+  const std::size_t point_bytes = std::max(counts.send_count, counts.recv_count) * element_bytes;
+  if (point_bytes == 0) return 0;
+  const std::size_t slots = std::max<std::size_t>(1, buffers.bytes() / point_bytes);
+  return point_bytes * (static_cast<std::size_t>(iteration) % slots);
+}
+
 Pointers pointers_for(const CollectiveBuffers& buffers, int local, const CollectiveCounts& counts, int rank,
-                      std::size_t element_bytes, bool in_place) {
-  if (!in_place) return {buffers.send(local), buffers.recv(local)};
-  char* base = static_cast<char*>(buffers.recv(local));
-  return {base + counts.send_inplace_offset * static_cast<std::size_t>(rank) * element_bytes,
-          base + counts.recv_inplace_offset * static_cast<std::size_t>(rank) * element_bytes};
+                      std::size_t element_bytes, bool in_place, int iteration = 0) {
+  const std::size_t shift = rotation_shift(buffers, counts, element_bytes, iteration);
+  char* recv = static_cast<char*>(buffers.recv(local)) + shift;
+  if (!in_place) return {static_cast<const char*>(buffers.send(local)) + shift, recv};
+  return {recv + counts.send_inplace_offset * static_cast<std::size_t>(rank) * element_bytes,
+          recv + counts.recv_inplace_offset * static_cast<std::size_t>(rank) * element_bytes};
 }
 
 // One operation on every local rank (a group when this process drives several).
 void run_once(Backend& backend, const Collective& collective, const CollectiveBuffers& buffers,
-              const CollectiveCounts& counts, const CollectiveCase& c, bool in_place) {
+              const CollectiveCounts& counts, const CollectiveCase& c, bool in_place, int iteration) {
   const std::size_t element = info(c.type).bytes;
   backend.group_begin();
   for (int local = 0; local < backend.local_ranks(); ++local) {
-    const Pointers p = pointers_for(buffers, local, counts, backend.rank(local), element, in_place);
+    const Pointers p = pointers_for(buffers, local, counts, backend.rank(local), element, in_place, iteration);
     collective.run(backend, local, p.send, p.recv, counts, c);
   }
   backend.group_end();
@@ -53,10 +68,12 @@ void load_inputs(Backend& backend, const CollectiveBuffers& buffers, const Colle
 CollectiveBuffers::CollectiveBuffers(Backend& backend, const Collective& collective, std::size_t max_count,
                                      DataType type)
     : backend_(backend) {
-  const CollectiveCounts counts = collective.counts(max_count, backend.size());
+  const CollectiveCounts counts = collective.counts(max_count, backend.size(), info(type).bytes);
   // In-place layouts put both sides in the receive buffer, so each buffer
   // holds the larger of the two.
   const std::size_t bytes = std::max<std::size_t>(1, std::max(counts.send_count, counts.recv_count)) * info(type).bytes;
+  bytes_ = bytes;
+  rotates_ = backend.rotates_buffers();
   try {
     for (int local = 0; local < backend.local_ranks(); ++local) {
       send_.push_back(backend.allocate(local, bytes));
@@ -80,16 +97,22 @@ void CollectiveBuffers::release_all() noexcept {
 PointMeasurement measure_point(Backend& backend, const Collective& collective, CollectiveBuffers& buffers,
                                std::size_t count, const CollectiveCase& c, bool in_place,
                                const PointSettings& settings) {
-  const CollectiveCounts counts = collective.counts(count, backend.size());
+  const CollectiveCounts counts = collective.counts(count, backend.size(), info(c.type).bytes);
   PointMeasurement m;
   load_inputs(backend, buffers, counts, c, in_place);
 
-  for (int i = 0; i < settings.warmup_iterations; ++i) run_once(backend, collective, buffers, counts, c, in_place);
+  for (int i = 0; i < settings.warmup_iterations; ++i) run_once(backend, collective, buffers, counts, c, in_place, i);
   backend.wait();
+  // Whatever -w says, one operation completes and the ranks meet before the
+  // clock starts (nccl-tests does the same): the first timed operation then
+  // pays no lazy connection setup and starts on every rank together.
+  run_once(backend, collective, buffers, counts, c, in_place, 0);
+  backend.wait();
+  if (settings.sync_ranks) settings.sync_ranks();
 
-  auto timed_operation = [&] {
+  auto timed_operation = [&](int i) {
     if (settings.before_each_operation) settings.before_each_operation();
-    run_once(backend, collective, buffers, counts, c, in_place);
+    run_once(backend, collective, buffers, counts, c, in_place, i);
   };
   if (settings.per_iteration) {
     // A wait after each operation: the samples show the spread, at the cost
@@ -97,24 +120,25 @@ PointMeasurement measure_point(Backend& backend, const Collective& collective, C
     const double start = steady_seconds();
     for (int i = 0; i < settings.iterations; ++i) {
       const double t0 = steady_seconds();
-      timed_operation();
+      timed_operation(i);
       backend.wait();
       m.samples_seconds.push_back(steady_seconds() - t0);
     }
     m.seconds_per_operation = (steady_seconds() - start) / settings.iterations;
   } else if (settings.graph_replays > 0 && backend.supports_capture()) {
     backend.capture_begin();
-    for (int i = 0; i < settings.iterations; ++i) run_once(backend, collective, buffers, counts, c, in_place);
+    for (int i = 0; i < settings.iterations; ++i) run_once(backend, collective, buffers, counts, c, in_place, i);
     backend.capture_end();
-    backend.replay_capture();  // the first replay uploads the graph: not timed
-    backend.wait();
+    // As nccl-tests: the ranks meet, then the clock runs from the first
+    // launch (which also uploads the graph) to the last replay's end.
+    if (settings.sync_ranks) settings.sync_ranks();
     const double start = steady_seconds();
     for (int g = 0; g < settings.graph_replays; ++g) backend.replay_capture();
     backend.wait();
     m.seconds_per_operation = (steady_seconds() - start) / (static_cast<double>(settings.iterations) * settings.graph_replays);
   } else {
     const double start = steady_seconds();
-    for (int i = 0; i < settings.iterations; ++i) timed_operation();
+    for (int i = 0; i < settings.iterations; ++i) timed_operation(i);
     backend.wait();
     m.seconds_per_operation = (steady_seconds() - start) / settings.iterations;
   }
@@ -124,7 +148,7 @@ PointMeasurement measure_point(Backend& backend, const Collective& collective, C
     for (int i = 0; i < settings.iterations; ++i) {
       if (settings.before_each_operation) settings.before_each_operation();
       const double t0 = steady_seconds();
-      run_once(backend, collective, buffers, counts, c, in_place);
+      run_once(backend, collective, buffers, counts, c, in_place, i);
       backend.wait();
       inside += steady_seconds() - t0;
     }
@@ -145,7 +169,7 @@ PointMeasurement measure_point(Backend& backend, const Collective& collective, C
       for (int local = 0; local < backend.local_ranks(); ++local)
         backend.copy_in(local, buffers.recv(local), poison.data(), poison.size());
       load_inputs(backend, buffers, counts, c, in_place);
-      run_once(backend, collective, buffers, counts, c, in_place);
+      run_once(backend, collective, buffers, counts, c, in_place, 0);
       backend.wait();
       for (int local = 0; local < backend.local_ranks(); ++local) {
         const int rank = backend.rank(local);

@@ -1,6 +1,8 @@
 // Measures one point of a collective sweep on this rank, nccl-tests style:
-// warm-up, then a host clock around -n back-to-back operations and one wait
-// (or -G graph replays of them), then -c checked runs on fresh data. The
+// warm-up, one operation and a barrier, then a host clock around -n
+// back-to-back operations and one wait (or -G graph replays of them), each
+// on buffers shifted through the space the largest point needs (backends
+// that rotate), then -c checked runs on fresh data. The
 // tool combines the ranks' results; this file only measures.
 #pragma once
 
@@ -26,6 +28,9 @@ struct PointSettings {
   bool arrival_pass = false;
   // Called before every timed operation on this rank: test-only delay injection.
   std::function<void()> before_each_operation;
+  // A barrier of every rank, called right before the clock starts (nccl-tests'
+  // Barrier): no rank starts timing while another is still setting up.
+  std::function<void()> sync_ranks;
 };
 
 // Buffers for one collective, sized for the largest point: in-place runs
@@ -39,11 +44,15 @@ class CollectiveBuffers {
 
   void* send(int local) const { return send_[local]; }
   void* recv(int local) const { return recv_[local]; }
+  std::size_t bytes() const { return bytes_; }  // of each buffer
+  bool rotates() const { return rotates_; }      // Backend::rotates_buffers
 
  private:
   void release_all() noexcept;
   Backend& backend_;
   std::vector<void*> send_, recv_;
+  std::size_t bytes_ = 0;
+  bool rotates_ = false;
 };
 
 struct PointMeasurement {

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,8 @@ namespace {
 constexpr std::uint64_t kGoodbye = ~std::uint64_t{0};
 // Other ranks give rank 0 this long past the timeout to name the culprits first.
 constexpr double kGraceSeconds = 5;
+// How long a failing rank waits for the communicator abort before exiting.
+constexpr double kAbortOperationsSeconds = 10;
 
 bool send_all(int fd, const void* data, std::size_t bytes) {
   const char* p = static_cast<const char*>(data);
@@ -207,7 +210,23 @@ void Watchdog::set_abort_operations(std::function<void()> abort_operations) {
 void Watchdog::fail(const std::string& message) {
   std::fprintf(stderr, "allreduce_bench: rank %d: %s\n", bootstrap_.rank(), message.c_str());
   std::fflush(stderr);
-  if (abort_operations_) abort_operations_();
+  if (abort_operations_) {
+    // ncclCommAbort can block: on a proxy thread, on peers that never abort,
+    // or behind the main thread that holds the communicator. It gets a
+    // bounded time on a thread of its own; then the run ends regardless.
+    auto returned = std::make_shared<std::atomic<bool>>(false);
+    std::thread([abort_operations = abort_operations_, returned] {
+      abort_operations();
+      *returned = true;
+    }).detach();
+    const double until = steady_seconds() + kAbortOperationsSeconds;
+    while (!*returned && steady_seconds() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!*returned) {
+      std::fprintf(stderr, "allreduce_bench: rank %d: the communicator abort did not return within %d s; exiting without it\n",
+                   bootstrap_.rank(), static_cast<int>(kAbortOperationsSeconds));
+      std::fflush(stderr);
+    }
+  }
   bootstrap_.abort_all(1);
   std::_Exit(1);  // abort_all does not return; this says so to the compiler
 }

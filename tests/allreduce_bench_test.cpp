@@ -136,6 +136,23 @@ TEST_F(AllreduceBenchTest, SplitWithUnequalGroupsIsRefused) {
   EXPECT_NE(r.output.find("--split 'node': needs groups of equal size"), std::string::npos) << r.output;
 }
 
+// With --split, rooted collectives run inside each group: a root that exists
+// in the world (4 ranks) but not in a group (2 ranks) is a usage error on
+// every rank, not an NCCL/MPI failure mid-run.
+TEST_F(AllreduceBenchTest, RootOutsideTheSplitGroupsIsRefused) {
+  std::vector<std::string> args = {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node",
+                                   "--collective", "broadcast", "-r", "3"};
+  std::vector<std::string> argv = kMpirun;
+  argv.insert(argv.end(), {"-np", "2", "-x", "REDLINE_HOSTNAME=a", ALLREDUCE_BENCH});
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {":", "-np", "2", "-x", "REDLINE_HOSTNAME=b", ALLREDUCE_BENCH});
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = run(argv, 120);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_NE(r.output.find("-r '3': --split groups have only 2 ranks each"), std::string::npos) << r.output;
+}
+
 TEST_F(AllreduceBenchTest, PerIterationStatistics) {
   const fs::path csv = dir_ / "it.csv";
   const auto r = mpirun(2, with(kQuick, {"--backend", "host", "--per-iter", "--csv", csv.string()}));
