@@ -21,18 +21,33 @@ double now_s() {
 class Streams {
  public:
   explicit Streams(int n) : streams_(static_cast<std::size_t>(n), nullptr) {
-    for (auto& s : streams_) REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    // A constructor that throws gets no destructor call: destroy the streams
+    // already made here, or a failed k-th create leaks the first k.
+    try {
+      for (auto& s : streams_) {
+        // Stored only on success: a failed call's output is unspecified.
+        cudaStream_t created = nullptr;
+        REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
+        s = created;
+      }
+    } catch (...) {
+      destroy();
+      throw;
+    }
   }
-  ~Streams() {
-    for (auto s : streams_)
-      if (s) (void)cudaStreamDestroy(s);
-  }
+  ~Streams() { destroy(); }
   Streams(const Streams&) = delete;
   Streams& operator=(const Streams&) = delete;
   cudaStream_t operator[](std::size_t i) const { return streams_[i]; }
   int size() const { return static_cast<int>(streams_.size()); }
 
  private:
+  // Slots whose stream was not created are still null.
+  void destroy() noexcept {
+    for (auto s : streams_)
+      if (s) (void)cudaStreamDestroy(s);
+  }
+
   std::vector<cudaStream_t> streams_;
 };
 

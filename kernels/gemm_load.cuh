@@ -33,7 +33,8 @@ class GemmLoad {
   // GEMMs per second over `seconds`, or until `stop` returns true (checked
   // after each batch of GEMMs, about 10 ms of work). At least one batch runs,
   // so the rate is always measured over real work, even when `stop` is
-  // already true.
+  // already true. One batch stays queued ahead of the one waited on, so the
+  // GPU never waits for this thread; all of it has finished when this returns.
   double rate(double seconds, const std::function<bool()>& stop) const;
   std::string description() const;
 

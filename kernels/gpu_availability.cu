@@ -55,18 +55,28 @@ std::string device_description(int device) {
   return label + " (" + prop.name + ") is sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
 }
 
+struct ProbeResult {
+  cudaError_t status = cudaSuccess;
+  // What returned `status`, for the message: a failed cudaSetDevice is not
+  // a failed launch (it points at the device or driver, not at the binary).
+  const char* step = "a trivial kernel launch";
+};
+
 // Launches the probe on `device`, which stays the current device. Restoring
 // a previous device would create a context on it (cudaSetDevice does since
 // CUDA 12): with GPU 0 as the default, every rank of a node would hold one.
-cudaError_t launch_probe_kernel(int device) {
-  cudaError_t status = cudaSetDevice(device);
-  if (status == cudaSuccess) {
+ProbeResult launch_probe_kernel(int device) {
+  ProbeResult result;
+  result.status = cudaSetDevice(device);
+  if (result.status != cudaSuccess) {
+    result.step = "cudaSetDevice";
+  } else {
     probe_kernel<<<1, 1>>>();
-    status = cudaGetLastError();
-    if (status == cudaSuccess) status = cudaDeviceSynchronize();
+    result.status = cudaGetLastError();
+    if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
   }
   (void)cudaGetLastError();
-  return status;
+  return result;
 }
 
 }  // namespace
@@ -101,13 +111,13 @@ std::optional<std::string> no_usable_gpu_reason(int device) {
            " (check CUDA_VISIBLE_DEVICES)";
   }
 
-  const cudaError_t launch = launch_probe_kernel(device);
-  if (launch == cudaErrorNoKernelImageForDevice) {
+  const ProbeResult probe = launch_probe_kernel(device);
+  if (probe.status == cudaErrorNoKernelImageForDevice) {
     return "this binary was built for " + compiled_cuda_architectures() + " but " + device_description(device) +
            "; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native";
   }
-  if (launch != cudaSuccess) {
-    return "device " + std::to_string(device) + " unusable: a trivial kernel launch returned " + error_text(launch);
+  if (probe.status != cudaSuccess) {
+    return "device " + std::to_string(device) + " unusable: " + probe.step + " returned " + error_text(probe.status);
   }
   return std::nullopt;
 }

@@ -37,7 +37,7 @@ struct Collector {
   std::mutex mutex;
   std::vector<TracedKernel> kernels;
   std::size_t dropped = 0;  // records CUPTI could not store
-  bool lost_buffer = false; // a callback could not record what it got
+  bool lost_buffer = false; // a callback could not record (or read) all it got
 };
 Collector& collector() {
   static Collector* const instance = new Collector;
@@ -78,7 +78,8 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::
   try {
     std::vector<TracedKernel> found;
     CUpti_Activity* record = nullptr;
-    while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+    CUptiResult status = CUPTI_SUCCESS;
+    while ((status = cuptiActivityGetNextRecord(buffer, valid_size, &record)) == CUPTI_SUCCESS) {
       if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
         continue;
       // CUDA 13's record for both kinds; the fields read here sit at the same
@@ -95,12 +96,17 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::
       traced.kernel.block_z = static_cast<unsigned>(kernel->blockZ);
       found.push_back(std::move(traced));
     }
+    // Only MAX_LIMIT_REACHED means "end of buffer". Any other error (e.g.
+    // INVALID_KIND for an incomplete or invalid record) ends the walk early:
+    // the records after it are lost, so the trace must not pass as whole.
+    const bool read_all = status == CUPTI_ERROR_MAX_LIMIT_REACHED;
     std::size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) != CUPTI_SUCCESS) dropped = 0;
     Collector& c = collector();
     const std::lock_guard lock(c.mutex);
     c.kernels.insert(c.kernels.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
     c.dropped += dropped;
+    if (!read_all) c.lost_buffer = true;
   } catch (...) {
     Collector& c = collector();
     const std::lock_guard lock(c.mutex);
@@ -179,7 +185,11 @@ KernelTrace trace_kernels(const std::function<void()>& work) {
     for (auto& traced : kernels) trace.kernels.push_back(std::move(traced.kernel));
     // A partial list would read as the whole story.
     if (dropped > 0) note("CUPTI dropped " + std::to_string(dropped) + " activity records (buffers full)");
-    if (lost_buffer) note("an activity buffer could not be read (out of host memory)");
+    if (lost_buffer) note("an activity buffer could not be read in full (out of host memory, or an invalid record)");
+    // Tracing was on, yet nothing came: another CUPTI client (Nsight) took the
+    // records, or none was valid. An empty list must not read as "the work
+    // launched no kernel" (nor the caller's "the kernel name states no tile").
+    if (trace.kernels.empty()) note("CUPTI delivered no kernel records (another profiler attached?)");
   }
   return trace;
 }

@@ -21,7 +21,9 @@ struct LaunchedKernel {
 
 struct KernelTrace {
   std::vector<LaunchedKernel> kernels;  // in launch order
-  std::optional<std::string> unavailable;  // why tracing did not work (no CUPTI, busy profiler, ...)
+  // Why `kernels` is not the whole story: tracing did not work (no CUPTI, busy
+  // profiler, ...), records were lost, or none arrived. nullopt: the full list.
+  std::optional<std::string> unavailable;
 };
 
 // Enables kernel activity records, runs `work` (which must finish its GPU
