@@ -90,7 +90,6 @@ std::size_t element_bytes(DataType type) {
 }
 
 bool is_fp8(DataType type) { return type == DataType::fp8_e4m3 || type == DataType::fp8_e5m2; }
-bool is_integer(DataType type) { return type == DataType::int8 || type == DataType::int32; }
 
 ncclDataType_t to_nccl(DataType type) {
   switch (type) {
@@ -180,9 +179,18 @@ class CurrentDevice {
 
 enum class StartFailure : std::int32_t { none = 0, no_gpu = 1, mapping = 2, other = 3 };
 
+// What each process found, sent to every other: a failure, or the GPUs it
+// will drive (PCI bus ids, so two processes of one host that picked the same
+// GPU are caught before NCCL's own duplicate-GPU error).
+constexpr int kMaxCheckedGpus = 16;
 struct StartStatus {
   StartFailure failure = StartFailure::none;
   char text[508] = {};
+  char host[64] = {};
+  std::int32_t local_rank = 0;
+  std::int32_t visible = 0;
+  std::int32_t gpus = 0;  // bus ids filled, at most kMaxCheckedGpus
+  char bus_ids[kMaxCheckedGpus][16] = {};
 };
 static_assert(std::is_trivially_copyable_v<StartStatus>, "sent bytewise through the bootstrap");
 
@@ -567,7 +575,15 @@ class NcclBackend final : public Backend {
         devices_.push_back(device);
         streams_.push_back(nullptr);
         REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&streams_.back(), cudaStreamNonBlocking));
+        if (status.gpus < kMaxCheckedGpus) {
+          REDLINE_CUDA_CHECK(cudaDeviceGetPCIBusId(status.bus_ids[status.gpus], sizeof status.bus_ids[0], device));
+          ++status.gpus;
+        }
       }
+      const std::string name = host_name();
+      std::memcpy(status.host, name.data(), std::min(name.size(), sizeof status.host - 1));
+      status.local_rank = local_rank;
+      status.visible = visible;
     } catch (const std::exception& error) {
       set_failure(status, StartFailure::other, host + ": local rank " + std::to_string(local_rank) + ": " + error.what());
     }
@@ -580,14 +596,31 @@ class NcclBackend final : public Backend {
     const std::vector<char> all = bootstrap.all_gather(&mine, sizeof mine);
     if (mine.failure != StartFailure::none) throw_start_failure(mine.failure, mine.text, true);
     const std::size_t ranks = all.size() / sizeof(StartStatus);
+    std::vector<StartStatus> statuses(ranks);
     for (std::size_t r = 0; r < ranks; ++r) {
-      StartStatus theirs;
+      StartStatus& theirs = statuses[r];
       std::memcpy(&theirs, all.data() + r * sizeof theirs, sizeof theirs);
       if (theirs.failure != StartFailure::none) {
         throw_start_failure(theirs.failure, "process rank " + std::to_string(r) + " cannot start NCCL: " + theirs.text,
                             false);
       }
     }
+    // Every rank runs the same check on the same data, so all throw alike.
+    for (std::size_t a = 0; a < ranks; ++a)
+      for (std::size_t b = a + 1; b < ranks; ++b) {
+        const StartStatus& x = statuses[a];
+        const StartStatus& y = statuses[b];
+        if (std::strncmp(x.host, y.host, sizeof x.host) != 0) continue;
+        for (int i = 0; i < x.gpus; ++i)
+          for (int j = 0; j < y.gpus; ++j)
+            if (std::strncmp(x.bus_ids[i], y.bus_ids[j], sizeof x.bus_ids[0]) == 0)
+              throw GpuMappingError(
+                  "host " + std::string(x.host) + ": local ranks " + std::to_string(x.local_rank) + " and " +
+                  std::to_string(y.local_rank) + " would both drive GPU " + x.bus_ids[i] + " (" +
+                  std::to_string(y.visible) + " visible to local rank " + std::to_string(y.local_rank) +
+                  "): launch at most one rank per GPU, or give each rank its own GPUs (CUDA_VISIBLE_DEVICES, "
+                  "srun --gpus-per-task)");
+      }
   }
 
   // g == 1: one ncclCommInitRank. g > 1: one per local GPU inside a group, as
