@@ -794,7 +794,9 @@ class NcclBackend final : public Backend {
     }
     destroy_graph_execs();
     while (group_depth_ > 0) {  // an exception inside a group left it open
-      (void)ncclGroupEnd();
+      // After an abort the group's communicators are freed: ending the group
+      // would launch onto them. The process ends after an abort anyway.
+      if (!aborted_.load(std::memory_order_acquire)) (void)ncclGroupEnd();
       --group_depth_;
     }
     {
