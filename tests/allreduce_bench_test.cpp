@@ -46,6 +46,17 @@ class AllreduceBenchTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     return run(argv, timeout);
   }
+  // Two "nodes" by name on this machine (REDLINE_HOSTNAME): ranks_a on host_a,
+  // then ranks_b on host_b, every rank with the same ARGS.
+  static ChildResult mpirun_two_hosts(int ranks_a, const std::string& host_a, int ranks_b, const std::string& host_b,
+                                      const std::vector<std::string>& args, double timeout = 240) {
+    std::vector<std::string> argv = kMpirun;
+    argv.insert(argv.end(), {"-np", std::to_string(ranks_a), "-x", "REDLINE_HOSTNAME=" + host_a, ALLREDUCE_BENCH});
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {":", "-np", std::to_string(ranks_b), "-x", "REDLINE_HOSTNAME=" + host_b, ALLREDUCE_BENCH});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv, timeout);
+  }
   static std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
@@ -124,13 +135,7 @@ TEST_F(AllreduceBenchTest, ExpectationWithNothingMeasuredFails) {
 
 TEST_F(AllreduceBenchTest, SplitWithUnequalGroupsIsRefused) {
   // Hosts a (2 ranks) and b (1 rank): groups of different sizes would disagree on every count.
-  std::vector<std::string> args = {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node"};
-  std::vector<std::string> argv = kMpirun;
-  argv.insert(argv.end(), {"-np", "2", "-x", "REDLINE_HOSTNAME=a", ALLREDUCE_BENCH});
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {":", "-np", "1", "-x", "REDLINE_HOSTNAME=b", ALLREDUCE_BENCH});
-  argv.insert(argv.end(), args.begin(), args.end());
-  const auto r = run(argv, 120);
+  const auto r = mpirun_two_hosts(2, "a", 1, "b", {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node"}, 120);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(r.timed_out);
   EXPECT_NE(r.output.find("--split 'node': needs groups of equal size"), std::string::npos) << r.output;
@@ -140,14 +145,9 @@ TEST_F(AllreduceBenchTest, SplitWithUnequalGroupsIsRefused) {
 // in the world (4 ranks) but not in a group (2 ranks) is a usage error on
 // every rank, not an NCCL/MPI failure mid-run.
 TEST_F(AllreduceBenchTest, RootOutsideTheSplitGroupsIsRefused) {
-  std::vector<std::string> args = {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node",
-                                   "--collective", "broadcast", "-r", "3"};
-  std::vector<std::string> argv = kMpirun;
-  argv.insert(argv.end(), {"-np", "2", "-x", "REDLINE_HOSTNAME=a", ALLREDUCE_BENCH});
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {":", "-np", "2", "-x", "REDLINE_HOSTNAME=b", ALLREDUCE_BENCH});
-  argv.insert(argv.end(), args.begin(), args.end());
-  const auto r = run(argv, 120);
+  const auto r = mpirun_two_hosts(
+      2, "a", 2, "b",
+      {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node", "--collective", "broadcast", "-r", "3"}, 120);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(r.timed_out);
   EXPECT_NE(r.output.find("-r '3': --split groups have only 2 ranks each"), std::string::npos) << r.output;
@@ -209,14 +209,9 @@ TEST_F(AllreduceBenchTest, PerRankCsvNeedsPerRank) {
 
 TEST_F(AllreduceBenchTest, SlowNodeIsNamedBySplit) {
   // Two "nodes" by name; rank 3, on nodeB, is slow: nodeB's group is the outlier.
-  std::vector<std::string> args = {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "-n", "4", "-w", "1",
-                                   "--split", "node", "--inject-delay", "3:20"};
-  std::vector<std::string> argv = kMpirun;
-  argv.insert(argv.end(), {"-np", "2", "-x", "REDLINE_HOSTNAME=nodeA", ALLREDUCE_BENCH});
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {":", "-np", "2", "-x", "REDLINE_HOSTNAME=nodeB", ALLREDUCE_BENCH});
-  argv.insert(argv.end(), args.begin(), args.end());
-  const auto r = run(argv);
+  const auto r = mpirun_two_hosts(2, "nodeA", 2, "nodeB",
+                                  {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "-n", "4", "-w", "1",
+                                   "--split", "node", "--inject-delay", "3:20"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("group 1 (nodeB)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("below the median busbw: group 1 (nodeB)"), std::string::npos) << r.output;
