@@ -19,9 +19,9 @@ void require_divisible(const char* flag, std::int64_t value, std::int64_t by, co
 
 void add_linear(std::vector<StepGemm>& out, const std::string& layer, std::int64_t tokens, std::int64_t in,
                 std::int64_t features_out, std::int64_t count) {
-  out.push_back({layer, GemmPass::forward, tokens, features_out, in, count});
-  out.push_back({layer, GemmPass::backward_data, tokens, in, features_out, count});
-  out.push_back({layer, GemmPass::backward_weight, features_out, in, tokens, count});
+  out.push_back({layer, GemmPass::forward, features_out, tokens, in, count});
+  out.push_back({layer, GemmPass::backward_data, in, tokens, features_out, count});
+  out.push_back({layer, GemmPass::backward_weight, in, features_out, tokens, count});
 }
 
 std::int64_t round_up(std::int64_t value, std::int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }

@@ -3,10 +3,14 @@
 // tensor-parallel rank actually runs. Also the padded sizes worth trying for
 // vocab, FFN width and hidden size. Pure arithmetic, tested without a GPU.
 //
-// A Linear layer y = x W^T with x [tokens, in] and W [out, in] runs:
-//   forward        y[tokens, out]  = x  W^T   M = tokens, N = out, K = in
-//   backward data  dx[tokens, in]  = dy W     M = tokens, N = in,  K = out
-//   backward weight dW[out, in]    = dy^T x   M = out,    N = in,  K = tokens
+// A Linear layer y = x W^T with x [tokens, in] and W [out, in] (row-major,
+// as PyTorch stores them) runs three GEMMs. cuBLAS is column-major, so a
+// row-major [rows, cols] result is a column-major [cols, rows] C, and the
+// M (rows of C) x N that cuBLAS sees, and whose tiles and waves the model
+// counts, is the transpose of the math's, as PyTorch calls it:
+//   forward        y[tokens, out]  = x  W^T   M = out, N = tokens, K = in
+//   backward data  dx[tokens, in]  = dy W     M = in,  N = tokens, K = out
+//   backward weight dW[out, in]    = dy^T x   M = in,  N = out,    K = tokens
 // Per layer (Megatron-style tensor parallelism over T ranks, hidden H,
 // heads A, FFN width F; a rank holds 1/T of the column-parallel outputs and
 // of the row-parallel inputs):
