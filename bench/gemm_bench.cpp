@@ -862,21 +862,23 @@ int run_model(ModelFlags& f, const BenchmarkArgs& bench_args) {
                    100 * *measured_row->metric_value("time_us") * 1e-6 * static_cast<double>(g.count) / *base_seconds);
       s.report.rows.push_back(std::move(row));
     }
-    if (!base_seconds) {
+    if (!base_seconds)
       s.report.summary.emplace_back("step " + dtype_name, "not every GEMM ran ok; see the rows");
-      continue;
-    }
-    s.report.summary.emplace_back(
-        "step " + dtype_name,
-        format_number(*base_seconds * 1e3, 3) + " ms of GEMMs per step per rank (" + std::to_string(shape.layers) +
-            " layers + logits), " + format_number(step_gemm_flop(gemms) / *base_seconds / 1e12, 1) + " TFLOPS");
+    else
+      s.report.summary.emplace_back(
+          "step " + dtype_name,
+          format_number(*base_seconds * 1e3, 3) + " ms of GEMMs per step per rank (" + std::to_string(shape.layers) +
+              " layers + logits), " + format_number(step_gemm_flop(gemms) / *base_seconds / 1e12, 1) + " TFLOPS");
 
     // Padding advice, measured: each candidate's changed GEMMs are timed and
     // the step recomputed. Only a gain above the timing noise is advised.
+    // When the step itself cannot run (FP8 with an odd vocab), the advice is
+    // the smallest padding that lets it run.
     for (PaddedDim dim : {PaddedDim::vocab, PaddedDim::ffn, PaddedDim::hidden}) {
       if (interrupted()) break;
       std::optional<double> best_gain;
       std::int64_t best_value = 0;
+      std::optional<std::pair<std::int64_t, double>> first_that_runs;  // value, seconds
       for (std::int64_t value : padding_candidates(shape, dim)) {
         const TransformerShape padded = with_dim(shape, dim, value);
         const auto padded_gemms = transformer_step_gemms(padded);
@@ -889,12 +891,19 @@ int run_model(ModelFlags& f, const BenchmarkArgs& bench_args) {
           s.report.rows.push_back(std::move(row));
         }
         if (const auto padded_seconds = step_seconds(padded_gemms, times)) {
+          if (!first_that_runs) first_that_runs = {value, *padded_seconds};  // candidates come sorted
+          if (!base_seconds) continue;
           const double gain = *base_seconds / *padded_seconds - 1;
           if (!best_gain || gain > *best_gain) best_gain = gain, best_value = value;
         }
       }
       const std::string name = padded_dim_name(dim);
-      if (best_gain && *best_gain > 0.01)
+      if (!base_seconds && first_that_runs)
+        s.report.summary.emplace_back("advice " + dtype_name + " " + name,
+                                      "pad " + name + " " + std::to_string(dim_value(shape, dim)) + " -> " +
+                                          std::to_string(first_that_runs->first) + ": then every GEMM of the step runs (" +
+                                          format_number(first_that_runs->second * 1e3, 3) + " ms, measured)");
+      else if (best_gain && *best_gain > 0.01)
         s.report.summary.emplace_back("advice " + dtype_name + " " + name,
                                       "pad " + name + " " + std::to_string(dim_value(shape, dim)) + " -> " +
                                           std::to_string(best_value) + ": step GEMM time -" +
