@@ -437,7 +437,7 @@ std::unique_ptr<benchmark::BenchmarkReporter> google_reporter(const std::string&
 }
 
 // A dtype that cuBLASLt can run on none of the shapes (FP8 with nn, or with
-// K never a multiple of 16) is bad input, not a run of error rows.
+// K or M never a multiple of 16) is bad input, not a run of error rows.
 void require_runnable(const std::vector<GemmDtype>& dtypes, GemmLayout layout, const std::vector<GemmSize>& shapes) {
   for (GemmDtype dtype : dtypes) {
     std::optional<std::string> reason;
@@ -725,20 +725,27 @@ int run_sweep(SweepFlags& f, const BenchmarkArgs& bench_args) {
                                                     std::to_string(s.report.rows.size()) +
                                                     " shapes lose more than 10% of the quantization-free level");
 
-  // Tokens per micro-batch that fill the GPU: the harness saturation over M.
-  if (ms.size() > 1 && ns.size() == 1 && ks.size() == 1)
+  // Tokens per micro-batch that fill the GPU: the harness saturation over
+  // the one swept dimension of C that carries the tokens, M or N (PyTorch's
+  // forward GEMM puts them in N; C is M x N, column-major).
+  const bool only_m = ms.size() > 1 && ns.size() == 1, only_n = ns.size() > 1 && ms.size() == 1;
+  if ((only_m || only_n) && ks.size() == 1)
     for (GemmDtype dtype : s.dtypes) {
       std::vector<ThroughputPoint> points;
       for (const auto& row : s.report.rows)
-        if (is_ok_gemm_row(row) && row.param_value("dtype") == gemm_dtype_info(dtype).name)
-          points.push_back({static_cast<double>(size_of(row).m), *row.metric_value("tflops")});
+        if (is_ok_gemm_row(row) && row.param_value("dtype") == gemm_dtype_info(dtype).name) {
+          const GemmSize size = size_of(row);
+          points.push_back({static_cast<double>(only_m ? size.m : size.n), *row.metric_value("tflops")});
+        }
       const Saturation sat = analyze_saturation(points);
+      const std::string dim = only_m ? "M" : "N";
+      const std::string fixed = only_m ? "N = " + std::to_string(ns.front()) : "M = " + std::to_string(ms.front());
       if (sat.fraction && sat.best)
         s.report.summary.emplace_back(
             std::string("saturation ") + gemm_dtype_info(dtype).name,
-            "M = " + format_number(sat.fraction->size, 0) + " reaches 90% of this shape's best (" +
-                format_number(sat.best->throughput, 1) + " TFLOPS at M = " + format_number(sat.best->size, 0) +
-                ") for N = " + std::to_string(ns.front()) + ", K = " + std::to_string(ks.front()));
+            dim + " = " + format_number(sat.fraction->size, 0) + " reaches 90% of this shape's best (" +
+                format_number(sat.best->throughput, 1) + " TFLOPS at " + dim + " = " +
+                format_number(sat.best->size, 0) + ") for " + fixed + ", K = " + std::to_string(ks.front()));
     }
   return finish_session(s);
 }
@@ -976,8 +983,9 @@ int main(int argc, char** argv) {
   CLI::App* sweep = app.add_subcommand(
       "sweep",
       "TFLOPS over any dimension with the tile cuBLASLt chose, split-K, tiles, waves, tile/wave efficiency and the "
-      "predicted TFLOPS; flags points losing more than 10% and the nearest larger size that recovers. Sweeping M "
-      "alone gives the saturation: the tokens per micro-batch that fill the GPU.");
+      "predicted TFLOPS; flags points losing more than 10% and the nearest larger size that recovers. Sweeping M or N "
+      "alone gives the saturation: the tokens per micro-batch that fill the GPU (PyTorch's forward GEMM has them in "
+      "N).");
   add_measure_flags(*sweep, sweep_flags.measure, "bf16");
   sweep->add_option("--m", sweep_flags.m, "Rows of C: N, or a sweep 1,2,4 / A:B:STEP / A:B:xF")->required()->type_name("AXIS");
   sweep->add_option("--n", sweep_flags.n, "Columns of C (same forms)")->required()->type_name("AXIS");

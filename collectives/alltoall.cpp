@@ -1,5 +1,5 @@
-// alltoall: rank r's block p goes to rank p's block r. The count is rounded
-// down to a multiple of n; the call takes the per-peer count. busbw factor
+// alltoall: rank r's block p goes to rank p's block r. Each block is count / n
+// rounded down to whole 16-byte lines; the call takes the per-peer count. busbw factor
 // (n-1)/n of the whole array. NCCL does not define it in place (grouped
 // send/recv on one buffer), so in-place runs are timed, not checked.
 #include <memory>

@@ -95,20 +95,21 @@ TEST(GemmModel, PaddingAdviceNamesTheNearestRecoveringSize) {
 }
 
 TEST(GemmModel, VocabPadsToTheTileMultiple) {
-  // 16896 tokens = 132 tile rows, so every tile count fills whole waves and
-  // only the vocab's tile quantization is left: 50257 -> 393 x 128 = 50304.
-  const auto p = problem(16896, 50257, 4096, {128, 128}, 132);
-  const auto exact = nearest_recovering_size(p, GemmDim::n, /*tolerance=*/0.0);
+  // The logits GEMM as PyTorch hands it to cuBLAS: M = vocab, N = tokens.
+  // 16896 tokens = 132 tile columns, so every tile count fills whole waves
+  // and only the vocab's tile quantization is left: 50257 -> 393 x 128 = 50304.
+  const auto p = problem(50257, 16896, 4096, {128, 128}, 132);
+  const auto exact = nearest_recovering_size(p, GemmDim::m, /*tolerance=*/0.0);
   ASSERT_TRUE(exact);
   EXPECT_EQ(exact->to, 50304);
   EXPECT_NEAR(exact->gain, 50304.0 / 50257 - 1, 1e-9);
   // The model calls that loss (0.09%) negligible at the default 1% tolerance:
   // padding 50257 pays through alignment, which the model does not cover.
-  EXPECT_FALSE(nearest_recovering_size(p, GemmDim::n));
-  // M is a choice too: 4097 tokens pad to the next tile row.
-  const auto rows = nearest_recovering_size(problem(4097, 4096, 4096, {256, 128}, 132), GemmDim::m, 0.0, 0.1);
-  ASSERT_TRUE(rows);
-  EXPECT_EQ(rows->to % 256, 0);
+  EXPECT_FALSE(nearest_recovering_size(p, GemmDim::m));
+  // The tokens are a choice too: 4097 of them pad to the next tile column.
+  const auto columns = nearest_recovering_size(problem(4096, 4097, 4096, {128, 256}, 132), GemmDim::n, 0.0, 0.1);
+  ASSERT_TRUE(columns);
+  EXPECT_EQ(columns->to % 256, 0);
 }
 
 TEST(TileShapes, ParseTile) {
