@@ -26,12 +26,18 @@ namespace {
 double gbps(std::uint64_t bytes, double seconds) { return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0; }
 
 // The index of the median of `seconds` (the lower middle one for an even
-// count): the round whose steps a stage shows.
+// count): the round whose steps a stage shows. Every stage figure from
+// rounds (raw, save, restore) is this round's, so a row's steps add up to
+// it and the save and raw medians compared are of one kind.
 std::size_t median_round(const std::vector<double>& seconds) {
   std::vector<std::size_t> order(seconds.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return seconds[a] < seconds[b]; });
   return order[(order.size() - 1) / 2];
+}
+
+std::string median_note(std::size_t rounds) {
+  return "median of " + std::to_string(rounds) + " rounds" + (rounds % 2 == 0 ? " (the lower middle one)" : "");
 }
 
 void remove_quietly(const fs::path& p) {
@@ -165,12 +171,13 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   // The steps shown are those of the median round, so they add up to the
   // save row's time.
   const SaveSteps& s = rounds[median_round(save_rounds)];
+  const double raw_median = raw_rounds[median_round(raw_rounds)];
   out.save_s = s.total_s;
 
-  Row paired = checkpoint_stage_row("raw_write_paired", cfg.bytes, cfg.threads, cfg.chunk, true, raw_summary.median);
+  Row paired = checkpoint_stage_row("raw_write_paired", cfg.bytes, cfg.threads, cfg.chunk, true, raw_median);
   paired.metric("time_cv", raw_summary.cv);
-  paired.note = "raw write + fsync of a new file with the save's threads and chunk, median of " +
-                std::to_string(raw_rounds.size()) + " rounds alternating with the saves";
+  paired.note = "raw write + fsync of a new file with the save's threads and chunk, " + median_note(raw_rounds.size()) +
+                ", paired with the saves";
   report.rows.push_back(paired);
 
   auto step = [&](const std::string& name, double seconds, const std::string& note) {
@@ -188,18 +195,18 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   step("fsync_dir", s.fsync_dir_s, cfg.fsync ? "makes the rename durable" : "skipped (--no-fsync)");
   step("manifest", s.manifest_s, "written last, atomically");
   Row save = checkpoint_stage_row("save", cfg.bytes, cfg.threads, cfg.chunk, cfg.fsync, s.total_s);
-  const double fraction = raw_summary.median / s.total_s * 100.0;
+  const double fraction = raw_median / s.total_s * 100.0;
   save.metric("ceiling_pct", fraction).metric("time_cv", save_summary.cv);
   save.note = std::string(cfg.fsync ? "synchronous safe save: the stall" : "synchronous save without fsync: NOT durable") +
-              "; median of " + std::to_string(save_rounds.size()) + " rounds";
+              "; " + median_note(save_rounds.size());
   report.rows.push_back(save);
   report.summary.push_back({"storage ceiling (best raw write + fsync, any writer count)",
                             format_number(gbps(cfg.bytes, out.raw_write_s), 2) + " GB/s"});
   report.summary.push_back({"synchronous save (stall)",
                             format_number(s.total_s, 3) + " s, " + format_number(gbps(cfg.bytes, s.total_s), 2) +
                                 " GB/s: " + format_number(fraction, 1) + "% of the raw write alongside it (" +
-                                format_number(gbps(cfg.bytes, raw_summary.median), 2) + " GB/s, medians of " +
-                                std::to_string(save_rounds.size()) + " alternating rounds)"});
+                                format_number(gbps(cfg.bytes, raw_median), 2) + " GB/s, medians of " +
+                                std::to_string(save_rounds.size()) + " paired rounds)"});
   // Storage whose write times swing this much (thin-provisioned or
   // discard-mounted volumes, shared disks) makes the ratio a coin toss: say
   // so rather than let it pass for the save's overhead.
@@ -232,10 +239,9 @@ std::optional<double> run_restore_stage(const CheckpointConfig& cfg, AlignedBuff
     report.rows.push_back(verify);
     Row total = checkpoint_stage_row("restore", r.bytes, cfg.threads, cfg.chunk, cfg.fsync, r.total_s);
     total.metric("time_cv", summarize(totals).cv);
-    total.note = "median of " + std::to_string(rounds.size()) + " rounds";
+    total.note = median_note(rounds.size());
     report.rows.push_back(total);
-    report.summary.push_back({"restore (read + verify)", format_number(r.total_s, 3) + " s, median of " +
-                                                             std::to_string(rounds.size()) + " rounds"});
+    report.summary.push_back({"restore (read + verify)", format_number(r.total_s, 3) + " s, " + median_note(rounds.size())});
     return r.total_s;
   } catch (const CheckpointRejected& e) {
     Row row;
