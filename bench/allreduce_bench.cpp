@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -244,6 +245,16 @@ std::unique_ptr<Backend> make_backend(const std::string& kind, Bootstrap& bootst
                                       Environment& env) {
   if (kind == "nccl") {
 #ifdef REDLINE_HAVE_NCCL_BACKEND
+    // NCCL_COMM_BLOCKING overrides the blocking config the backend asks for,
+    // and a non-blocking communicator lets wait() find idle streams before
+    // the operations are enqueued: the run forces blocking and says so.
+    if (const char* value = std::getenv("NCCL_COMM_BLOCKING"); value != nullptr && std::string(value) != "1") {
+      if (bootstrap.rank() == 0)
+        std::cerr << "allreduce_bench: NCCL_COMM_BLOCKING=" << value
+                  << " set to 1: the timing needs blocking communicators (as nccl-tests creates)\n";
+      env.variables["NCCL_COMM_BLOCKING"] = std::string("1 (was ") + value + ")";
+      ::setenv("NCCL_COMM_BLOCKING", "1", 1);
+    }
     try {
       auto backend = make_nccl_backend(bootstrap, gpus, blocking);
       add_cuda_gpu_info(env);

@@ -1,10 +1,10 @@
 // NcclBackend: the Backend interface on NCCL communicators, one per local GPU,
 // each with its own non-blocking stream.
 //
-// Why blocking communicators (set explicitly in the config, so an
-// NCCL_COMM_BLOCKING=0 in the environment cannot turn them non-blocking and
-// let wait() see idle streams before the operations are enqueued): they are
-// what nccl-tests creates, so the numbers are comparable, and no call
+// Why blocking communicators (set in the config; NCCL_COMM_BLOCKING would
+// override it, so allreduce_bench sets that to 1 before init, as a
+// non-blocking communicator would let wait() see idle streams before the
+// operations are enqueued): they are what nccl-tests creates, so the numbers are comparable, and no call
 // in the timed loop has to be polled for ncclInProgress. A hang is ended from
 // the harness's watchdog thread with abort() -> ncclCommAbort, which NCCL
 // supports on a live communicator from another thread (it raises the abort
