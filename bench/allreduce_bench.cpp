@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -360,8 +361,10 @@ int main(int argc, char** argv) {
       backend = make_backend(backend_kind, *bootstrap, gpus, blocking, env);
       watchdog.leave();
       watchdog.set_abort_operations([&backend] { backend->abort(); });
+      const bool rooted = std::any_of(options.collectives.begin(), options.collectives.end(),
+                                      [](const Collective* c) { return c->uses_root(); });
       for (int root : options.roots)
-        if (root >= backend->size())
+        if (rooted && root >= backend->size())
           throw UsageError("-r", f.root, "there are only " + std::to_string(backend->size()) + " ranks");
 
       CollectiveSweepResult result =

@@ -315,8 +315,10 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
     // Rooted collectives run inside each group, so a root must exist there.
     const auto groups = static_cast<int>(std::set<int>(ctx.colors.begin(), ctx.colors.end()).size());
     const int group_ranks = world_backend.size() / groups;
+    const bool rooted = std::any_of(options.collectives.begin(), options.collectives.end(),
+                                    [](const Collective* c) { return c->uses_root(); });
     for (int root_rank : options.roots)
-      if (root_rank >= group_ranks)
+      if (rooted && root_rank >= group_ranks)
         throw UsageError("-r", std::to_string(root_rank),
                          "--split groups have only " + std::to_string(group_ranks) + " ranks each");
   }

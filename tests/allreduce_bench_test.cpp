@@ -151,6 +151,11 @@ TEST_F(AllreduceBenchTest, RootOutsideTheSplitGroupsIsRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(r.timed_out);
   EXPECT_NE(r.output.find("-r '3': --split groups have only 2 ranks each"), std::string::npos) << r.output;
+  // A root matters only to rooted collectives: all_reduce ignores it, as in nccl-tests.
+  const auto unrooted = mpirun_two_hosts(
+      2, "a", 2, "b",
+      {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node", "--collective", "all_reduce", "-r", "3"}, 120);
+  EXPECT_EQ(unrooted.exit_code, 0) << unrooted.output;
 }
 
 TEST_F(AllreduceBenchTest, PerIterationStatistics) {
