@@ -2,10 +2,10 @@
 // machine-readable reports, acceptance (--expect-busbw) and bad-node
 // diagnosis (--per-rank, --split). Launch with mpirun/srun or torchrun-style
 // environment variables; one process per GPU (or -g GPUs per process).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
