@@ -793,11 +793,16 @@ class NcclBackend final : public Backend {
       capturing_ = false;
     }
     destroy_graph_execs();
-    while (group_depth_ > 0) {  // an exception inside a group left it open
-      // After an abort the group's communicators are freed: ending the group
-      // would launch onto them. The process ends after an abort anyway.
-      if (!aborted_.load(std::memory_order_acquire)) (void)ncclGroupEnd();
-      --group_depth_;
+    {
+      // Under the lock, so a watchdog abort cannot free the communicators
+      // between the check and the group's end.
+      std::lock_guard<std::mutex> lock(comm_mutex_);
+      while (group_depth_ > 0) {  // an exception inside a group left it open
+        // After an abort the group's communicators are freed: ending the
+        // group would launch onto them. The process ends after an abort.
+        if (!aborted_.load(std::memory_order_acquire)) (void)ncclGroupEnd();
+        --group_depth_;
+      }
     }
     {
       std::lock_guard<std::mutex> lock(comm_mutex_);

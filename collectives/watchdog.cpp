@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 
 namespace redline {
 namespace {
@@ -215,10 +216,14 @@ void Watchdog::fail(const std::string& message) {
     // or behind the main thread that holds the communicator. It gets a
     // bounded time on a thread of its own; then the run ends regardless.
     auto returned = std::make_shared<std::atomic<bool>>(false);
-    std::thread([abort_operations = abort_operations_, returned] {
-      abort_operations();
-      *returned = true;
-    }).detach();
+    try {
+      std::thread([abort_operations = abort_operations_, returned] {
+        abort_operations();
+        *returned = true;
+      }).detach();
+    } catch (const std::system_error&) {
+      *returned = true;  // no thread to be had: end the run without the abort
+    }
     const double until = steady_seconds() + kAbortOperationsSeconds;
     while (!*returned && steady_seconds() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (!*returned) {
