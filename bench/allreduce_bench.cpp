@@ -40,6 +40,7 @@ struct Flags {
   std::string collective = "all_reduce", backend = "auto", bootstrap = "auto", split = "none", outlier = "10";
   std::string expect_busbw, timeout = "600";
   std::string inject_delay, inject_hang, inject_exit;
+  bool inject_stuck_abort = false;
   bool per_iter = false, per_rank = false;
   std::string per_rank_csv;
   OutputOptions output;
@@ -150,6 +151,7 @@ CollectiveSweepOptions to_options(const Flags& f) {
     else
       o.faults.hang_bytes = parse_size("--inject-hang", where);
   }
+  o.faults.stuck_abort = f.inject_stuck_abort;
   if (!f.inject_exit.empty()) {
     const auto [rank, bytes] = rank_and_value("--inject-exit", f.inject_exit);
     o.faults.exit_rank = rank;
@@ -326,6 +328,7 @@ int main(int argc, char** argv) {
   app.add_option("--inject-delay", f.inject_delay)->group("");  // test-only: RANK:MS before each operation
   app.add_option("--inject-hang", f.inject_hang)->group("");    // test-only: RANK:BYTES|init|split never arrives
   app.add_option("--inject-exit", f.inject_exit)->group("");    // test-only: RANK:BYTES dies
+  app.add_flag("--inject-stuck-abort", f.inject_stuck_abort)->group("");  // test-only: the abort never returns
   add_output_flags(app, f.output);
 
   return run_tool(app, argc, argv, [&] {
@@ -360,7 +363,11 @@ int main(int argc, char** argv) {
       watchdog.enter("communicator init (--backend " + backend_kind + ")");
       backend = make_backend(backend_kind, *bootstrap, gpus, blocking, env);
       watchdog.leave();
-      watchdog.set_abort_operations([&backend] { backend->abort(); });
+      watchdog.set_abort_operations([&backend, stuck = options.faults.stuck_abort] {
+        if (stuck)
+          for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // test-only: an ncclCommAbort that blocks
+        backend->abort();
+      });
       const bool rooted = std::any_of(options.collectives.begin(), options.collectives.end(),
                                       [](const Collective* c) { return c->uses_root(); });
       for (int root : options.roots)

@@ -32,6 +32,7 @@ struct FaultInjection {
   std::string hang_at;       // or, instead, the point "init" (communicator init) or "split"
   int exit_rank = -1;        // exits (status 3) at the first point of exit_bytes
   std::size_t exit_bytes = 0;
+  bool stuck_abort = false;  // the watchdog's communicator abort never returns (every rank)
 };
 
 struct CollectiveSweepOptions {

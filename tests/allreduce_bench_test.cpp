@@ -250,6 +250,18 @@ TEST_F(AllreduceBenchTest, HungRankIsAbortedAndNamed) {
   }
 }
 
+// ncclCommAbort can block; the watchdog gives it a bounded time and then
+// ends the run anyway, saying so.
+TEST_F(AllreduceBenchTest, AStuckAbortDoesNotKeepTheRunAlive) {
+  const auto r = mpirun(2, {"--backend", "host", "--timeout", "2", "-b", "1K", "-e", "4K", "-f", "4", "-n", "2", "-w",
+                            "1", "--inject-hang", "1:4K", "--inject-stuck-abort"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.timed_out) << "the stuck abort kept the run alive";
+  EXPECT_NE(r.output.find("TIMEOUT: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the communicator abort did not return within 10 s; exiting without it"), std::string::npos)
+      << r.output;
+}
+
 TEST_F(AllreduceBenchTest, DeadRankDoesNotHangTheOthers) {
   const auto r = mpirun(3, {"--backend", "host", "-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1",
                             "--timeout", "30", "--inject-exit", "2:4K"});
