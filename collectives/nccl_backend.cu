@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <stdexcept>
 #include <type_traits>
@@ -187,12 +188,23 @@ struct StartStatus {
   StartFailure failure = StartFailure::none;
   char text[508] = {};
   char host[64] = {};
+  char machine[40] = {};  // this boot of the machine (see machine_key)
   std::int32_t local_rank = 0;
   std::int32_t visible = 0;
   std::int32_t gpus = 0;  // bus ids filled, at most kMaxCheckedGpus
   char bus_ids[kMaxCheckedGpus][16] = {};
 };
 static_assert(std::is_trivially_copyable_v<StartStatus>, "sent bytewise through the bootstrap");
+
+// Which processes share GPUs: the kernel's boot id, the same for every
+// container of one machine and different across machines, even two whose
+// host names match; the host name where /proc does not have it.
+std::string machine_key() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (in >> id && !id.empty()) return id;
+  return "host:" + host_name();
+}
 
 void set_failure(StartStatus& status, StartFailure failure, const std::string& text) {
   status.failure = failure;
@@ -582,6 +594,8 @@ class NcclBackend final : public Backend {
       }
       const std::string name = host_name();
       std::memcpy(status.host, name.data(), std::min(name.size(), sizeof status.host - 1));
+      const std::string machine = machine_key();
+      std::memcpy(status.machine, machine.data(), std::min(machine.size(), sizeof status.machine - 1));
       status.local_rank = local_rank;
       status.visible = visible;
     } catch (const std::exception& error) {
@@ -610,16 +624,21 @@ class NcclBackend final : public Backend {
       for (std::size_t b = a + 1; b < ranks; ++b) {
         const StartStatus& x = statuses[a];
         const StartStatus& y = statuses[b];
-        if (std::strncmp(x.host, y.host, sizeof x.host) != 0) continue;
+        if (std::strncmp(x.machine, y.machine, sizeof x.machine) != 0) continue;
         for (int i = 0; i < x.gpus; ++i)
           for (int j = 0; j < y.gpus; ++j)
-            if (std::strncmp(x.bus_ids[i], y.bus_ids[j], sizeof x.bus_ids[0]) == 0)
-              throw GpuMappingError(
-                  "host " + std::string(x.host) + ": local ranks " + std::to_string(x.local_rank) + " and " +
-                  std::to_string(y.local_rank) + " would both drive GPU " + x.bus_ids[i] + " (" +
-                  std::to_string(y.visible) + " visible to local rank " + std::to_string(y.local_rank) +
-                  "): launch at most one rank per GPU, or give each rank its own GPUs (CUDA_VISIBLE_DEVICES, "
-                  "srun --gpus-per-task)");
+            if (std::strncmp(x.bus_ids[i], y.bus_ids[j], sizeof x.bus_ids[0]) == 0) {
+              const std::string x_host = x.host, y_host = y.host;
+              const std::string who =
+                  x_host == y_host ? "host " + x_host + ": local ranks " + std::to_string(x.local_rank) + " and " +
+                                         std::to_string(y.local_rank)
+                                   : "host " + x_host + " local rank " + std::to_string(x.local_rank) + " and host " +
+                                         y_host + " local rank " + std::to_string(y.local_rank) + " (one machine)";
+              throw GpuMappingError(who + " would both drive GPU " + x.bus_ids[i] + " (" + std::to_string(y.visible) +
+                                    " visible to local rank " + std::to_string(y.local_rank) +
+                                    "): launch at most one rank per GPU, or give each rank its own GPUs "
+                                    "(CUDA_VISIBLE_DEVICES, srun --gpus-per-task)");
+            }
       }
   }
 
