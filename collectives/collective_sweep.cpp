@@ -422,7 +422,7 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
             const std::string op_name = collective->uses_op() ? std::string(to_string(op)) : "none";
             const SeriesKey key{std::string(collective->name()), std::string(info(type).name), op_name, root_rank};
             std::string skip = why_not;
-            if (skip.empty() && counts.param_count == 0) skip = "under one element per rank";
+            if (skip.empty() && counts.param_count == 0) skip = "under one element per rank (per-rank blocks are whole 16-byte lines)";
             if (!skip.empty()) {
               if (root) {
                 TableSide side;

@@ -131,6 +131,19 @@ TEST_F(AllreduceBenchTest, ExpectationWithNothingMeasuredFails) {
                             "--expect-busbw", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("FAILED: --expect-busbw"), std::string::npos) << r.output;
+  // 16 int8 over 2 ranks is 8 bytes each: under one 16-byte line, so nothing
+  // to move (nccl-tests' counts), where a plain count / n would give 8.
+  const fs::path csv = dir_ / "lines.csv";
+  const auto lines = mpirun(2, {"--backend", "host", "--collective", "all_gather", "-d", "int8", "-b", "16", "-e", "32",
+                                "-f", "2", "--csv", csv.string()});
+  ASSERT_EQ(lines.exit_code, 0) << lines.output;
+  const auto table = redline::read_csv(csv);
+  ASSERT_EQ(table.rows.size(), 4u);  // 16 and 32 bytes, out of place and in place
+  for (std::size_t row = 0; row < table.rows.size(); ++row) {
+    const bool small = table.value(row, "bytes") == "16";
+    EXPECT_EQ(table.value(row, "status"), small ? "skipped" : "ok") << table.value(row, "case_key");
+    if (!small) EXPECT_EQ(table.value(row, "count"), "16");  // 32 int8 over 2 ranks: one line each
+  }
 }
 
 TEST_F(AllreduceBenchTest, SplitWithUnequalGroupsIsRefused) {

@@ -1084,6 +1084,18 @@ TEST(PointRunner, OperationsRotateThroughTheBuffers) {
   // One untimed operation before the clock, six timed in four slots, one checked.
   EXPECT_EQ(offsets, (std::vector<std::ptrdiff_t>{0, 0, 4096, 8192, 12288, 0, 4096, 0}));
 
+  // In place, both sides sit in the receive buffer and rotate with it:
+  // all_gather's rank 0 sends from its own block at the slot's start.
+  SimBackend gather(2);
+  const Collective& all_gather = get("all_gather");
+  CollectiveBuffers gather_buffers(gather, all_gather, 4096, c.type);
+  const PointMeasurement g = measure_point(gather, all_gather, gather_buffers, 1024, c, true, settings);
+  EXPECT_EQ(g.wrong, 0u);
+  const auto* recv_base = static_cast<const char*>(gather_buffers.recv(0));
+  std::vector<std::ptrdiff_t> gather_offsets;
+  for (const void* p : gather.sends()) gather_offsets.push_back(static_cast<const char*>(p) - recv_base);
+  EXPECT_EQ(gather_offsets, (std::vector<std::ptrdiff_t>{0, 0, 4096, 8192, 12288, 0, 4096, 0}));
+
   // The largest point fills the buffers: nothing to rotate through.
   SimBackend full(2);
   CollectiveBuffers full_buffers(full, coll, 4096, c.type);
