@@ -134,6 +134,7 @@ Plan to_plan(const Flags& f) {
 std::string failure_status(const std::exception& e) {
   if (dynamic_cast<const std::bad_alloc*>(&e)) return "oom";
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
+  if (is_gpu_out_of_memory(e)) return "oom";
   if (dynamic_cast<const GemmLoadWrong*>(&e)) return "wrong";
 #endif
   return "error";
@@ -254,6 +255,9 @@ int main(int argc, char** argv) {
         stall.note = "GPU->host pinned copy (" + format_number(*d2h_s, 3) + " s) + synchronous save";
         report.rows.push_back(stall);
         save_s = *d2h_s + *save_s;
+      } else if (save_s && !no_gpu) {
+        report.summary.push_back({"warning", "the GPU stage failed (see its row): the synchronous stall and its advice "
+                                             "leave out the GPU->host copy"});
       }
       bool gpu_async_failed = false;
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
@@ -301,6 +305,30 @@ int main(int argc, char** argv) {
         restore_s = run_restore_stage(p.cfg, second, report);
         refused = !restore_s;
         if (!p.save) p.cfg.bytes = second.size();
+      });
+    // With a GPU, restore ends on it: the restored state (pageable memory,
+    // where the read lands) copied over and checked. Its time joins the
+    // restore the advice uses.
+    if (restore_s)
+      attempt("restore.h2d", [&] {
+        Row row = checkpoint_stage_row("restore.h2d", second.size(), 1, second.size(), p.cfg.fsync, 0);
+        row.param("memory", "pageable").param("streams", "1");
+        if (no_gpu) {
+          row.metrics.clear();
+          row.status = "skipped";
+          row.note = *no_gpu;
+          report.rows.push_back(row);
+          return;
+        }
+#ifdef REDLINE_HAVE_CHECKPOINT_GPU
+        const double seconds = restore_to_gpu(second.data(), second.size());
+        row = checkpoint_stage_row("restore.h2d", second.size(), 1, second.size(), p.cfg.fsync, seconds);
+        row.param("memory", "pageable").param("streams", "1");
+        row.note = "restored state -> GPU, checked by copying it back";
+        report.rows.push_back(row);
+        *restore_s += seconds;
+        report.summary.push_back({"restore to the GPU (read + verify + copy)", format_number(*restore_s, 3) + " s"});
+#endif
       });
     if (p.save || restore_s) add_checkpoint_advice(p.cfg, p.mtbf_s, p.mtbf_source, save_s, async, restore_s, report);
     // `all` measured a save and its restore: leave the directory as it was

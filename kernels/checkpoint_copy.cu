@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <stdexcept>
 #include <limits>
 #include <vector>
 
@@ -74,17 +76,58 @@ double best_of(int repetitions, F&& run) {
   return best;
 }
 
+constexpr std::uint64_t kStateSeed = 0xC0FFEEull;
+
 void fill_device(DeviceBuffer<float>& device) {
-  random_fill(device.data(), device.size(), 0xC0FFEEull);
+  random_fill(device.data(), device.size(), kStateSeed);
   REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// A state that cannot fit is said so, with the sizes, before cudaMalloc's
+// bare "out of memory".
+void require_free_gpu_memory(std::size_t bytes) {
+  std::size_t free = 0, total = 0;
+  REDLINE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  if (bytes > free)
+    throw GpuStateTooLarge("a state of " + std::to_string(bytes) + " bytes does not fit the GPU's " +
+                           std::to_string(free) + " free bytes (of " + std::to_string(total) +
+                           "): give --size one GPU's shard of the state");
 }
 
 }  // namespace
 
 std::optional<std::string> checkpoint_gpu_unavailable_reason() { return no_usable_gpu_reason(0); }
 
+bool is_gpu_out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const GpuStateTooLarge*>(&e)) return true;
+  const auto* cuda = dynamic_cast<const CudaError*>(&e);
+  return cuda != nullptr && cuda->is_out_of_memory();
+}
+
+double restore_to_gpu(const std::byte* host, std::size_t bytes) {
+  require_free_gpu_memory(bytes);
+  DeviceBuffer<std::byte> device(bytes);
+  REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
+  const double t0 = now_s();
+  REDLINE_CUDA_CHECK(cudaMemcpy(device.data(), host, bytes, cudaMemcpyHostToDevice));
+  const double seconds = now_s() - t0;
+  // Back in 64 MiB slices (bounded host memory), compared with what was sent.
+  constexpr std::size_t kSlice = std::size_t{64} << 20;
+  std::vector<std::byte> back(std::min(bytes, kSlice));
+  for (std::size_t begin = 0; begin < bytes; begin += kSlice) {
+    const std::size_t n = std::min(kSlice, bytes - begin);
+    REDLINE_CUDA_CHECK(cudaMemcpy(back.data(), device.data() + begin, n, cudaMemcpyDeviceToHost));
+    const auto [ours, theirs] = std::mismatch(back.data(), back.data() + n, host + begin);
+    if (ours != back.data() + n)
+      throw std::runtime_error("restore to the GPU: the device copy differs from the restored state at byte " +
+                               std::to_string(begin + static_cast<std::size_t>(ours - back.data())));
+  }
+  return seconds;
+}
+
 std::vector<GpuCopyTiming> measure_checkpoint_copies(std::size_t bytes) {
   constexpr int kRepetitions = 3;
+  require_free_gpu_memory(bytes);
   DeviceBuffer<float> device((bytes + 3) / 4);
   fill_device(device);
   const std::size_t n = device.bytes();
@@ -120,18 +163,36 @@ std::vector<GpuCopyTiming> measure_checkpoint_copies(std::size_t bytes) {
 }
 
 struct GpuSnapshot::Impl {
-  explicit Impl(std::size_t bytes) : device((bytes + 3) / 4), pinned(device.bytes()), streams(4) {}
+  explicit Impl(std::size_t bytes)
+      : device((require_free_gpu_memory(bytes), (bytes + 3) / 4)), pinned(device.bytes()), streams(4) {}
+  double copy() {
+    return split_copy(pinned.data(), device.data(), device.bytes(), cudaMemcpyDeviceToHost, streams);
+  }
   DeviceBuffer<float> device;
   PinnedBuffer<std::byte> pinned;
   Streams streams;
 };
 
-GpuSnapshot::GpuSnapshot(std::size_t bytes) : impl_(std::make_unique<Impl>(bytes)) { fill_device(impl_->device); }
+GpuSnapshot::GpuSnapshot(std::size_t bytes) : impl_(std::make_unique<Impl>(bytes)) {
+  fill_device(impl_->device);
+  impl_->copy();  // warm: a training job reuses its snapshot buffer
+  std::memset(impl_->pinned.data(), 0, impl_->pinned.bytes());  // a copy that moves nothing must show
+}
 GpuSnapshot::~GpuSnapshot() = default;
 
 double GpuSnapshot::snapshot() {
-  return split_copy(impl_->pinned.data(), impl_->device.data(), impl_->device.bytes(), cudaMemcpyDeviceToHost,
-                    impl_->streams);
+  const double seconds = impl_->copy();
+  // Samples spread over the whole state, slices of every stream included.
+  const auto* floats = reinterpret_cast<const float*>(impl_->pinned.data());
+  const std::size_t count = impl_->device.size();
+  constexpr std::size_t kSamples = 4096;
+  for (std::size_t s = 0; s < kSamples; ++s) {
+    const std::size_t i = count == 0 ? 0 : (count - 1) * s / (kSamples - 1);
+    if (count > 0 && floats[i] != random_value_at<float>(kStateSeed, i))
+      throw std::runtime_error("GPU snapshot: pinned element " + std::to_string(i) +
+                               " differs from the device state after the copy");
+  }
+  return seconds;
 }
 
 const std::byte* GpuSnapshot::host() const { return impl_->pinned.data(); }

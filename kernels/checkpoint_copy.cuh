@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <memory>
+#include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,16 @@ namespace redline {
 
 // std::nullopt when device 0 can run this binary's kernels, else why not.
 std::optional<std::string> checkpoint_gpu_unavailable_reason();
+
+// Thrown before allocating a state larger than the GPU's free memory.
+class GpuStateTooLarge : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Whether `e` says the GPU or pinned host memory ran out (GpuStateTooLarge,
+// or a CUDA out-of-memory error): the stage's status is then "oom".
+bool is_gpu_out_of_memory(const std::exception& e);
 
 struct GpuCopyTiming {
   std::string stage;   // d2h, d2h_ceiling, h2d
@@ -28,6 +40,12 @@ struct GpuCopyTiming {
 // times each copy variant. Throws CudaError (e.g. out of memory).
 std::vector<GpuCopyTiming> measure_checkpoint_copies(std::size_t bytes);
 
+// Restore's last step: the restored state (pageable host memory, where a
+// read lands) copied to the GPU, timed, then copied back in slices and
+// compared, so a copy that moved nothing cannot pass. Throws
+// std::runtime_error naming the first differing byte.
+double restore_to_gpu(const std::byte* host, std::size_t bytes);
+
 // Device state of `bytes` random bytes and a pinned host snapshot of it.
 class GpuSnapshot {
  public:
@@ -35,7 +53,10 @@ class GpuSnapshot {
   ~GpuSnapshot();
   GpuSnapshot(const GpuSnapshot&) = delete;
   GpuSnapshot& operator=(const GpuSnapshot&) = delete;
-  // Copies the device state to the pinned snapshot on 4 streams; returns seconds.
+  // Copies the device state to the pinned snapshot on 4 streams; returns
+  // seconds. The buffer is warm (one untimed copy, as a training job reuses
+  // its snapshot buffer) and poisoned first; after the timed copy, samples
+  // of the snapshot are checked against the device's random contents.
   double snapshot();
   const std::byte* host() const;
 

@@ -325,7 +325,7 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
   for (const char* stage : {"raw_write", "raw_read", "buffered_write", "write_fsync", "odirect_write", "writers",
                             "save.checksum", "save.fsync_file", "save.rename", "save.fsync_dir", "save.manifest",
                             "async.snapshot", "async.persist", "async.load", "restore.read", "restore.verify",
-                            "advice_sync", "advice_async", "gpu.d2h"})
+                            "advice_sync", "advice_async", "gpu.d2h", "restore.h2d"})
     EXPECT_NE(text.str().find(std::string("stage=") + stage), std::string::npos) << stage << "\n" << text.str();
   EXPECT_TRUE(fs::exists(dir.path() / "checkpoint.bin.manifest"));
   // Restore runs --rounds (4 by default) times too and reports the median round.
