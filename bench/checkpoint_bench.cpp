@@ -17,6 +17,7 @@
 #include "harness/checkpoint_model.hpp"
 #include "harness/checkpoint_stages.hpp"
 #include "harness/environment.hpp"
+#include "harness/interrupt.hpp"
 #include "harness/tool_main.hpp"
 #include "harness/units.hpp"
 #include "harness/usage_error.hpp"
@@ -225,7 +226,10 @@ int main(int argc, char** argv) {
     AlignedBuffer second;  // the async snapshot, then the restore target
     // A stage that fails (a full disk, an I/O error, a GPU error) becomes an
     // error row and the run goes on: the stages measured so far are kept.
+    // After a Ctrl-C the stages not yet begun are left out; the report keeps
+    // what was measured (the harness turns a second Ctrl-C into an exit).
     auto attempt = [&](const char* stage, const std::function<void()>& run) {
+      if (interrupted()) return;
       try {
         run();
       } catch (const UsageError&) {
@@ -338,7 +342,10 @@ int main(int argc, char** argv) {
       std::error_code ec;
       for (const auto& file : {paths.data, paths.manifest, paths.temp}) std::filesystem::remove(file, ec);
     }
+    if (interrupted())
+      report.summary.push_back({"interrupted", "Ctrl-C: the stages measured so far are reported; later ones did not run"});
     write_reports(report, f.output);
+    if (interrupted()) return 128 + (interrupt_signal() ? interrupt_signal() : 2);
     return refused || failed ? kExitCheckFailed : kExitOk;
   });
 }

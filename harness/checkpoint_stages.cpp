@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/checkpoint_model.hpp"
+#include "harness/interrupt.hpp"
 #include "harness/stats.hpp"
 #include "harness/units.hpp"
 
@@ -158,6 +159,7 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
     save_rounds.push_back(rounds.back().total_s);
   };
   for (unsigned round = 0; round < std::max(1u, cfg.rounds); ++round) {
+    if (round > 0 && interrupted()) break;  // Ctrl-C: the rounds so far make the medians
     if (round % 2 == 0) {
       raw_round();
       save_round();
@@ -226,7 +228,7 @@ std::optional<double> run_restore_stage(const CheckpointConfig& cfg, AlignedBuff
     // --rounds restores too; the steps shown are the median round's, so they
     // add up to the restore row. A rejected checkpoint stops at the first.
     std::vector<RestoreSteps> rounds;
-    for (unsigned round = 0; round < std::max(1u, cfg.rounds); ++round)
+    for (unsigned round = 0; round < std::max(1u, cfg.rounds) && (round == 0 || !interrupted()); ++round)
       rounds.push_back(restore_checkpoint(cfg.dir, cfg.name, into, cfg.threads, cfg.chunk));
     std::vector<double> totals;
     for (const auto& round : rounds) totals.push_back(round.total_s);

@@ -393,6 +393,32 @@ TEST(CheckpointBench, SaveRoundsAlternateWithRawWritesAndCompareMedians) {
   }
 }
 
+// Ctrl-C during the storage stages: the stage running finishes, later ones
+// do not start, the report keeps what was measured, and the exit is 128+2.
+TEST(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
+  TempDir dir;
+  const fs::path csv = dir.path() / "out.csv";
+  const fs::path data = dir.path() / "data";
+  fs::create_directory(data);
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c",
+               std::string(CHECKPOINT_BENCH_BIN) + " all --size 512M --dir " + data.string() + " --csv " +
+                   csv.string() + " --quiet & pid=$!; sleep 1; kill -INT $pid; wait $pid"};
+  spec.timeout_seconds = 300;
+  const ChildResult r = run_child(spec);
+  EXPECT_EQ(r.exit_code, 128 + SIGINT) << r.output;
+  ASSERT_TRUE(fs::exists(csv)) << r.output;
+  const CsvTable t = read_csv(csv);
+  bool raw_write = false, async = false;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    raw_write = raw_write || (t.value(i, "stage") == "raw_write" && t.value(i, "status") == "ok");
+    async = async || t.value(i, "stage").starts_with("async.");
+  }
+  EXPECT_TRUE(raw_write) << "the stage running at Ctrl-C is kept";
+  EXPECT_FALSE(async) << "stages after Ctrl-C must not start";
+  for (const auto& e : fs::directory_iterator(data)) ADD_FAILURE() << "left behind: " << e.path();
+}
+
 TEST(CheckpointBench, AllLeavesTheDirectoryAsItFoundIt) {
   TempDir dir;
   const auto r = bench({"all", "--size", "8M", "--dir", dir.path().string(), "--quiet"});
