@@ -129,9 +129,11 @@ struct GemmRunner::State {
       if (after->power_w) state.counters["power_w_after"] = *after->power_w;
     }
     if (!before && !after && !during.min_sm_clock_mhz) return;  // no NVML: unknown, not "not throttled"
+    // The timed samples and right after them decide: the reading before
+    // follows the reference check and the CUPTI trace, whose own power cap
+    // would mark a point whose timed window was not slowed.
     std::uint64_t reasons = during.slowdown_reasons;
-    for (const auto* r : {&before, &after})
-      if (*r && (*r)->throttle_reasons) reasons |= *(*r)->throttle_reasons & kSlowdownReasonMask;
+    if (after && after->throttle_reasons) reasons |= *after->throttle_reasons & kSlowdownReasonMask;
     state.counters["throttled"] = reasons != 0 ? 1 : 0;
     if (reasons != 0) note += std::string(note.empty() ? "" : "; ") + "throttled: " + slowdown_reason_names(reasons);
   }
@@ -281,7 +283,11 @@ void GemmRunner::State::measure_gemm(benchmark::State& state, const GemmCase& c)
       note += std::string(note.empty() ? "" : "; ") + "operands partly L2-resident: " +
               std::to_string(gemm.buffer_sets()) + " buffer sets span " + format_size(gemm.rotation_bytes()) +
               ", under twice the L2";
-    if (m.stop == StopReason::time_cap || m.stop == StopReason::repetition_cap)
+    // Noisy only when a noise target was set and the cap came first: with
+    // --target-cv 0, or a CV that met the target on the last sample, the cap
+    // says nothing about noise.
+    const bool capped = m.stop == StopReason::time_cap || m.stop == StopReason::repetition_cap;
+    if (capped && policy.target_cv > 0 && m.summary.cv >= policy.target_cv)
       note += std::string(note.empty() ? "" : "; ") + "noisy: cv " + percent(m.summary.cv) + " at the " +
               (m.stop == StopReason::time_cap ? "time" : "repetition") + " cap";
     add_readings(state, before, during, after, note);
