@@ -406,7 +406,9 @@ struct Session {
   OutputOptions output;
   std::unique_ptr<benchmark::BenchmarkReporter> display;    // --benchmark_format
   std::unique_ptr<benchmark::BenchmarkReporter> out_file;   // --benchmark_out
-  std::ostringstream out_text;                              // written atomically at the end
+  // Written atomically at the end. On the heap: out_file keeps a pointer to
+  // it, and a Session is returned by value (a move must not leave it dangling).
+  std::unique_ptr<std::ostringstream> out_text = std::make_unique<std::ostringstream>();
   std::string out_path;
   std::unique_ptr<Progress> progress;
   std::unique_ptr<GemmRunner> runner;
@@ -515,7 +517,7 @@ Session start_session(MeasureFlags& f, const BenchmarkArgs& bench_args, const st
   std::vector<benchmark::BenchmarkReporter*> forwards;
   if (s.display) forwards.push_back(s.display.get());
   if (!bench_args.out.empty()) {
-    s.out_file = google_reporter(bench_args.out_format, s.out_text, bench_args, true);
+    s.out_file = google_reporter(bench_args.out_format, *s.out_text, bench_args, true);
     s.out_path = bench_args.out;
     forwards.push_back(s.out_file.get());
   }
@@ -534,7 +536,7 @@ Session start_session(MeasureFlags& f, const BenchmarkArgs& bench_args, const st
 // exit status.
 int finish_session(Session& s) {
   s.runner->finish();
-  if (!s.out_path.empty()) write_file_atomically(s.out_path, s.out_text.str());
+  if (!s.out_path.empty()) write_file_atomically(s.out_path, s.out_text->str());
   write_reports(s.report, s.output);
   return exit_status(s.report);
 }
