@@ -210,14 +210,25 @@ void GemmRunner::State::measure_gemm(benchmark::State& state, const GemmCase& c)
       quick.min_repetitions = 3;
       quick.max_repetitions = 10;
       quick.max_seconds = 0.5;
-      int best = 0;
+      std::optional<int> best;
       double best_time = 0;
-      for (int i = 0; i < gemm.candidate_count(); ++i) {
+      std::string failures;
+      for (int i = 0; i < gemm.candidate_count() && !interrupted(); ++i) {
         gemm.select_candidate(i);
-        const double t = time_samples(quick, [&](int set) { gemm.enqueue(set); }).summary.median;
-        if (i == 0 || t < best_time) best = i, best_time = t;
+        // A candidate cuBLASLt offers but cannot run is passed over, not the
+        // whole shape's failure; a CUDA error (sticky) still ends the shape.
+        try {
+          const Measurement t = time_samples(quick, [&](int set) { gemm.enqueue(set); });
+          if (t.samples.empty()) continue;  // interrupted
+          if (!best || t.summary.median < best_time) best = i, best_time = t.summary.median;
+        } catch (const CublasError& e) {
+          failures += std::string(failures.empty() ? "" : "; ") + "candidate " + std::to_string(i) + ": " + e.what();
+        }
+        quick.warmup_seconds = std::min(quick.warmup_seconds, 0.05);  // the clocks are up after the first
       }
-      gemm.select_candidate(best);
+      if (!best && !failures.empty()) throw std::runtime_error("no heuristic candidate ran: " + failures);
+      gemm.select_candidate(best.value_or(0));
+      if (!failures.empty()) note = "passed over " + failures;
     }
 
     const GemmCheck check = [&] {
@@ -253,7 +264,8 @@ void GemmRunner::State::measure_gemm(benchmark::State& state, const GemmCase& c)
     state.counters["wrong"] = check.passed() ? 0 : static_cast<double>(std::max<std::int64_t>(1, check.nonfinite));
     if (!check.passed())
       note = "verification failed: relative error " + format_number(check.relative_error, 3) + " (tolerance " +
-             format_number(check.tolerance, 3) + "), " + std::to_string(check.nonfinite) + " non-finite";
+             format_number(check.tolerance, 3) + "), " + std::to_string(check.nonfinite) + " non-finite" +
+             (note.empty() ? "" : "; " + note);
 
     // The tile: cuBLASLt's tile id when it gives one, else the kernel's name.
     const GemmAlgorithm& algo = gemm.algorithm();
