@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "harness/clock.hpp"
 #include "harness/gemm_model.hpp"
 #include "harness/interrupt.hpp"
 #include "harness/units.hpp"
@@ -73,6 +74,8 @@ struct GemmRunner::State {
     EventTimer timer;
     int next = 0;
     std::vector<std::optional<GpuReadings>> readings;  // one per sample, warm-up included
+    constexpr double kReadingInterval = 0.05;
+    double last_read = -kReadingInterval;
     auto timed = [&](int calls) {
       // Released on every path: an exception while held would otherwise
       // leave the stream spinning until the timeout, and the blocker unusable.
@@ -87,8 +90,14 @@ struct GemmRunner::State {
         for (int i = 0; i < calls; ++i) enqueue_one(next++);
         timer.stop(stream);
       }
-      // Read while the batch runs, not after it: the GPU under load.
-      if (during) readings.push_back(nvml.read(device.uuid));
+      // Read while the batch runs, not after it: the GPU under load. At most
+      // every 50 ms: NVML's calls can outlast a short sample, and the gaps
+      // they leave between samples would let a power-capped GPU cool.
+      if (during) {
+        const bool due = steady_seconds() - last_read >= kReadingInterval;
+        readings.push_back(due ? nvml.read(device.uuid) : std::nullopt);  // one slot per sample
+        if (due) last_read = steady_seconds();
+      }
       const double seconds = timer.elapsed_seconds();
       if (blocker->timed_out())
         throw std::runtime_error("the stream was released by its timeout before the sample was queued: no "
