@@ -40,6 +40,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <type_traits>
@@ -293,12 +294,9 @@ class NcclBackend final : public Backend {
   int local_ranks() const override { return static_cast<int>(devices_.size()); }
   int rank(int local) const override { return ranks_.at(checked_local(local, "rank")); }
 
-  bool supports(DataType type, ReduceOp op) const override {
-    // Every op runs on every type NCCL has; integer avg is NCCL's sum then
-    // division by n, truncated toward zero, which the check expects.
-    (void)op;
-    return unsupported_reason(type).empty();
-  }
+  // Every op runs on every type NCCL has; integer avg is NCCL's sum then
+  // division by n, truncated toward zero, which the check expects.
+  bool supports(DataType type, ReduceOp) const override { return unsupported_reason(type).empty(); }
 
   std::string unsupported_reason(DataType type) const override {
     if (!is_fp8(type)) return {};
@@ -620,26 +618,25 @@ class NcclBackend final : public Backend {
       }
     }
     // Every rank runs the same check on the same data, so all throw alike.
-    for (std::size_t a = 0; a < ranks; ++a)
-      for (std::size_t b = a + 1; b < ranks; ++b) {
-        const StartStatus& x = statuses[a];
-        const StartStatus& y = statuses[b];
-        if (std::strncmp(x.machine, y.machine, sizeof x.machine) != 0) continue;
-        for (int i = 0; i < x.gpus; ++i)
-          for (int j = 0; j < y.gpus; ++j)
-            if (std::strncmp(x.bus_ids[i], y.bus_ids[j], sizeof x.bus_ids[0]) == 0) {
-              const std::string x_host = x.host, y_host = y.host;
-              const std::string who =
-                  x_host == y_host ? "host " + x_host + ": local ranks " + std::to_string(x.local_rank) + " and " +
-                                         std::to_string(y.local_rank)
-                                   : "host " + x_host + " local rank " + std::to_string(x.local_rank) + " and host " +
-                                         y_host + " local rank " + std::to_string(y.local_rank) + " (one machine)";
-              throw GpuMappingError(who + " would both drive GPU " + x.bus_ids[i] + " (" + std::to_string(y.visible) +
-                                    " visible to local rank " + std::to_string(y.local_rank) +
-                                    "): launch at most one rank per GPU, or give each rank its own GPUs "
-                                    "(CUDA_VISIBLE_DEVICES, srun --gpus-per-task)");
-            }
+    std::map<std::pair<std::string, std::string>, std::size_t> driver_of;  // (machine, bus id) -> rank
+    for (std::size_t b = 0; b < ranks; ++b) {
+      const StartStatus& y = statuses[b];
+      for (int j = 0; j < y.gpus; ++j) {
+        const auto [it, fresh] = driver_of.emplace(std::make_pair(std::string(y.machine), std::string(y.bus_ids[j])), b);
+        if (fresh) continue;
+        const StartStatus& x = statuses[it->second];
+        const std::string x_host = x.host, y_host = y.host;
+        const std::string who =
+            x_host == y_host ? "host " + x_host + ": local ranks " + std::to_string(x.local_rank) + " and " +
+                                   std::to_string(y.local_rank)
+                             : "host " + x_host + " local rank " + std::to_string(x.local_rank) + " and host " +
+                                   y_host + " local rank " + std::to_string(y.local_rank) + " (one machine)";
+        throw GpuMappingError(who + " would both drive GPU " + y.bus_ids[j] + " (" + std::to_string(y.visible) +
+                              " visible to local rank " + std::to_string(y.local_rank) +
+                              "): launch at most one rank per GPU, or give each rank its own GPUs "
+                              "(CUDA_VISIBLE_DEVICES, srun --gpus-per-task)");
       }
+    }
   }
 
   // g == 1: one ncclCommInitRank. g > 1: one per local GPU inside a group, as
