@@ -4,8 +4,9 @@
 // Why blocking communicators (set in the config; NCCL_COMM_BLOCKING would
 // override it, so allreduce_bench sets that to 1 before init, as a
 // non-blocking communicator would let wait() see idle streams before the
-// operations are enqueued): they are what nccl-tests creates, so the numbers are comparable, and no call
-// in the timed loop has to be polled for ncclInProgress. A hang is ended from
+// operations are enqueued): they are what nccl-tests creates, so the
+// numbers are comparable, and no call in the timed loop has to be polled for
+// ncclInProgress. A hang is ended from
 // the harness's watchdog thread with abort() -> ncclCommAbort, which NCCL
 // supports on a live communicator from another thread (it raises the abort
 // flag that the kernels and proxy threads poll); PyTorch's NCCL watchdog does
