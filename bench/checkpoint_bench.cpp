@@ -340,7 +340,7 @@ int main(int argc, char** argv) {
     if (p.save && p.restore && !f.keep) {
       const CheckpointPaths paths = checkpoint_paths(p.cfg.dir, p.cfg.name);
       std::error_code ec;
-      for (const auto& file : {paths.data, paths.manifest, paths.temp}) std::filesystem::remove(file, ec);
+      for (const auto& file : {paths.data, paths.manifest, paths.temp, paths.previous}) std::filesystem::remove(file, ec);
     }
     if (interrupted())
       report.summary.push_back({"interrupted", "Ctrl-C: the stages measured so far are reported; later ones did not run"});

@@ -270,11 +270,19 @@ std::optional<std::string> directory_problem(const fs::path& dir) {
 }
 
 CheckpointPaths checkpoint_paths(const fs::path& dir, const std::string& name) {
-  return {dir / name, dir / ("." + name + ".tmp"), dir / (name + ".manifest")};
+  return {dir / name, dir / ("." + name + ".tmp"), dir / (name + ".manifest"), dir / ("." + name + ".previous")};
+}
+
+double release_previous_checkpoint(const fs::path& dir, const std::string& name) {
+  const fs::path previous = checkpoint_paths(dir, name).previous;
+  const double t = steady_seconds();
+  if (::unlink(previous.c_str()) != 0 && errno != ENOENT)
+    throw std::runtime_error("removing " + previous.string() + " failed: " + errno_text(errno));
+  return steady_seconds() - t;
 }
 
 SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byte* data, std::size_t bytes,
-                    const WriteOptions& options) {
+                    const WriteOptions& options, PreviousData previous) {
   const CheckpointPaths paths = checkpoint_paths(dir, name);
   SaveSteps steps;
   const double t0 = steady_seconds();
@@ -293,6 +301,13 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
     steps.write_s = w.write_s;
     steps.fsync_file_s = w.fsync_s;
     t = steady_seconds();
+    // A second name for the previous data, so the rename below does not
+    // free its blocks inside the stall (a leftover of a crashed save goes
+    // first). Where hard links are refused, the rename frees them as before.
+    if (previous == PreviousData::defer) {
+      release_previous_checkpoint(dir, name);
+      (void)::link(paths.data.c_str(), paths.previous.c_str());
+    }
     if (::rename(paths.temp.c_str(), paths.data.c_str()) != 0)
       throw std::runtime_error("renaming " + paths.temp.string() + " to " + paths.data.string() +
                                " failed: " + errno_text(errno));
@@ -314,6 +329,7 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
   // leaves only the data's fsyncs out.
   write_file_atomically(paths.manifest, manifest.str());
   steps.manifest_s = steady_seconds() - t;
+  if (previous == PreviousData::release) steps.release_previous_s = release_previous_checkpoint(dir, name);
   steps.total_s = steady_seconds() - t0;
   return steps;
 }

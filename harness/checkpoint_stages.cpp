@@ -154,9 +154,12 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
     fs::rename(scratch_new, scratch);
     raw_rounds.push_back(raw_times.write_s + raw_times.fsync_s);
   };
+  // The previous checkpoint's data is freed after each save, outside its
+  // stall (a trainer does it in the background), and costed on its own row.
   auto save_round = [&] {
-    rounds.push_back(safe_save(cfg.dir, cfg.name, state, bytes, save_options));
+    rounds.push_back(safe_save(cfg.dir, cfg.name, state, bytes, save_options, PreviousData::defer));
     save_rounds.push_back(rounds.back().total_s);
+    rounds.back().release_previous_s = release_previous_checkpoint(cfg.dir, cfg.name);
   };
   for (unsigned round = 0; round < std::max(1u, cfg.rounds); ++round) {
     if (round > 0 && interrupted()) break;  // Ctrl-C: the rounds so far make the medians
@@ -196,6 +199,12 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   step("rename", s.rename_s, "temporary name -> final name");
   step("fsync_dir", s.fsync_dir_s, cfg.fsync ? "makes the rename durable" : "skipped (--no-fsync)");
   step("manifest", s.manifest_s, "written last, atomically");
+  Row release = checkpoint_stage_row("release_previous", cfg.bytes, cfg.threads, cfg.chunk, cfg.fsync,
+                                     s.release_previous_s);
+  release.metrics[1].second = std::numeric_limits<double>::quiet_NaN();
+  release.note = "the previous checkpoint's data freed after the stall, not in it (a trainer does this in the "
+                 "background): a second name kept it alive through the rename";
+  report.rows.push_back(release);
   Row save = checkpoint_stage_row("save", cfg.bytes, cfg.threads, cfg.chunk, cfg.fsync, s.total_s);
   const double fraction = raw_median / s.total_s * 100.0;
   save.metric("ceiling_pct", fraction).metric("time_cv", save_summary.cv);

@@ -48,9 +48,9 @@ class TempDir {
   fs::path path_;
 };
 
-AlignedBuffer random_state(std::size_t bytes) {
+AlignedBuffer random_state(std::size_t bytes, std::uint64_t seed = 7) {
   AlignedBuffer b(bytes);
-  fill_random(b.data(), bytes, 7, 2);
+  fill_random(b.data(), bytes, seed, 2);
   return b;
 }
 
@@ -206,6 +206,37 @@ TEST(CheckpointIo, RefusesATruncatedFileNamingTheFile) {
   EXPECT_NE(why.find("torn"), std::string::npos) << why;
 }
 
+// A deferred save keeps the previous data under a second name through the
+// rename (so its blocks are not freed inside the stall) until released; the
+// new checkpoint restores meanwhile, and a leftover from a crash is cleared.
+TEST(CheckpointIo, DeferredSaveKeepsThePreviousDataUntilReleased) {
+  TempDir dir;
+  const std::size_t bytes = 1u << 20;
+  const auto old_state = random_state(bytes, 1), new_state = random_state(bytes, 2);
+  safe_save(dir.path(), "checkpoint.bin", old_state.data(), bytes, {});
+  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
+  safe_save(dir.path(), "checkpoint.bin", new_state.data(), bytes, {}, PreviousData::defer);
+  ASSERT_TRUE(fs::exists(paths.previous));
+  std::ifstream kept(paths.previous, std::ios::binary);
+  std::vector<char> previous(bytes);
+  kept.read(previous.data(), static_cast<std::streamsize>(bytes));
+  EXPECT_EQ(std::memcmp(previous.data(), old_state.data(), bytes), 0) << "the previous data, unchanged";
+  AlignedBuffer into;
+  restore_checkpoint(dir.path(), "checkpoint.bin", into, 2, 1u << 18);
+  EXPECT_EQ(std::memcmp(into.data(), new_state.data(), bytes), 0);
+  release_previous_checkpoint(dir.path(), "checkpoint.bin");
+  EXPECT_FALSE(fs::exists(paths.previous));
+  // A leftover (a save that crashed before releasing) goes before the next link.
+  safe_save(dir.path(), "checkpoint.bin", old_state.data(), bytes, {}, PreviousData::defer);
+  safe_save(dir.path(), "checkpoint.bin", new_state.data(), bytes, {}, PreviousData::defer);
+  kept = std::ifstream(paths.previous, std::ios::binary);
+  kept.read(previous.data(), static_cast<std::streamsize>(bytes));
+  EXPECT_EQ(std::memcmp(previous.data(), old_state.data(), bytes), 0) << "the last previous, not the leftover";
+  // The default releases inside the save.
+  safe_save(dir.path(), "checkpoint.bin", old_state.data(), bytes, {});
+  EXPECT_FALSE(fs::exists(paths.previous));
+}
+
 TEST(CheckpointIo, RefusesACheckpointWithoutManifest) {
   TempDir dir;
   const auto state = random_state(4096);
@@ -325,7 +356,7 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
   for (const char* stage : {"raw_write", "raw_read", "buffered_write", "write_fsync", "odirect_write", "writers",
                             "save.checksum", "save.fsync_file", "save.rename", "save.fsync_dir", "save.manifest",
                             "async.snapshot", "async.persist", "async.load", "restore.read", "restore.verify",
-                            "advice_sync", "advice_async", "gpu.d2h", "restore.h2d"})
+                            "advice_sync", "advice_async", "gpu.d2h", "restore.h2d", "release_previous"})
     EXPECT_NE(text.str().find(std::string("stage=") + stage), std::string::npos) << stage << "\n" << text.str();
   EXPECT_TRUE(fs::exists(dir.path() / "checkpoint.bin.manifest"));
   // Restore runs --rounds (4 by default) times too and reports the median round.
