@@ -15,6 +15,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -66,8 +67,13 @@ struct Fd {
 // Runs pwrite/pread of [begin, end) in chunks over `threads` threads; returns
 // the first errno (0 when all succeeded) and, for reads, EIO-like short reads
 // as ENODATA.
+// `before_write(index, offset, length)` runs in the writer thread before each
+// chunk is written (chunk `index` counted from `begin`).
+using ChunkHook = std::function<void(std::size_t, std::size_t, std::size_t)>;
+
 template <bool Write>
-int parallel_io(int fd, std::byte* data, std::size_t begin, std::size_t end, unsigned threads, std::size_t chunk) {
+int parallel_io(int fd, std::byte* data, std::size_t begin, std::size_t end, unsigned threads, std::size_t chunk,
+                const ChunkHook& before_write = {}) {
   if (end <= begin) return 0;
   const std::size_t chunks = (end - begin + chunk - 1) / chunk;
   threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, chunks)));
@@ -76,6 +82,7 @@ int parallel_io(int fd, std::byte* data, std::size_t begin, std::size_t end, uns
     for (std::size_t c = t; c < chunks && first_error.load() == 0; c += threads) {
       std::size_t off = begin + c * chunk;
       const std::size_t stop = std::min(end, off + chunk);
+      if (Write && before_write) before_write(c, off, stop - off);
       while (off < stop) {
         const ssize_t n = Write ? ::pwrite(fd, data + off, stop - off, static_cast<off_t>(off))
                                 : ::pread(fd, data + off, stop - off, static_cast<off_t>(off));
@@ -184,7 +191,9 @@ void fill_random(std::byte* data, std::size_t bytes, std::uint64_t seed, unsigne
   for (std::size_t i = words * 8; i < bytes; ++i) data[i] = static_cast<std::byte>(0xA5 ^ i);
 }
 
-WriteTimes write_file(const fs::path& path, const std::byte* data, std::size_t bytes, const WriteOptions& options) {
+WriteTimes write_file(const fs::path& path, const std::byte* data, std::size_t bytes, const WriteOptions& options,
+                      ChunkChecksums* checksums) {
+  if (checksums && options.direct) throw std::logic_error("write_file: chunk checksums need a buffered write");
   auto* mutable_data = const_cast<std::byte*>(data);  // pwrite only reads it
   const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
   WriteTimes times;
@@ -206,7 +215,23 @@ WriteTimes write_file(const fs::path& path, const std::byte* data, std::size_t b
     direct_end = bytes / kAlign * kAlign;
     err = parallel_io<true>(direct.fd, mutable_data, 0, direct_end, options.threads, aligned_chunk(options.chunk));
   }
-  if (err == 0) err = parallel_io<true>(plain.fd, mutable_data, direct_end, bytes, options.threads, options.chunk);
+  ChunkHook hash_chunk;
+  std::vector<double> hashing(checksums ? (bytes + options.chunk - 1) / options.chunk : 0);
+  if (checksums) {
+    checksums->chunk = options.chunk;
+    checksums->xxh64.assign(hashing.size(), 0);
+    hash_chunk = [&](std::size_t index, std::size_t offset, std::size_t length) {
+      const double t = steady_seconds();
+      checksums->xxh64[index] = xxh64(data + offset, length);  // one writer per chunk: no race
+      hashing[index] = steady_seconds() - t;
+    };
+  }
+  if (err == 0)
+    err = parallel_io<true>(plain.fd, mutable_data, direct_end, bytes, options.threads, options.chunk, hash_chunk);
+  if (checksums) {
+    checksums->hashing_s = 0;
+    for (double s : hashing) checksums->hashing_s += s;
+  }
   if (err != 0) throw std::runtime_error("writing " + path.string() + " failed: " + errno_text(err));
   const double t1 = steady_seconds();
   times.write_s = t1 - t0;
@@ -293,13 +318,15 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
   // manifest's checksum no longer matches, so restore refuses; never accepts.
   std::error_code ec;
 
-  double t = steady_seconds();
-  steps.checksum = xxh64(data, bytes);
-  steps.checksum_s = steady_seconds() - t;
+  double t = 0;
+  ChunkChecksums checksums;
   try {
-    const WriteTimes w = write_file(paths.temp, data, bytes, options);
+    const WriteTimes w = write_file(paths.temp, data, bytes, options, &checksums);
     steps.write_s = w.write_s;
     steps.fsync_file_s = w.fsync_s;
+    const std::size_t writers =
+        std::max<std::size_t>(1, std::min<std::size_t>(options.threads, checksums.xxh64.size()));
+    steps.checksum_s = checksums.hashing_s / static_cast<double>(writers);
     t = steady_seconds();
     // A second name for the previous data, so the rename below does not
     // free its blocks inside the stall (a leftover of a crashed save goes
@@ -323,8 +350,10 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
   }
   t = steady_seconds();
   std::ostringstream manifest;
-  manifest << "redline-checkpoint 1\nfile " << name << "\nbytes " << bytes << "\nxxh64 " << hex64(steps.checksum)
-           << "\n";
+  manifest << "redline-checkpoint 2\nfile " << name << "\nbytes " << bytes << "\nchunk " << checksums.chunk
+           << "\nxxh64";
+  for (std::uint64_t h : checksums.xxh64) manifest << ' ' << hex64(h);
+  manifest << "\n";
   // write_file_atomically always fsyncs (file and directory); --no-fsync
   // leaves only the data's fsyncs out.
   write_file_atomically(paths.manifest, manifest.str());
@@ -343,16 +372,27 @@ Manifest read_manifest(const fs::path& dir, const std::string& name) {
   Manifest m;
   std::string magic, key;
   std::string version;
-  std::string hex;
-  if (!(in >> magic >> version) || magic != "redline-checkpoint" || version != "1" || !(in >> key >> m.file) ||
-      key != "file" || !(in >> key >> m.bytes) || key != "bytes" || !(in >> key >> hex) || key != "xxh64" ||
-      hex.size() != 16)
-    throw CheckpointRejected("manifest " + paths.manifest.string() + " is malformed");
-  try {
-    m.xxh64 = std::stoull(hex, nullptr, 16);
-  } catch (const std::exception&) {
-    throw CheckpointRejected("manifest " + paths.manifest.string() + " has a malformed checksum '" + hex + "'");
+  const auto malformed = [&] { return CheckpointRejected("manifest " + paths.manifest.string() + " is malformed"); };
+  if (!(in >> magic >> version) || magic != "redline-checkpoint" || (version != "1" && version != "2") ||
+      !(in >> key >> m.file) || key != "file" || !(in >> key >> m.bytes) || key != "bytes")
+    throw malformed();
+  if (version == "2" && (!(in >> key >> m.chunk) || key != "chunk" || m.chunk == 0)) throw malformed();
+  if (!(in >> key) || key != "xxh64") throw malformed();
+  // Version 1: one checksum of the whole file; 2: one per chunk.
+  const std::uint64_t expected = version == "1" ? 1 : (m.bytes + m.chunk - 1) / m.chunk;
+  for (std::string hex; m.xxh64.size() < expected && in >> hex;) {
+    std::size_t used = 0;
+    std::uint64_t value = 0;
+    try {
+      value = std::stoull(hex, &used, 16);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (hex.size() != 16 || used != hex.size())
+      throw CheckpointRejected("manifest " + paths.manifest.string() + " has a malformed checksum '" + hex + "'");
+    m.xxh64.push_back(value);
   }
+  if (m.xxh64.size() != expected) throw malformed();
   if (m.file != name)
     throw CheckpointRejected("manifest " + paths.manifest.string() + " describes '" + m.file + "', not '" + name + "'");
   return m;
@@ -380,11 +420,28 @@ RestoreSteps restore_checkpoint(const fs::path& dir, const std::string& name, Al
   steps.read_s = r.read_s;
   steps.direct = r.direct;
   const double t = steady_seconds();
-  const std::uint64_t sum = xxh64(into.data(), m.bytes);
+  // Per-chunk checksums are checked on `threads` threads; a version 1
+  // manifest's single checksum covers the whole file.
+  const std::size_t hashed = m.chunk == 0 ? std::max<std::uint64_t>(m.bytes, 1) : m.chunk;
+  std::vector<std::uint64_t> sums(m.xxh64.size());
+  const unsigned workers = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, sums.size())));
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w)
+    pool.emplace_back([&, w] {
+      for (std::size_t c = w; c < sums.size(); c += workers) {
+        const std::size_t offset = c * hashed;
+        sums[c] = xxh64(into.data() + offset, std::min<std::size_t>(hashed, m.bytes - offset));
+      }
+    });
+  for (auto& worker : pool) worker.join();
   steps.verify_s = steady_seconds() - t;
-  if (sum != m.xxh64)
-    throw CheckpointRejected("checkpoint " + data.string() + " is corrupt: XXH64 " + hex64(sum) +
-                             ", the manifest says " + hex64(m.xxh64));
+  for (std::size_t c = 0; c < sums.size(); ++c)
+    if (sums[c] != m.xxh64[c]) {
+      const std::size_t offset = c * hashed, end = std::min<std::size_t>(offset + hashed, m.bytes);
+      throw CheckpointRejected("checkpoint " + data.string() + " is corrupt: bytes " + std::to_string(offset) + ".." +
+                               std::to_string(end) + " have XXH64 " + hex64(sums[c]) + ", the manifest says " +
+                               hex64(m.xxh64[c]));
+    }
   steps.total_s = steady_seconds() - t0;
   return steps;
 }

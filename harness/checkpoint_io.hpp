@@ -1,7 +1,7 @@
 // Checkpoint files on storage: random state buffers, timed parallel writes
 // and reads (buffered, fsync, O_DIRECT), the safe save (temporary name, fsync,
-// rename, directory fsync, XXH64 checksum in a manifest written last) and the
-// restore that verifies it and refuses a torn or corrupt checkpoint.
+// rename, directory fsync, per-chunk XXH64 checksums in a manifest written
+// last) and the restore that verifies it and refuses a torn or corrupt one.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace redline {
 
@@ -53,11 +54,22 @@ struct WriteTimes {
   double fsync_s = 0;
 };
 
+// XXH64 of every options.chunk bytes of what write_file wrote (the last
+// chunk may be shorter), computed by the writer threads just before each
+// chunk's pwrite: the chunk is hot in cache, and hashing overlaps the other
+// threads' I/O instead of preceding all of it.
+struct ChunkChecksums {
+  std::size_t chunk = 0;
+  std::vector<std::uint64_t> xxh64;
+  double hashing_s = 0;  // summed over the writer threads
+};
+
 // Creates or truncates `path` and writes data[0, bytes). Throws
 // std::runtime_error naming the path and the error (ENOSPC: "No space left on
 // device"); O_DIRECT refused by the filesystem throws DirectIoUnsupported.
+// With `checksums` (buffered writes only), fills them.
 WriteTimes write_file(const std::filesystem::path& path, const std::byte* data, std::size_t bytes,
-                      const WriteOptions& options);
+                      const WriteOptions& options, ChunkChecksums* checksums = nullptr);
 
 class DirectIoUnsupported : public std::runtime_error {
  public:
@@ -95,10 +107,11 @@ CheckpointPaths checkpoint_paths(const std::filesystem::path& dir, const std::st
 
 // Each safety step of the synchronous save, costed separately.
 struct SaveSteps {
+  // checksum_s: the hashing each writer thread did inside write_s (their
+  // mean), not a step of its own: the chunks are hashed as they are written.
   double checksum_s = 0, write_s = 0, fsync_file_s = 0, rename_s = 0, fsync_dir_s = 0, manifest_s = 0;
   double release_previous_s = 0;  // with PreviousData::release: freeing the previous checkpoint's data
   double total_s = 0;
-  std::uint64_t checksum = 0;
 };
 
 // What happens to the previous checkpoint's data, which the rename replaces.
@@ -108,8 +121,9 @@ struct SaveSteps {
 // release_previous_checkpoint, which a trainer runs in the background.
 enum class PreviousData { release, defer };
 
-// checksum -> write to the temporary name -> fsync file -> rename -> fsync
-// dir -> manifest (data name, size, XXH64) written the same safe way. The
+// write to the temporary name (each chunk hashed as it goes) -> fsync file ->
+// rename -> fsync dir -> manifest (data name, size, chunk, an XXH64 per
+// chunk) written the same safe way. The
 // last good checkpoint stays intact until the new data is durable under its
 // final name; between the rename and the new manifest the old manifest no
 // longer matches, so at any moment of a crash restore finds a complete
@@ -129,10 +143,13 @@ class CheckpointRejected : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Version 2 holds an XXH64 per `chunk` bytes of the data; version 1 (older
+// saves) one XXH64 of the whole file, chunk 0.
 struct Manifest {
   std::string file;
   std::uint64_t bytes = 0;
-  std::uint64_t xxh64 = 0;
+  std::uint64_t chunk = 0;
+  std::vector<std::uint64_t> xxh64;
 };
 // Throws CheckpointRejected when the manifest is absent or malformed.
 Manifest read_manifest(const std::filesystem::path& dir, const std::string& name);
