@@ -191,6 +191,16 @@ void fill_random(std::byte* data, std::size_t bytes, std::uint64_t seed, unsigne
   for (std::size_t i = words * 8; i < bytes; ++i) data[i] = static_cast<std::byte>(0xA5 ^ i);
 }
 
+void parallel_copy(std::byte* to, const std::byte* from, std::size_t bytes, unsigned threads) {
+  threads = std::max(1u, threads);
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    const std::size_t begin = bytes * t / threads, end = bytes * (t + 1) / threads;
+    pool.emplace_back([=] { std::memcpy(to + begin, from + begin, end - begin); });
+  }
+  for (auto& th : pool) th.join();
+}
+
 WriteTimes write_file(const fs::path& path, const std::byte* data, std::size_t bytes, const WriteOptions& options,
                       ChunkChecksums* checksums) {
   if (checksums && options.direct) throw std::logic_error("write_file: chunk checksums need a buffered write");

@@ -42,6 +42,10 @@ class AlignedBuffer {
 // and dedupe on some storage and would flatter it. Uses `threads` threads.
 void fill_random(std::byte* data, std::size_t bytes, std::uint64_t seed, unsigned threads);
 
+// memcpy split over `threads` threads: the host snapshot of a CPU job, which
+// one core copies at a fraction of the memory bandwidth.
+void parallel_copy(std::byte* to, const std::byte* from, std::size_t bytes, unsigned threads);
+
 struct WriteOptions {
   unsigned threads = 1;             // writer threads, each taking every threads-th chunk
   std::size_t chunk = 64u << 20;    // bytes per pwrite
