@@ -16,6 +16,7 @@
 #include <string>
 
 #include "harness/environment.hpp"
+#include "kernels/checkpoint_copy.cuh"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
 #include "kernels/device_query.cuh"
@@ -272,6 +273,15 @@ TYPED_TEST(RandomValueAtInteger, NonZeroInRangeUniformOverNonZeroValues) {
   }
   // [0, 2) holds one non-zero integer: every value is 1.
   for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_EQ(random_value_at<T>(3, i, 0, 2), 1);
+}
+
+// checkpoint_bench marks a stage "oom" by this: the refusal before cudaMalloc
+// and CUDA's own out-of-memory error count, other errors do not.
+TEST(CheckpointCopy, OutOfMemoryIsRecognised) {
+  EXPECT_TRUE(redline::is_gpu_out_of_memory(redline::GpuStateTooLarge("a state of 9 bytes does not fit")));
+  EXPECT_TRUE(redline::is_gpu_out_of_memory(redline::CudaError(cudaErrorMemoryAllocation, "cudaMalloc", "here.cu", 1)));
+  EXPECT_FALSE(redline::is_gpu_out_of_memory(redline::CudaError(cudaErrorInvalidValue, "cudaMemcpy", "here.cu", 2)));
+  EXPECT_FALSE(redline::is_gpu_out_of_memory(std::runtime_error("disk full")));
 }
 
 }  // namespace
