@@ -259,7 +259,7 @@ int main(int argc, char** argv) {
         stall.note = "GPU->host pinned copy (" + format_number(*d2h_s, 3) + " s) + synchronous save";
         report.rows.push_back(stall);
         save_s = *d2h_s + *save_s;
-      } else if (save_s && !no_gpu) {
+      } else if (save_s && !no_gpu && !interrupted()) {
         report.summary.push_back({"warning", "the GPU stage failed (see its row): the synchronous stall and its advice "
                                              "leave out the GPU->host copy"});
       }

@@ -343,7 +343,7 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
     // first). Where hard links are refused, the rename frees them as before.
     if (previous == PreviousData::defer) {
       release_previous_checkpoint(dir, name);
-      (void)::link(paths.data.c_str(), paths.previous.c_str());
+      steps.kept_previous = ::link(paths.data.c_str(), paths.previous.c_str()) == 0;
     }
     if (::rename(paths.temp.c_str(), paths.data.c_str()) != 0)
       throw std::runtime_error("renaming " + paths.temp.string() + " to " + paths.data.string() +
@@ -389,7 +389,9 @@ Manifest read_manifest(const fs::path& dir, const std::string& name) {
   if (version == "2" && (!(in >> key >> m.chunk) || key != "chunk" || m.chunk == 0)) throw malformed();
   if (!(in >> key) || key != "xxh64") throw malformed();
   // Version 1: one checksum of the whole file; 2: one per chunk.
-  const std::uint64_t expected = version == "1" ? 1 : (m.bytes + m.chunk - 1) / m.chunk;
+  // (bytes - 1) / chunk + 1, not (bytes + chunk - 1) / chunk: a chunk near
+  // 2^64 must not wrap to "no checksums to check".
+  const std::uint64_t expected = version == "1" ? 1 : m.bytes == 0 ? 0 : (m.bytes - 1) / m.chunk + 1;
   for (std::string hex; m.xxh64.size() < expected && in >> hex;) {
     std::size_t used = 0;
     std::uint64_t value = 0;
@@ -402,7 +404,7 @@ Manifest read_manifest(const fs::path& dir, const std::string& name) {
       throw CheckpointRejected("manifest " + paths.manifest.string() + " has a malformed checksum '" + hex + "'");
     m.xxh64.push_back(value);
   }
-  if (m.xxh64.size() != expected) throw malformed();
+  if (std::string extra; m.xxh64.size() != expected || in >> extra) throw malformed();
   if (m.file != name)
     throw CheckpointRejected("manifest " + paths.manifest.string() + " describes '" + m.file + "', not '" + name + "'");
   return m;
@@ -411,12 +413,8 @@ Manifest read_manifest(const fs::path& dir, const std::string& name) {
 RestoreSteps restore_checkpoint(const fs::path& dir, const std::string& name, AlignedBuffer& into, unsigned threads,
                                 std::size_t chunk) {
   const Manifest m = read_manifest(dir, name);
-  // The target is allocated and poisoned before the clock starts: a restore
-  // into resident memory, and a read that delivers nothing cannot pass the
-  // checksum on what the buffer held before.
-  if (into.size() != m.bytes) into = AlignedBuffer(m.bytes);
-  std::memset(into.data(), 0x5A, m.bytes);
-  const double t0 = steady_seconds();
+  // The size first: a manifest's claim is not allocated before the file
+  // backs it.
   const fs::path data = checkpoint_paths(dir, name).data;
   std::error_code ec;
   const auto actual = fs::file_size(data, ec);
@@ -424,6 +422,12 @@ RestoreSteps restore_checkpoint(const fs::path& dir, const std::string& name, Al
   if (actual != m.bytes)
     throw CheckpointRejected("checkpoint " + data.string() + " is torn: " + std::to_string(actual) +
                              " bytes, the manifest says " + std::to_string(m.bytes));
+  // The target is allocated and poisoned before the clock starts: a restore
+  // into resident memory, and a read that delivers nothing cannot pass the
+  // checksum on what the buffer held before.
+  if (into.size() != m.bytes) into = AlignedBuffer(m.bytes);
+  std::memset(into.data(), 0x5A, m.bytes);
+  const double t0 = steady_seconds();
   RestoreSteps steps;
   steps.bytes = m.bytes;
   const ReadTimes r = read_file(data, into.data(), m.bytes, true, threads, chunk);

@@ -114,7 +114,8 @@ struct SaveSteps {
   // checksum_s: the hashing each writer thread did inside write_s (their
   // mean), not a step of its own: the chunks are hashed as they are written.
   double checksum_s = 0, write_s = 0, fsync_file_s = 0, rename_s = 0, fsync_dir_s = 0, manifest_s = 0;
-  double release_previous_s = 0;  // with PreviousData::release: freeing the previous checkpoint's data
+  double release_previous_s = 0;  // freeing the previous checkpoint's data (inside total_s unless deferred)
+  bool kept_previous = false;     // deferred: there was previous data, now under CheckpointPaths::previous
   double total_s = 0;
 };
 
@@ -133,7 +134,8 @@ enum class PreviousData { release, defer };
 // longer matches, so at any moment of a crash restore finds a complete
 // checkpoint or refuses. With options.fsync false every fsync is skipped (not
 // durable: for measuring what they cost). On failure the temporary file is
-// removed and std::runtime_error names the file and step.
+// removed and std::runtime_error names the file and step. Buffered writes
+// only (options.direct is refused: the chunk checksums are taken as written).
 SaveSteps safe_save(const std::filesystem::path& dir, const std::string& name, const std::byte* data,
                     std::size_t bytes, const WriteOptions& options, PreviousData previous = PreviousData::release);
 

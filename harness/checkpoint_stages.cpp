@@ -157,7 +157,15 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   // The previous checkpoint's data is freed after each save, outside its
   // stall (a trainer does it in the background), and costed on its own row.
   auto save_round = [&] {
-    rounds.push_back(safe_save(cfg.dir, cfg.name, state, bytes, save_options, PreviousData::defer));
+    try {
+      rounds.push_back(safe_save(cfg.dir, cfg.name, state, bytes, save_options, PreviousData::defer));
+    } catch (...) {
+      // A save that failed after the link (say, a full disk at the manifest)
+      // must not leave the previous data held under its second name.
+      std::error_code ec;
+      fs::remove(checkpoint_paths(cfg.dir, cfg.name).previous, ec);
+      throw;
+    }
     save_rounds.push_back(rounds.back().total_s);
     rounds.back().release_previous_s = release_previous_checkpoint(cfg.dir, cfg.name);
   };
@@ -201,14 +209,22 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   step("rename", s.rename_s, "temporary name -> final name");
   step("fsync_dir", s.fsync_dir_s, cfg.fsync ? "makes the rename durable" : "skipped (--no-fsync)");
   step("manifest", s.manifest_s, "written last, atomically");
-  // Its own median: the first save into an empty directory frees nothing.
+  // Its own median, over the rounds that had previous data to free (the
+  // first save into an empty directory has none).
   std::vector<double> releases;
-  for (const auto& round : rounds) releases.push_back(round.release_previous_s);
+  for (const auto& round : rounds)
+    if (round.kept_previous) releases.push_back(round.release_previous_s);
   Row release = checkpoint_stage_row("release_previous", cfg.bytes, cfg.threads, cfg.chunk, cfg.fsync,
-                                     releases[median_round(releases)]);
+                                     releases.empty() ? 0 : releases[median_round(releases)]);
   release.metrics[1].second = std::numeric_limits<double>::quiet_NaN();
-  release.note = "the previous checkpoint's data freed after the stall, not in it (a trainer does this in the "
-                 "background): a second name kept it alive through the rename";
+  if (releases.empty()) {
+    release.metrics.clear();
+    release.status = "skipped";
+    release.note = "no previous checkpoint to free (one save into an empty directory, or no hard links here)";
+  } else {
+    release.note = "the previous checkpoint's data freed after the stall, not in it (a trainer does this in the "
+                   "background): a second name kept it alive through the rename; " + median_note(releases.size());
+  }
   report.rows.push_back(release);
   Row save = checkpoint_stage_row("save", cfg.bytes, cfg.threads, cfg.chunk, cfg.fsync, s.total_s);
   const double fraction = raw_median / s.total_s * 100.0;

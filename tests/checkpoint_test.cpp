@@ -205,10 +205,12 @@ TEST(CheckpointIo, RefusesAMalformedManifest) {
   const auto state = random_state(3000);
   safe_save(dir.path(), "checkpoint.bin", state.data(), 3000, {.threads = 1, .chunk = 1024, .fsync = true});
   const fs::path manifest = dir.path() / "checkpoint.bin.manifest";
-  for (const std::string& hashes : {std::string("0123456789abcdef 0123456789abcdef"),  // 2 of 3 chunks
-                                    std::string("0123456789abcdef 0123456789abcdef 0123456789abcdeg")}) {
-    std::ofstream(manifest) << "redline-checkpoint 2\nfile checkpoint.bin\nbytes 3000\nchunk 1024\nxxh64 " << hashes
-                            << "\n";
+  const std::string h = "0123456789abcdef";
+  for (const std::string& tail : {"chunk 1024\nxxh64 " + h + " " + h,                          // 2 of 3 chunks
+                                  "chunk 1024\nxxh64 " + h + " " + h + " 0123456789abcdeg",   // not hex
+                                  "chunk 1024\nxxh64 " + h + " " + h + " " + h + " " + h,     // one too many
+                                  std::string("chunk 18446744073709551615\nxxh64")}) {  // a count that would wrap to 0
+    std::ofstream(manifest) << "redline-checkpoint 2\nfile checkpoint.bin\nbytes 3000\n" << tail << "\n";
     const std::string why = rejection(dir.path());
     EXPECT_NE(why.find(manifest.string()), std::string::npos) << why;
     EXPECT_NE(why.find("malformed"), std::string::npos) << why;
@@ -481,9 +483,11 @@ TEST(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
   const fs::path data = dir.path() / "data";
   fs::create_directory(data);
   ChildSpec spec;
+  // The signal goes once the first storage file appears, whatever the start-up took.
   spec.argv = {"/bin/sh", "-c",
                std::string(CHECKPOINT_BENCH_BIN) + " all --size 512M --dir " + data.string() + " --csv " +
-                   csv.string() + " --quiet & pid=$!; sleep 1; kill -INT $pid; wait $pid"};
+                   csv.string() + " --quiet & pid=$!; while [ -z \"$(ls -A " + data.string() +
+                   ")\" ]; do sleep 0.05; done; kill -INT $pid; wait $pid"};
   spec.timeout_seconds = 300;
   const ChildResult r = run_child(spec);
   EXPECT_EQ(r.exit_code, 128 + SIGINT) << r.output;
@@ -497,6 +501,27 @@ TEST(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
   EXPECT_TRUE(raw_write) << "the stage running at Ctrl-C is kept";
   EXPECT_FALSE(async) << "stages after Ctrl-C must not start";
   for (const auto& e : fs::directory_iterator(data)) ADD_FAILURE() << "left behind: " << e.path();
+}
+
+// The previous checkpoint's release is measured only where there was one:
+// a single save into an empty directory frees nothing and says so.
+TEST(CheckpointBench, ReleasePreviousOnlyWhereThereWasOne) {
+  for (const auto& [rounds, status] : {std::pair<std::string, std::string>{"1", "skipped"}, {"2", "ok"}}) {
+    TempDir dir;
+    const fs::path csv = dir.path() / "out.csv";
+    const auto r = bench({"save", "--size", "8M", "--dir", dir.path().string(), "--rounds", rounds, "--csv",
+                          csv.string(), "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const CsvTable t = read_csv(csv);
+    bool found = false;
+    for (std::size_t i = 0; i < t.rows.size(); ++i)
+      if (t.value(i, "stage") == "release_previous") {
+        found = true;
+        EXPECT_EQ(t.value(i, "status"), status) << "--rounds " << rounds << ": " << t.value(i, "note");
+      }
+    EXPECT_TRUE(found);
+    EXPECT_FALSE(fs::exists(checkpoint_paths(dir.path(), "checkpoint.bin").previous));
+  }
 }
 
 TEST(CheckpointBench, AllLeavesTheDirectoryAsItFoundIt) {
