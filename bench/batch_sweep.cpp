@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
   app.add_option("--start", f.start, "Smallest batch size (default 1)");
   app.add_option("--max", f.max, "Largest batch size to try (default 4096)");
   app.add_option("--factor", f.factor, "Growth factor of the upward search (default 2)");
-  app.add_option("--batch-sizes", f.batch_sizes, "Explicit axis instead: 1,2,4 or 8:64:8 or 1:512:x2")->type_name("AXIS");
+  app.add_option("--batch-sizes", f.batch_sizes, "Explicit axis instead: 1,2,4 or 8:64 (step 1) or 8:64:8 or 1:512:x2")->type_name("AXIS");
   app.add_flag("--bisect", f.bisect, "After the first OOM, bisect to the exact maximum batch");
   app.add_option("--repeats", f.repeats, "Trials per batch size; the median counts (default 1)");
   app.add_option("--plateau", f.plateau, "Saturation: doubling adds less than PCT % (default 5)")->type_name("PCT");

@@ -53,15 +53,17 @@ std::vector<std::int64_t> geometric_axis(std::int64_t start, std::int64_t stop, 
 
 std::vector<std::int64_t> parse_axis(std::string_view flag, std::string_view text, AxisUnit unit) {
   const std::string f(flag), t(text);
-  if (text.empty()) throw UsageError(f, t, "empty axis; use a list 1,2,4 or a range 8:64:8 or 1:1024:x2");
+  if (text.empty()) throw UsageError(f, t, "empty axis; use a list 1,2,4 or a range 8:64, 8:64:8 or 1:1024:x2");
   std::vector<std::int64_t> values;
 
   if (text.find(':') == std::string_view::npos) {
     for (auto part : split(text, ',')) values.push_back(parse_value(flag, part, unit));
   } else {
-    const auto parts = split(text, ':');
+    auto parts = split(text, ':');
+    // start:stop is every whole value between them, as a step of 1.
+    if (parts.size() == 2) parts.push_back("1");
     if (parts.size() != 3)
-      throw UsageError(f, t, "a range is start:stop:step or start:stop:xFACTOR");
+      throw UsageError(f, t, "a range is start:stop, start:stop:step or start:stop:xFACTOR");
     const auto start = parse_value(flag, parts[0], unit);
     const auto stop = parse_value(flag, parts[1], unit);
     if (stop < start) throw UsageError(f, t, "the range's stop is below its start");

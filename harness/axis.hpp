@@ -1,6 +1,7 @@
 // A sweep's size axis as users write it:
 //   list       "1,2,4,8"
 //   linear     "8:64:8"        start:stop:step
+//              "8:64"          start:stop, a step of 1
 //   geometric  "1:1024:x2"     start:stop:xFACTOR
 // Values are parsed by parse_size when `sizes` is set (so "4K:64M:x2" works),
 // otherwise as plain counts. The result is ascending and free of duplicates.

@@ -58,6 +58,11 @@ TEST(ParseAxis, Linear) {
   EXPECT_EQ(parse_axis("--batch", "0:3:1", AxisUnit::count), (Values{0, 1, 2, 3}));
 }
 
+TEST(ParseAxis, StartStopStepsByOne) {
+  EXPECT_EQ(parse_axis("--m", "1020:1025", AxisUnit::count), (Values{1020, 1021, 1022, 1023, 1024, 1025}));
+  EXPECT_EQ(parse_axis("--m", "7:7", AxisUnit::count), (Values{7}));
+}
+
 TEST(ParseAxis, GeometricFactorTwo) {
   EXPECT_EQ(parse_axis("--batch", "1:1024:x2", AxisUnit::count),
             (Values{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}));
@@ -116,7 +121,7 @@ TEST(ParseAxis, BadListElementNamesFlagAndElement) {
 }
 
 TEST(ParseAxis, RangeWithWrongPartCount) {
-  for (const std::string text : {"1:8", "1:8:2:4"}) {
+  for (const std::string text : {"1:8:2:4", "1:8:2:4:5"}) {
     const std::string what = axis_error("--batch", text);
     expect_names_flag_and_value("--batch", text, what);
     EXPECT_NE(what.find("start:stop:step"), std::string::npos) << what;
@@ -124,9 +129,11 @@ TEST(ParseAxis, RangeWithWrongPartCount) {
 }
 
 TEST(ParseAxis, StopBelowStart) {
-  const std::string what = axis_error("--batch", "64:8:8");
-  expect_names_flag_and_value("--batch", "64:8:8", what);
-  EXPECT_NE(what.find("below"), std::string::npos) << what;
+  for (const std::string text : {"64:8:8", "64:8"}) {
+    const std::string what = axis_error("--batch", text);
+    expect_names_flag_and_value("--batch", text, what);
+    EXPECT_NE(what.find("below"), std::string::npos) << what;
+  }
 }
 
 TEST(ParseAxis, BadGeometricFactor) {
