@@ -15,6 +15,20 @@ void add_output_flags(CLI::App& app, OutputOptions& output) {
 
 int run_tool(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
   const std::string tool = app.get_name();
+  // CLI11 says only "A subcommand is required" for a mistyped one: name it.
+  const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
+  if (!commands.empty() && argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* command : commands) {
+      found = found || command->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + command->get_name();
+    }
+    if (!found) {
+      std::cerr << tool << ": " << UsageError("COMMAND", argv[1], "unknown; use one of " + known).what() << '\n';
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
