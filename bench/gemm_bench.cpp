@@ -93,6 +93,19 @@ int run_predict(const PredictFlags& f) {
   base.split_k = static_cast<int>(parse_count_between("--split-k", f.split_k, 1, 1024));
   const GemmDim dim = pad_dim(f, ms.size(), ns.size());
   const char* dim_name = dim == GemmDim::m ? "m" : "n";
+  {
+    // The largest shape has the most tiles: if its count fits, every one does.
+    GemmProblem largest = base;
+    largest.m = ms.back(), largest.n = ns.back(), largest.k = ks.back();
+    try {
+      predict_gemm(largest);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--m/--n/--tile/--split-k",
+                       std::to_string(largest.m) + "/" + std::to_string(largest.n) + "/" + tile_text(base.tile) + "/" +
+                           std::to_string(base.split_k),
+                       e.what());
+    }
+  }
   validate_output_paths(f.output);
 
   Report report = start_report("gemm_bench", capture_environment());
@@ -116,11 +129,16 @@ int run_predict(const PredictFlags& f) {
           ++flagged;
           row.note = "loses " + percent_text(1 - r.predicted_efficiency);
           if (const auto a = nearest_recovering_size(p, dim)) {
-            row.note += std::string("; ") + dim_name + " " + std::to_string(a->to) + ": +" + percent_text(a->gain);
+            // The gain is in efficiency: work done per unit of time. The
+            // padded shape takes no less time; it does more in it.
             const std::string time = a->after.full_waves == r.full_waves
                                          ? "same predicted time, " + std::to_string(r.full_waves) + " waves"
                                          : std::to_string(a->after.full_waves) + " waves instead of " +
                                                std::to_string(r.full_waves);
+            row.note += std::string("; ") + dim_name + " " + std::to_string(a->to) + ": efficiency +" +
+                        percent_text(a->gain) +
+                        (a->after.full_waves == r.full_waves ? ", same time"
+                                                             : ", " + std::to_string(a->after.full_waves) + " waves");
             advice_lines.emplace_back("pad m=" + std::to_string(m) + " n=" + std::to_string(n),
                                       std::string(dim_name) + " -> " + std::to_string(a->to) +
                                           ": predicted efficiency " + format_number(r.predicted_efficiency, 3) +
@@ -152,6 +170,7 @@ struct MeasureFlags {
   std::string warmup = "0.2", first_warmup = "1", max_time = "2", target_cv = "0.01", min_reps = "10",
               max_reps = "500";
   std::string gpu, datasheet_tflops;
+  std::string datasheet_gbps;  // peak only: the HBM ceiling's datasheet
   bool progress = false;
   OutputOptions output;
 };
@@ -332,6 +351,7 @@ struct DatasheetChoice {
   std::optional<GpuPeaks> named;        // --gpu
   std::optional<double> tflops;         // --datasheet-tflops
   std::optional<PeakDtype> dtype;       // the one dtype it applies to
+  std::optional<double> hbm_gbps;       // --datasheet-gbps
 };
 
 DatasheetChoice datasheet_choice(const MeasureFlags& f, const std::vector<GemmDtype>& dtypes) {
@@ -347,11 +367,19 @@ DatasheetChoice datasheet_choice(const MeasureFlags& f, const std::vector<GemmDt
       throw UsageError("--datasheet-tflops", f.datasheet_tflops, "applies to one --dtype at a time");
     choice.dtype = gemm_dtype_info(dtypes.front()).peak;
   }
+  if (!f.datasheet_gbps.empty()) {
+    choice.hbm_gbps = parse_number("--datasheet-gbps", f.datasheet_gbps);
+    if (!(*choice.hbm_gbps > 0)) throw UsageError("--datasheet-gbps", f.datasheet_gbps, "must be positive");
+  }
   return choice;
 }
 
 std::optional<GpuPeaks> datasheet_of(const DatasheetChoice& choice, const std::string& detected_name) {
   std::optional<GpuPeaks> peaks = choice.named ? choice.named : lookup_gpu_peaks(detected_name);
+  if (choice.hbm_gbps) {
+    if (!peaks) peaks = GpuPeaks{detected_name + " (--datasheet-gbps)"};
+    peaks->hbm_GBps = *choice.hbm_gbps;
+  }
   if (!choice.tflops) return peaks;
   if (!peaks) peaks = GpuPeaks{detected_name + " (--datasheet-tflops)"};
   switch (*choice.dtype) {
@@ -438,9 +466,14 @@ std::unique_ptr<benchmark::BenchmarkReporter> google_reporter(const std::string&
   return reporter;
 }
 
-// A dtype that cuBLASLt can run on none of the shapes (FP8 with nn, or with
-// K or M never a multiple of 16) is bad input, not a run of error rows.
-void require_runnable(const std::vector<GemmDtype>& dtypes, GemmLayout layout, const std::vector<GemmSize>& shapes) {
+// The dtypes cuBLASLt can run on none of the shapes (FP8 with nn, or with K
+// or M never a multiple of 16), each with the reason. When no requested dtype
+// can run, that is bad input; otherwise those few are skipped with the reason,
+// so `--dtype all --layout nn` still measures the rest.
+std::vector<std::pair<GemmDtype, std::string>> unrunnable_dtypes(const std::vector<GemmDtype>& dtypes,
+                                                                  GemmLayout layout,
+                                                                  const std::vector<GemmSize>& shapes) {
+  std::vector<std::pair<GemmDtype, std::string>> unrunnable;
   for (GemmDtype dtype : dtypes) {
     std::optional<std::string> reason;
     bool runnable = false;
@@ -449,8 +482,11 @@ void require_runnable(const std::vector<GemmDtype>& dtypes, GemmLayout layout, c
       runnable = runnable || !why;
       if (why && !reason) reason = why;
     }
-    if (!runnable && reason) throw UsageError("--dtype", gemm_dtype_info(dtype).name, "no shape can run: " + *reason);
+    if (!runnable && reason) unrunnable.emplace_back(dtype, "no shape can run: " + *reason);
   }
+  if (!dtypes.empty() && unrunnable.size() == dtypes.size())
+    throw UsageError("--dtype", gemm_dtype_info(unrunnable.front().first).name, unrunnable.front().second);
+  return unrunnable;
 }
 
 // The compute capability a dtype's tensor-core GEMMs need (FP8: Ada/Hopper;
@@ -470,7 +506,7 @@ Session start_session(MeasureFlags& f, const BenchmarkArgs& bench_args, const st
   Session s;
   s.dtypes = dtypes_of(f);
   s.layout = layout_of(f);
-  require_runnable(s.dtypes, s.layout, shapes);
+  const auto unrunnable = unrunnable_dtypes(s.dtypes, s.layout, shapes);
   const MeasurementPolicy policy = policy_of(f);
   const int device = static_cast<int>(parse_count_between("--device", f.device, 0, 1024));
   const int algos = static_cast<int>(parse_count_between("--algos", f.algos, 1, 64));
@@ -487,22 +523,28 @@ Session start_session(MeasureFlags& f, const BenchmarkArgs& bench_args, const st
   add_cuda_gpu_info(env);
   s.report = start_report("gemm_bench", env);
   const DeviceProperties props = query_device_properties(device);
-  // Dtypes this GPU has no tensor-core path for are skipped, with the reason.
+  auto skip = [&](GemmDtype dtype, const std::string& why) {
+    Row row;
+    row.param("dtype", gemm_dtype_info(dtype).name).param("layout", gemm_layout_name(s.layout));
+    row.status = "skipped";
+    row.note = why;
+    s.report.rows.push_back(row);
+    s.report.summary.emplace_back(std::string(gemm_dtype_info(dtype).name), "skipped: " + why);
+  };
+  // Dtypes this GPU has no tensor-core path for, or that no shape suits,
+  // are skipped, with the reason.
   const int cc = props.compute_capability_major * 10 + props.compute_capability_minor;
   std::vector<GemmDtype> runnable;
   for (GemmDtype dtype : s.dtypes) {
     const int needed = required_compute_capability(dtype);
-    if (cc >= needed) {
+    const auto misfit = std::find_if(unrunnable.begin(), unrunnable.end(), [&](const auto& u) { return u.first == dtype; });
+    if (misfit != unrunnable.end())
+      skip(dtype, misfit->second);
+    else if (cc < needed)
+      skip(dtype, "needs compute capability " + std::to_string(needed / 10) + "." + std::to_string(needed % 10) +
+                      "; this GPU is " + props.compute_capability());
+    else
       runnable.push_back(dtype);
-      continue;
-    }
-    Row row;
-    row.param("dtype", gemm_dtype_info(dtype).name).param("layout", gemm_layout_name(s.layout));
-    row.status = "skipped";
-    row.note = "needs compute capability " + std::to_string(needed / 10) + "." + std::to_string(needed % 10) +
-               "; this GPU is " + props.compute_capability();
-    s.report.rows.push_back(row);
-    s.report.summary.emplace_back(std::string(gemm_dtype_info(dtype).name), "skipped: " + row.note);
   }
   if (runnable.empty()) throw CannotRun("no requested dtype runs on " + props.name + ": " + s.report.rows.front().note);
   s.dtypes = runnable;
@@ -526,7 +568,7 @@ Session start_session(MeasureFlags& f, const BenchmarkArgs& bench_args, const st
   s.report.summary.emplace_back("gpu", props.name + ", " + std::to_string(props.sm_count) + " SMs, cuBLASLt " +
                                            cublaslt_version());
   if (options.peaks)
-    s.report.summary.emplace_back("datasheet", options.peaks->model + " (dense; --gpu / --datasheet-tflops override)");
+    s.report.summary.emplace_back("datasheet", options.peaks->model + " (dense; --gpu / --datasheet-tflops / --datasheet-gbps override)");
   else
     s.report.summary.emplace_back("datasheet", "unknown for " + props.name + ": give --gpu or --datasheet-tflops");
   return s;
@@ -955,7 +997,7 @@ int main(int argc, char** argv) {
       "predict",
       "Tile and wave quantization model alone, for any GPU (no GPU needed): tiles, waves, tile, wave and "
       "predicted efficiency per shape; shapes losing more than 10% get the nearest larger size that recovers.");
-  predict->add_option("--m", pf.m, "Rows of C: N, or a sweep 1,2,4 / A:B:STEP / A:B:xF")->required()->type_name("AXIS");
+  predict->add_option("--m", pf.m, "Rows of C: N, or a sweep 1,2,4 / A:B (step 1) / A:B:STEP / A:B:xF")->required()->type_name("AXIS");
   predict->add_option("--n", pf.n, "Columns of C (same forms)")->required()->type_name("AXIS");
   predict->add_option("--k", pf.k, "Reduction dimension (same forms)")->required()->type_name("AXIS");
   predict->add_option("--tile", pf.tile, "C tile one CTA computes, ROWSxCOLS (e.g. 128x256)")->required()->type_name("RxC");
@@ -980,6 +1022,10 @@ int main(int argc, char** argv) {
   peak->add_option("--n", peak_flags.n, "Exhaustive search range of N")->type_name("AXIS");
   peak->add_option("--k", peak_flags.k, "Exhaustive search range of K")->type_name("AXIS");
   peak->add_flag("--no-roofline", peak_flags.no_roofline, "Skip the HBM copy and FP32 FMA ceilings");
+  peak->add_option("--datasheet-gbps", peak_flags.measure.datasheet_gbps,
+                   "Override the datasheet HBM GB/s the copy ceiling's percentage uses (the FMA one: "
+                   "--datasheet-tflops with --dtype fp32)")
+      ->type_name("X");
 
   SweepFlags sweep_flags;
   CLI::App* sweep = app.add_subcommand(
@@ -989,7 +1035,7 @@ int main(int argc, char** argv) {
       "alone gives the saturation: the tokens per micro-batch that fill the GPU (PyTorch's forward GEMM has them in "
       "N).");
   add_measure_flags(*sweep, sweep_flags.measure, "bf16");
-  sweep->add_option("--m", sweep_flags.m, "Rows of C: N, or a sweep 1,2,4 / A:B:STEP / A:B:xF")->required()->type_name("AXIS");
+  sweep->add_option("--m", sweep_flags.m, "Rows of C: N, or a sweep 1,2,4 / A:B (step 1) / A:B:STEP / A:B:xF")->required()->type_name("AXIS");
   sweep->add_option("--n", sweep_flags.n, "Columns of C (same forms)")->required()->type_name("AXIS");
   sweep->add_option("--k", sweep_flags.k, "Reduction dimension (same forms)")->required()->type_name("AXIS");
 

@@ -130,7 +130,14 @@ struct GemmRunner::State {
   // the samples.
   void add_readings(benchmark::State& state, const std::optional<GpuReadings>& before, const DuringSamples& during,
                     const std::optional<GpuReadings>& after, std::string& note) {
-    if (before && before->sm_clock_mhz) state.counters["sm_clock_mhz_before"] = *before->sm_clock_mhz;
+    if (before) {
+      if (before->sm_clock_mhz) state.counters["sm_clock_mhz_before"] = *before->sm_clock_mhz;
+      if (before->temperature_c) state.counters["temperature_c_before"] = *before->temperature_c;
+      if (before->power_w) state.counters["power_w_before"] = *before->power_w;
+      // Shown, not judged on (see below).
+      if (before->throttle_reasons)
+        state.counters["throttled_before"] = (*before->throttle_reasons & kSlowdownReasonMask) != 0 ? 1 : 0;
+    }
     if (during.min_sm_clock_mhz) state.counters["sm_clock_mhz_min"] = *during.min_sm_clock_mhz;
     if (after) {
       if (after->sm_clock_mhz) state.counters["sm_clock_mhz_after"] = *after->sm_clock_mhz;

@@ -270,6 +270,20 @@ TEST_F(GemmBenchPredict, BadInputIsExit2NamingFlagAndValue) {
   expect_usage_error(with({"--n", "4096", "--tile", "128x256"}), "--sms");
   expect_usage_error({"predict", "--m", "1", "--n", "1", "--k", "1"}, "--tile");
   expect_usage_error({}, "subcommand");
+  expect_usage_error({"predcit", "--m", "1"}, "COMMAND 'predcit': unknown; use one of predict, peak, sweep, model");
+  // A tile count beyond int64 is bad input, not a crash or an error exit.
+  expect_usage_error({"predict", "--m", "2147483647", "--n", "2147483647", "--k", "1", "--tile", "1x1", "--sms", "1",
+                      "--split-k", "1024"},
+                     "--m/--n/--tile/--split-k '2147483647/2147483647/1x1/1024'");
+  expect_usage_error(with({"--n", "10:5", "--tile", "128x256", "--sms", "132"}), "stop is below its start");
+}
+
+TEST_F(GemmBenchPredict, PaddingAdviceSaysItIsEfficiencyInTheSameTime) {
+  const ChildResult child = run({"predict", "--m", "4096", "--n", "4160", "--k", "4096", "--tile", "128x256", "--sms",
+                                 "132", "--csv", (dir_ / "pad.csv").string()});
+  ASSERT_EQ(child.exit_code, 0) << child.output;
+  const CsvTable t = read_csv(dir_ / "pad.csv");
+  EXPECT_EQ(t.value(0, "note"), "loses 21.2%; n 5120: efficiency +23.1%, same time");
 }
 
 // The measuring subcommands validate every flag before they look for a GPU,
@@ -308,6 +322,7 @@ TEST_F(GemmBenchPredict, MeasuringSubcommandsRejectBadInputBeforeLookingForAGpu)
   expect_usage_error(sweep({"--benchmark_out=" + (dir_ / "a_dir").string() + "/"}), "--benchmark_out");
   expect_usage_error({"sweep", "--m", "0", "--n", "1", "--k", "1"}, "--m '0'");
   expect_usage_error({"peak", "--search", "slow"}, "--search 'slow'");
+  expect_usage_error({"peak", "--datasheet-gbps", "-1"}, "--datasheet-gbps '-1'");
   expect_usage_error({"peak", "--search", "check", "--k", "0"}, "--k '0'");
   expect_usage_error({"peak", "--search", "check", "--m", "1:100000:1", "--n", "1:100:1"}, "at most");
   expect_usage_error({"model", "--hidden", "1000", "--heads", "16", "--ffn", "4096", "--vocab", "50304", "--seq",
@@ -328,6 +343,9 @@ TEST_F(GemmBenchPredict, MeasuringWithoutAGpuSkipsWithTheReason) {
   EXPECT_EQ(child.exit_code, 77) << child.output;
   EXPECT_NE(child.output.find("gemm_bench: skipped: "), std::string::npos) << child.output;
   EXPECT_FALSE(fs::exists(csv)) << "a run that cannot start writes no report";
+  // FP8 cannot run nn, but the other dtypes can: not bad input.
+  const ChildResult nn = run({"sweep", "--m", "256", "--n", "256", "--k", "256", "--dtype", "all", "--layout", "nn"});
+  EXPECT_EQ(nn.exit_code, 77) << nn.output;
 }
 
 }  // namespace
