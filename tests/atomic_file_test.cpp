@@ -1,6 +1,8 @@
 // Atomic result files on the real file system: whole content or the old file,
 // never a torn one, and no temporary files left behind.
 #include "harness/atomic_file.hpp"
+#include "harness/output.hpp"
+#include "harness/usage_error.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -174,6 +176,32 @@ TEST_F(AtomicFileTest, FailedAppendLeavesTheOldFileIntact) {
   EXPECT_THROW(append_file_atomically(path, "row2\n"), std::runtime_error);
   EXPECT_EQ(read_all(path), "header\nrow1\n");
   fs::remove(blocker);
+}
+
+// --csv/--json are checked before a run, so a report that cannot be written
+// fails in a second as bad input, not after an hour of measuring.
+TEST_F(AtomicFileTest, OutputPathsAreTriedBeforeTheRun) {
+  OutputOptions ok;
+  ok.csv_path = (dir_ / "new" / "r.csv").string();
+  ok.json_path = (dir_ / "r.json").string();
+  EXPECT_NO_THROW(validate_output_paths(ok));
+  EXPECT_EQ(names_in(dir_ / "new"), std::vector<std::string>{}) << "the probe file is removed";
+  EXPECT_FALSE(fs::exists(ok.json_path));
+
+  auto refused = [](const std::string& csv) {
+    OutputOptions bad;
+    bad.csv_path = csv;
+    try {
+      validate_output_paths(bad);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  // /proc takes no new files, even from root, so this holds on any Linux.
+  EXPECT_EQ(refused("/proc/r.csv").rfind("--csv '/proc/r.csv': cannot be written here: ", 0), 0u)
+      << refused("/proc/r.csv");
+  EXPECT_NE(refused(dir_.string()).find("is a directory"), std::string::npos);
 }
 
 }  // namespace
