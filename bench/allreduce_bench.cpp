@@ -39,17 +39,20 @@ struct Flags {
   std::string datatype = "float", op = "sum", root = "0", blocking = "0", graphs = "0";
   std::string collective = "all_reduce", backend = "auto", bootstrap = "auto", split = "none", outlier = "10";
   std::string expect_busbw, timeout = "600";
-  std::string inject_delay, inject_hang, inject_exit;
+  std::string inject_delay, inject_hang, inject_exit, inject_wrong;
   bool inject_stuck_abort = false;
   bool per_iter = false, per_rank = false;
   std::string per_rank_csv;
   OutputOptions output;
 };
 
+// "a,b" -> {a, b}. Empty items are kept ("" -> {""}, "a," -> {a, ""}), so
+// the caller refuses them by name instead of running nothing.
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');) items.push_back(item);
+  if (text.empty() || text.back() == ',') items.emplace_back();
   return items;
 }
 
@@ -76,14 +79,16 @@ CollectiveSweepOptions to_options(const Flags& f) {
     const double factor = parse_number("-f", f.stepfactor);
     if (!(factor > 1)) throw UsageError("-f", f.stepfactor, "must be greater than 1");
     if (std::log(static_cast<double>(max_bytes) / static_cast<double>(min_bytes)) / std::log(factor) > kMaxSizes)
-      throw UsageError("-f", f.stepfactor, "gives more than 10000 sizes between -b and -e");
+      throw UsageError("-f", f.stepfactor, "gives more than 10000 sizes between -b " + f.minbytes + " and -e " +
+                                               f.maxbytes);
     for (double size = static_cast<double>(min_bytes); size <= static_cast<double>(max_bytes); size *= factor)
       o.sizes.push_back(static_cast<std::size_t>(size));
   } else {
     const auto step = parse_size("-i", f.stepbytes);
     if (step < 1) throw UsageError("-i", f.stepbytes, "must be at least 1 byte");
     if (static_cast<double>(max_bytes - min_bytes) / static_cast<double>(step) > kMaxSizes)
-      throw UsageError("-i", f.stepbytes, "gives more than 10000 sizes between -b and -e");
+      throw UsageError("-e", f.maxbytes, "gives more than 10000 sizes from -b " + f.minbytes + " in steps of -i " +
+                                             f.stepbytes + "; raise -i or step by a factor with -f");
     for (auto size = min_bytes; size <= max_bytes; size += step) o.sizes.push_back(size);
   }
 
@@ -117,7 +122,8 @@ CollectiveSweepOptions to_options(const Flags& f) {
       o.ops.push_back(*op);
     }
   }
-  if (f.root != "all") o.roots = {count_in("-r", f.root, 0, 1 << 24)};
+  // nccl-tests' -r -1 is every root, as -r all.
+  if (f.root != "all" && f.root != "-1") o.roots = {count_in("-r", f.root, 0, 1 << 24)};
 
   o.point.iterations = count_in("-n", f.iters, 1, 1 << 24);
   o.point.warmup_iterations = count_in("-w", f.warmup, 0, 1 << 24);
@@ -152,6 +158,7 @@ CollectiveSweepOptions to_options(const Flags& f) {
       o.faults.hang_bytes = parse_size("--inject-hang", where);
   }
   o.faults.stuck_abort = f.inject_stuck_abort;
+  if (!f.inject_wrong.empty()) o.faults.wrong_rank = count_in("--inject-wrong", f.inject_wrong, 0, 1 << 20);
   if (!f.inject_exit.empty()) {
     const auto [rank, bytes] = rank_and_value("--inject-exit", f.inject_exit);
     o.faults.exit_rank = rank;
@@ -179,8 +186,9 @@ bool gpu_visible() {
 
 // MPI when an MPI launcher (or srun) started us, the TCP rendezvous for
 // torchrun-style variables, else a single process. Never runs ranks alone.
-std::unique_ptr<Bootstrap> make_bootstrap(const std::string& choice, const std::string& backend, int* argc,
-                                          char*** argv) {
+// `backend` is the resolved backend, `backend_flag` what --backend said.
+std::unique_ptr<Bootstrap> make_bootstrap(const std::string& choice, const std::string& backend,
+                                          const std::string& backend_flag, int* argc, char*** argv) {
   LaunchInfo launch;
   try {
     launch = detect_launch();
@@ -189,8 +197,10 @@ std::unique_ptr<Bootstrap> make_bootstrap(const std::string& choice, const std::
   }
   const bool env_launch = launch.launcher == "torchrun-style env";
   if (env_launch && backend == "host" && (choice == "auto" || choice == "env"))
-    throw UsageError("--backend", backend,
-                     "the host backend runs MPI collectives: launch with mpirun or srun, not torchrun-style variables");
+    throw UsageError("--backend", backend_flag,
+                     std::string(backend_flag == "auto" ? "picked host (no GPU is visible); " : "") +
+                         "the host backend runs MPI collectives: launch with mpirun or srun, not torchrun-style "
+                         "variables");
   std::string kind = choice;
   if (kind == "auto") {
     if (launch.world_size > 1 && !env_launch) kind = "mpi";
@@ -310,7 +320,7 @@ int main(int argc, char** argv) {
   app.add_option("-a,--average", f.average, "Combine ranks' times: 0 rank 0, 1 average, 2 min, 3 max; default 1");
   app.add_option("-d,--datatype", f.datatype, "int8 int32 half bfloat16 float double f8e4m3 f8e5m2, a list, or all");
   app.add_option("-o,--op", f.op, "sum prod max min avg, a list, or all; default sum");
-  app.add_option("-r,--root", f.root, "Root rank for broadcast and reduce, or all; default 0");
+  app.add_option("-r,--root", f.root, "Root rank for broadcast and reduce, or all (-1, as in nccl-tests); default 0");
   app.add_option("-z,--blocking", f.blocking, "1: wait for each operation before issuing the next; default 0");
   app.add_option("-G,--cudagraph", f.graphs, "Capture the iterations as a CUDA graph and replay it N times");
   app.add_option("--collective", f.collective, "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, a list, or all");
@@ -329,6 +339,7 @@ int main(int argc, char** argv) {
   app.add_option("--inject-hang", f.inject_hang)->group("");    // test-only: RANK:BYTES|init|split never arrives
   app.add_option("--inject-exit", f.inject_exit)->group("");    // test-only: RANK:BYTES dies
   app.add_flag("--inject-stuck-abort", f.inject_stuck_abort)->group("");  // test-only: the abort never returns
+  app.add_option("--inject-wrong", f.inject_wrong)->group("");  // test-only: RANK sends a wrong element to checks
   add_output_flags(app, f.output);
 
   return run_tool(app, argc, argv, [&] {
@@ -348,7 +359,7 @@ int main(int argc, char** argv) {
       throw UsageError("-G", f.graphs, "CUDA graphs need the nccl backend (no GPU is visible here)");
     if (options.point.graph_replays > 0 && options.point.per_iteration)
       throw UsageError("-G", f.graphs, "--per-iter times single operations; it cannot time graph replays");
-    std::unique_ptr<Bootstrap> bootstrap = make_bootstrap(f.bootstrap, backend_kind, &argc, &argv);
+    std::unique_ptr<Bootstrap> bootstrap = make_bootstrap(f.bootstrap, backend_kind, f.backend, &argc, &argv);
     std::unique_ptr<Backend> backend;
     try {
       if (f.backend == "auto") agree_on_backend(*bootstrap, backend_kind);
@@ -382,7 +393,7 @@ int main(int argc, char** argv) {
         write_reports(result.report, output);
         if (!f.per_rank_csv.empty()) write_reports(result.per_rank, OutputOptions{f.per_rank_csv, "", true});
       }
-      int status = result.wrong > 0 || result.below_expectation ? kExitCheckFailed : kExitOk;
+      int status = result.wrong > 0 || result.below_expectation || result.nothing_measured ? kExitCheckFailed : kExitOk;
       if (result.interrupted) status = 128 + (interrupt_signal() ? interrupt_signal() : 2);
       watchdog.set_abort_operations({});  // the communicator goes next
       backend.reset();

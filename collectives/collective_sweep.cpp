@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "collectives/nccl_table.hpp"
+#include "collectives/verify.hpp"
 #include "collectives/watchdog.hpp"
 #include "harness/console_table.hpp"
 #include "harness/interrupt.hpp"
@@ -170,6 +172,7 @@ GatheredPoint measure_and_gather(SweepContext& ctx, Backend& backend, const Coll
   ctx.watchdog->enter(label);
   PointSettings settings = ctx.options.point;
   settings.arrival_pass = ctx.options.per_rank;
+  settings.corrupt_input = me == faults.wrong_rank;
   if (me == faults.delay_rank) {
     const auto delay = std::chrono::duration<double, std::milli>(faults.delay_ms);
     settings.before_each_operation = [delay] { std::this_thread::sleep_for(delay); };
@@ -357,6 +360,13 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
   if (root) {
     out << "# redline allreduce_bench: backend " << world_backend.name() << ", bootstrap " << bootstrap.kind() << ", "
         << world_ranks << " ranks\n# hosts: " << describe_hosts(ctx.hosts) << "\n";
+    // What changes NCCL's figures, on the console too (the JSON has it all).
+    if (!report.env.nccl_version.empty()) out << "# NCCL " << report.env.nccl_version << "\n";
+    for (const auto& [name, value] : report.env.variables)
+      if (name.rfind("NCCL_", 0) == 0) out << "# " << name << "=" << value << "\n";
+    if (options.point.check_iterations > 0)
+      for (DataType type : options.types)
+        if (info(type).is_floating) out << "# check: " << tolerance_statement(type) << "\n";
     if (world_ranks == 1)
       out << "# world size 1: nothing crosses a link, so busbw factors that scale with (n-1)/n are 0;"
              " launch one rank per GPU (mpirun -np N) to measure a fabric\n";
@@ -367,6 +377,7 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
   }
 
   std::map<SeriesKey, std::vector<SeriesPoint>> series;
+  std::map<SeriesKey, std::set<std::string>> skip_reasons;
   std::map<int, std::string> group_hosts;  // color -> hosts
   for (int r = 0; r < bootstrap.size(); ++r)
     if (group_hosts[ctx.colors[r]].find(ctx.hosts[r]) == std::string::npos)
@@ -427,12 +438,18 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
               if (root) {
                 TableSide side;
                 side.skipped = "skipped";
-                out << nccl_table_row(bytes_asked, count, std::string(info(type).name), op_name, root_rank, side, side)
-                    << std::flush;
+                out << nccl_table_row(bytes_asked, count, std::string(info(type).name), op_name, root_rank, side, side);
+                // The reason once per series, not under every size.
+                if (skip_reasons[key].insert(skip).second) out << "#  " << key.text() << " skipped: " << skip << "\n";
+                out << std::flush;
                 for (bool in_place : {false, true}) {
                   Row row = make_row(*collective, bytes_asked, count, c, collective->uses_root(), in_place);
                   row.status = "skipped";
                   row.note = skip;
+                  // Not measured (NaN), but the columns are there: a file with
+                  // every size skipped has the same header as any other.
+                  for (const char* metric : {"time_us", "algbw_GBps", "busbw_GBps", "wrong"})
+                    row.metric(metric, std::numeric_limits<double>::quiet_NaN());
                   report.rows.push_back(row);
                 }
               }
@@ -512,7 +529,7 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
 finished:
   // Acceptance and the rest of the summary happen on rank 0; then everyone
   // learns the verdict so all ranks exit alike.
-  std::int32_t verdict[2] = {0, 0};  // wrong > 0, below expectation
+  std::int32_t verdict[3] = {0, 0, 0};  // wrong > 0, below expectation, nothing measured
   if (root) {
     double busbw_sum = 0;
     std::size_t busbw_n = 0;
@@ -522,7 +539,9 @@ finished:
           busbw_sum += value;
           ++busbw_n;
         }
-    if (options.point.check_iterations > 0)
+    if (series.empty())
+      out << "# Out of bounds values : N/A (nothing measured)\n";
+    else if (options.point.check_iterations > 0)
       out << "# Out of bounds values : " << result.wrong << (result.wrong ? " ERROR" : " OK") << "\n";
     else
       out << "# Out of bounds values : N/A (-c 0: not checked)\n";
@@ -530,6 +549,12 @@ finished:
     report.summary.emplace_back("wrong_values", std::to_string(result.wrong));
     report.summary.emplace_back("avg_busbw_GBps", format_number(busbw_n ? busbw_sum / busbw_n : 0, 4));
 
+    if (series.empty() && !result.interrupted) {
+      // Every size skipped: no result is a failed run, never a quiet pass.
+      result.nothing_measured = true;
+      out << "# FAILED: nothing was measured (every size skipped; the reasons are above)\n";
+      report.summary.emplace_back("result", "FAILED: nothing was measured");
+    }
     if (options.expect_busbw_GBps && series.empty()) {
       // Nothing measured is no evidence of bandwidth: never a silent pass.
       result.below_expectation = true;
@@ -598,11 +623,13 @@ finished:
     out << std::flush;
     verdict[0] = result.wrong > 0;
     verdict[1] = result.below_expectation;
+    verdict[2] = result.nothing_measured;
   }
   bootstrap.broadcast(verdict, sizeof verdict, 0);
   if (!root) {
     result.wrong = verdict[0];
     result.below_expectation = verdict[1] != 0;
+    result.nothing_measured = verdict[2] != 0;
   }
   return result;
 }

@@ -33,6 +33,7 @@ struct FaultInjection {
   int exit_rank = -1;        // exits (status 3) at the first point of exit_bytes
   std::size_t exit_bytes = 0;
   bool stuck_abort = false;  // the watchdog's communicator abort never returns (every rank)
+  int wrong_rank = -1;       // sends one wrong input element in every check
 };
 
 struct CollectiveSweepOptions {
@@ -58,6 +59,7 @@ struct CollectiveSweepResult {
   Report per_rank;
   std::uint64_t wrong = 0;
   bool below_expectation = false;
+  bool nothing_measured = false;  // every size skipped: the run fails (exit 1)
   bool interrupted = false;  // Ctrl-C on any rank: the points so far are reported
 };
 

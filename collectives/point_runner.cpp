@@ -51,15 +51,17 @@ void run_once(Backend& backend, const Collective& collective, const CollectiveBu
 }
 
 // Fresh input on every local rank: an in-place run overwrites its input.
-void load_inputs(Backend& backend, const CollectiveBuffers& buffers, const CollectiveCounts& counts,
-                 const CollectiveCase& c, bool in_place) {
+// `corrupt`: test-only, the first element becomes a value no check expects.
+void load_inputs(Backend& backend, CollectiveBuffers& buffers, const CollectiveCounts& counts,
+                 const CollectiveCase& c, bool in_place, bool corrupt = false) {
   const std::size_t element = info(c.type).bytes;
-  std::vector<char> host(counts.send_count * element);
+  char* host = buffers.staging();
   for (int local = 0; local < backend.local_ranks(); ++local) {
     const int rank = backend.rank(local);
-    fill_input(host.data(), counts.send_count, c.type, rank, c);
+    fill_input(host, counts.send_count, c.type, rank, c);
+    if (corrupt && counts.send_count > 0) fill_poison(host, 1, c.type);
     const Pointers p = pointers_for(buffers, local, counts, rank, element, in_place);
-    backend.copy_in(local, const_cast<void*>(p.send), host.data(), host.size());
+    backend.copy_in(local, const_cast<void*>(p.send), host, counts.send_count * element);
   }
 }
 
@@ -79,6 +81,7 @@ CollectiveBuffers::CollectiveBuffers(Backend& backend, const Collective& collect
       send_.push_back(backend.allocate(local, bytes));
       recv_.push_back(backend.allocate(local, bytes));
     }
+    staging_.resize(bytes);
   } catch (...) {
     release_all();  // the destructor does not run when the constructor throws
     throw;
@@ -159,23 +162,23 @@ PointMeasurement measure_point(Backend& backend, const Collective& collective, C
   if (settings.check_iterations > 0 && (!in_place || collective.in_place_result_defined())) {
     m.checked = true;
     const std::size_t element = info(c.type).bytes;
-    std::vector<char> host(counts.recv_count * element);
-    std::vector<char> poison(counts.recv_count * element);
-    fill_poison(poison.data(), counts.recv_count, c.type);
+    const std::size_t recv_bytes = counts.recv_count * element;
+    char* host = buffers.staging();
     for (int k = 0; k < settings.check_iterations; ++k) {
       // The timed runs left correct results behind: an operation that writes
       // nothing must not pass. Poison the whole receive buffer, then load the
       // input (in place, the input block sits inside it).
+      fill_poison(host, counts.recv_count, c.type);
       for (int local = 0; local < backend.local_ranks(); ++local)
-        backend.copy_in(local, buffers.recv(local), poison.data(), poison.size());
-      load_inputs(backend, buffers, counts, c, in_place);
+        backend.copy_in(local, buffers.recv(local), host, recv_bytes);
+      load_inputs(backend, buffers, counts, c, in_place, settings.corrupt_input);
       run_once(backend, collective, buffers, counts, c, in_place, 0);
       backend.wait();
       for (int local = 0; local < backend.local_ranks(); ++local) {
         const int rank = backend.rank(local);
         const Pointers p = pointers_for(buffers, local, counts, rank, element, in_place);
-        backend.copy_out(local, host.data(), p.recv, host.size());
-        m.wrong += count_wrong(host.data(), counts.recv_count, c.type, collective, counts, c, rank);
+        backend.copy_out(local, host, p.recv, recv_bytes);
+        m.wrong += count_wrong(host, counts.recv_count, c.type, collective, counts, c, rank);
       }
     }
   }

@@ -28,6 +28,9 @@ struct PointSettings {
   bool arrival_pass = false;
   // Called before every timed operation on this rank: test-only delay injection.
   std::function<void()> before_each_operation;
+  // Test-only: this rank's first input element is replaced before each check
+  // (--inject-wrong), as a bad link or GPU would, so the check must catch it.
+  bool corrupt_input = false;
   // A barrier of every rank, called right before the clock starts (nccl-tests'
   // Barrier): no rank starts timing while another is still setting up.
   std::function<void()> sync_ranks;
@@ -46,11 +49,16 @@ class CollectiveBuffers {
   void* recv(int local) const { return recv_[local]; }
   std::size_t bytes() const { return bytes_; }  // of each buffer
   bool rotates() const { return rotates_; }      // Backend::rotates_buffers
+  // One host buffer of bytes(), allocated with the others (so running out of
+  // memory is found here, before any point): inputs, poison and results pass
+  // through it in turn.
+  char* staging() { return staging_.data(); }
 
  private:
   void release_all() noexcept;
   Backend& backend_;
   std::vector<void*> send_, recv_;
+  std::vector<char> staging_;
   std::size_t bytes_ = 0;
   bool rotates_ = false;
 };

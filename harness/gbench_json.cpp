@@ -1,5 +1,6 @@
 #include "harness/gbench_json.hpp"
 
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
@@ -112,7 +113,8 @@ std::string to_gbench_json(const Report& report) {
     std::string unit = "ns";
     for (const auto& [metric, value] : row.metrics) {
       std::smatch m;
-      if (std::regex_search(metric, m, time_metric)) {
+      // A time not measured (NaN, a skipped row) leaves real_time at 0.
+      if (std::isfinite(value) && std::regex_search(metric, m, time_metric)) {
         real_time = value;
         unit = m[1];
         break;

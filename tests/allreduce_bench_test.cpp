@@ -46,15 +46,16 @@ class AllreduceBenchTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     return run(argv, timeout);
   }
-  // Two "nodes" by name on this machine (REDLINE_HOSTNAME): ranks_a on host_a,
-  // then ranks_b on host_b, every rank with the same ARGS.
-  static ChildResult mpirun_two_hosts(int ranks_a, const std::string& host_a, int ranks_b, const std::string& host_b,
-                                      const std::vector<std::string>& args, double timeout = 240) {
+  // "Nodes" by name on this machine (REDLINE_HOSTNAME): for each {ranks,
+  // host} in order, that many ranks on that host, every rank with ARGS.
+  static ChildResult mpirun_hosts(const std::vector<std::pair<int, std::string>>& nodes,
+                                  const std::vector<std::string>& args, double timeout = 240) {
     std::vector<std::string> argv = kMpirun;
-    argv.insert(argv.end(), {"-np", std::to_string(ranks_a), "-x", "REDLINE_HOSTNAME=" + host_a, ALLREDUCE_BENCH});
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.insert(argv.end(), {":", "-np", std::to_string(ranks_b), "-x", "REDLINE_HOSTNAME=" + host_b, ALLREDUCE_BENCH});
-    argv.insert(argv.end(), args.begin(), args.end());
+    for (const auto& [ranks, host] : nodes) {
+      if (argv.size() > kMpirun.size()) argv.push_back(":");
+      argv.insert(argv.end(), {"-np", std::to_string(ranks), "-x", "REDLINE_HOSTNAME=" + host, ALLREDUCE_BENCH});
+      argv.insert(argv.end(), args.begin(), args.end());
+    }
     return run(argv, timeout);
   }
   static std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -131,6 +132,22 @@ TEST_F(AllreduceBenchTest, ExpectationWithNothingMeasuredFails) {
                             "--expect-busbw", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("FAILED: --expect-busbw"), std::string::npos) << r.output;
+  // Without --expect-busbw too: a run that measured nothing fails, says why
+  // once, and its CSV keeps the usual columns.
+  const fs::path none_csv = dir_ / "none.csv";
+  const auto none = mpirun(2, {"--backend", "host", "--collective", "all_gather", "-d", "int32", "-b", "1", "-e", "4",
+                               "-f", "2", "--csv", none_csv.string()});
+  EXPECT_EQ(none.exit_code, 1) << none.output;
+  EXPECT_NE(none.output.find("FAILED: nothing was measured"), std::string::npos) << none.output;
+  const std::string reason = "all_gather int32 skipped: under one element per rank";
+  EXPECT_NE(none.output.find(reason), std::string::npos) << none.output;
+  EXPECT_EQ(none.output.find(reason), none.output.rfind(reason)) << "the reason once, not per size: " << none.output;
+  const auto none_table = redline::read_csv(none_csv);
+  ASSERT_EQ(none_table.rows.size(), 6u);
+  for (const char* column : {"time_us", "algbw_GBps", "busbw_GBps", "wrong"}) {
+    ASSERT_TRUE(none_table.column(column).has_value()) << column;
+    EXPECT_EQ(none_table.value(0, column), "") << column << ": not measured";
+  }
   // 16 int8 over 2 ranks is 8 bytes each: under one 16-byte line, so nothing
   // to move (nccl-tests' counts), where a plain count / n would give 8.
   const fs::path csv = dir_ / "lines.csv";
@@ -148,7 +165,7 @@ TEST_F(AllreduceBenchTest, ExpectationWithNothingMeasuredFails) {
 
 TEST_F(AllreduceBenchTest, SplitWithUnequalGroupsIsRefused) {
   // Hosts a (2 ranks) and b (1 rank): groups of different sizes would disagree on every count.
-  const auto r = mpirun_two_hosts(2, "a", 1, "b", {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node"}, 120);
+  const auto r = mpirun_hosts({{2, "a"}, {1, "b"}}, {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node"}, 120);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(r.timed_out);
   EXPECT_NE(r.output.find("--split 'node': needs groups of equal size"), std::string::npos) << r.output;
@@ -158,15 +175,13 @@ TEST_F(AllreduceBenchTest, SplitWithUnequalGroupsIsRefused) {
 // in the world (4 ranks) but not in a group (2 ranks) is a usage error on
 // every rank, not an NCCL/MPI failure mid-run.
 TEST_F(AllreduceBenchTest, RootOutsideTheSplitGroupsIsRefused) {
-  const auto r = mpirun_two_hosts(
-      2, "a", 2, "b",
+  const auto r = mpirun_hosts({{2, "a"}, {2, "b"}},
       {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node", "--collective", "broadcast", "-r", "3"}, 120);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(r.timed_out);
   EXPECT_NE(r.output.find("-r '3': --split groups have only 2 ranks each"), std::string::npos) << r.output;
   // A root matters only to rooted collectives: all_reduce ignores it, as in nccl-tests.
-  const auto unrooted = mpirun_two_hosts(
-      2, "a", 2, "b",
+  const auto unrooted = mpirun_hosts({{2, "a"}, {2, "b"}},
       {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node", "--collective", "all_reduce", "-r", "3"}, 120);
   EXPECT_EQ(unrooted.exit_code, 0) << unrooted.output;
 }
@@ -227,7 +242,7 @@ TEST_F(AllreduceBenchTest, PerRankCsvNeedsPerRank) {
 
 TEST_F(AllreduceBenchTest, SlowNodeIsNamedBySplit) {
   // Two "nodes" by name; rank 3, on nodeB, is slow: nodeB's group is the outlier.
-  const auto r = mpirun_two_hosts(2, "nodeA", 2, "nodeB",
+  const auto r = mpirun_hosts({{2, "nodeA"}, {2, "nodeB"}},
                                   {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "-n", "4", "-w", "1",
                                    "--split", "node", "--inject-delay", "3:20"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -275,11 +290,70 @@ TEST_F(AllreduceBenchTest, AStuckAbortDoesNotKeepTheRunAlive) {
       << r.output;
 }
 
+// mpirun would end the job itself when a rank exits non-zero; told not to
+// (as a launcher without that policy, or torchrun, behaves), only the
+// watchdog stands between the survivors and a collective that never ends.
 TEST_F(AllreduceBenchTest, DeadRankDoesNotHangTheOthers) {
-  const auto r = mpirun(3, {"--backend", "host", "-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1",
-                            "--timeout", "30", "--inject-exit", "2:4K"});
+  std::vector<std::string> argv = kMpirun;
+  argv.insert(argv.end(), {"--mca", "orte_abort_on_non_zero_status", "0", "-np", "3", ALLREDUCE_BENCH, "--backend",
+                           "host", "-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1", "--timeout", "30",
+                           "--inject-exit", "2:4K"});
+  const auto r = run(argv, 120);
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_FALSE(r.timed_out) << "the run hung after a rank died";
+  EXPECT_NE(r.output.find("died or lost its connection"), std::string::npos) << r.output;
+}
+
+// A rank whose data goes wrong (a bad link or GPU, here an injected wrong
+// input element) is caught by every check: #wrong in the table and CSV, and
+// exit status 1.
+TEST_F(AllreduceBenchTest, WrongResultsAreCountedAndFailTheRun) {
+  const fs::path csv = dir_ / "wrong.csv";
+  const auto r = mpirun(2, with(kQuick, {"--backend", "host", "--collective", "all_reduce,broadcast", "-d", "int32",
+                                         "--inject-wrong", "0", "--csv", csv.string()}));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("Out of bounds values : "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Out of bounds values : 0 OK"), std::string::npos) << r.output;
+  const auto table = redline::read_csv(csv);
+  ASSERT_FALSE(table.rows.empty());
+  for (std::size_t row = 0; row < table.rows.size(); ++row) {
+    EXPECT_EQ(table.value(row, "status"), "wrong") << table.value(row, "case_key");
+    EXPECT_GE(std::stod(table.value(row, "wrong")), 1) << table.value(row, "case_key");
+  }
+}
+
+// -a 0/2/3 (rank 0's time, the fastest rank's, the slowest's) and -z 1
+// (blocking) run end to end and stay correct.
+TEST_F(AllreduceBenchTest, AveragingModesAndBlockingRun) {
+  for (const std::vector<std::string> extra :
+       {std::vector<std::string>{"-a", "0"}, {"-a", "2"}, {"-a", "3"}, {"-z", "1"}}) {
+    const auto r = mpirun(2, with(with(kQuick, {"--backend", "host"}), extra));
+    EXPECT_EQ(r.exit_code, 0) << extra[0] << " " << extra[1] << ": " << r.output;
+    EXPECT_NE(r.output.find("Out of bounds values : 0 OK"), std::string::npos) << r.output;
+  }
+}
+
+// nccl-tests' -r -1 is every root, the same as -r all.
+TEST_F(AllreduceBenchTest, RootMinusOneIsEveryRoot) {
+  const fs::path csv = dir_ / "roots.csv";
+  const auto r = mpirun(2, {"--backend", "host", "--collective", "broadcast", "-b", "1K", "-e", "1K", "-r", "-1",
+                            "--csv", csv.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::set<std::string> roots;
+  const auto table = redline::read_csv(csv);
+  for (std::size_t row = 0; row < table.rows.size(); ++row) roots.insert(table.value(row, "root"));
+  EXPECT_EQ(roots, (std::set<std::string>{"0", "1"}));
+}
+
+// --split pairs: nodes in the order they appear, two by two; the pair with
+// the slow node is named.
+TEST_F(AllreduceBenchTest, SlowPairIsNamedBySplitPairs) {
+  const auto r = mpirun_hosts({{1, "n1"}, {1, "n2"}, {1, "n3"}, {1, "n4"}},
+                              {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "-n", "4", "-w", "1", "--split",
+                               "pairs", "--inject-delay", "3:20"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("group 0 (n1+n2)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("below the median busbw: group 1 (n3+n4)"), std::string::npos) << r.output;
 }
 
 TEST_F(AllreduceBenchTest, EnvBootstrapWithProcessesStartedHere) {
@@ -329,6 +403,14 @@ TEST_F(AllreduceBenchTest, BadFlagsExitTwoNamingFlagAndValue) {
       {{"--backend", "tcp"}, "--backend 'tcp'"},
       {{"--expect-busbw", "-3"}, "--expect-busbw '-3'"},
       {{"--no-such-flag"}, "--no-such-flag"},
+      // Empty lists would measure nothing and pass.
+      {{"-d", ""}, "-d ''"},
+      {{"--collective", ""}, "--collective ''"},
+      {{"-o", "sum,"}, "-o 'sum,'"},
+      // The flag the user typed is named, not the default step.
+      {{"-b", "1K", "-e", "1T"}, "-e '1T'"},
+      // A report that cannot be written fails before the run, not after it.
+      {{"--json", "/proc/allreduce.json"}, "--json '/proc/allreduce.json'"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv = {ALLREDUCE_BENCH};
