@@ -2,6 +2,7 @@
 // this node and its storage (stall, bandwidth against the storage's own
 // ceiling, each safety step), whether an async save hides the stall, and how
 // often to checkpoint for a failure rate (Young/Daly).
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -43,7 +44,7 @@ struct Plan {
   bool save = false, restore = false, gpu = false;
   CheckpointConfig cfg;
   double mtbf_s = 24 * 3600.0;
-  std::string mtbf_source = "default 24 h (pass --mtbf, or --gpu-mtbf with --gpus)";
+  std::string mtbf_source = "the default (pass --mtbf, or --gpu-mtbf with --gpus)";
   std::string size_source;
 };
 
@@ -94,7 +95,8 @@ Plan to_plan(const Flags& f) {
 
   if (f.dir.empty() && (p.save || p.restore)) throw UsageError("--dir PATH is required");
   if (!f.dir.empty()) {
-    if (const auto problem = directory_problem(f.dir)) throw UsageError("--dir", f.dir, *problem);
+    // A restore only reads: a read-only mount or backup copy is fine.
+    if (const auto problem = directory_problem(f.dir, p.save)) throw UsageError("--dir", f.dir, *problem);
     p.cfg.dir = f.dir;
   }
   p.cfg.threads = static_cast<unsigned>(parse_count_between("--threads", f.threads, 1, 256));
@@ -102,6 +104,11 @@ Plan to_plan(const Flags& f) {
   if (p.cfg.chunk < 4096 || p.cfg.chunk > (std::size_t{1} << 30))
     throw UsageError("--chunk", f.chunk, "must be between 4K and 1G");
   p.cfg.fsync = !f.no_fsync;
+  // `all` removes what it wrote: under a name of its own, so it never
+  // replaces a checkpoint.bin the user keeps in --dir, and two runs sharing
+  // a directory (/tmp in the default suite) never meet. --keep and `save`
+  // write checkpoint.bin, the name a later `restore` reads.
+  if (p.save && p.restore && !f.keep) p.cfg.name = "redline-checkpoint-" + std::to_string(::getpid()) + ".bin";
   p.cfg.rounds = static_cast<unsigned>(parse_count_between("--rounds", f.rounds, 1, 100));
 
   if (!f.mtbf.empty() && !f.gpu_mtbf.empty())
@@ -207,7 +214,7 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", f.rounds,
                  "Synchronous saves paired with raw writes + fsync, order flipped each round: the medians are compared (default 4; an even count balances the order)")
       ->type_name("N");
-  app.add_option("--mtbf", f.mtbf, "Mean time between failures of the whole job, hours")->type_name("HOURS");
+  app.add_option("--mtbf", f.mtbf, "Mean time between failures of the whole job, hours (default 24)")->type_name("HOURS");
   app.add_option("--gpu-mtbf", f.gpu_mtbf, "Mean time between failures of one GPU, hours (with --gpus)")->type_name("HOURS");
   app.add_option("--gpus", f.gpus, "GPUs in the job, for --gpu-mtbf")->type_name("N");
   add_output_flags(app, f.output);
@@ -246,6 +253,20 @@ int main(int argc, char** argv) {
     };
 
     if (p.save) {
+      // At the peak a save round holds three copies of the state in --dir
+      // (the scratch file, the checkpoint and the next one being written):
+      // warn before minutes of work end in "No space left on device".
+      struct statvfs fs_info {};
+      if (::statvfs(p.cfg.dir.c_str(), &fs_info) == 0) {
+        const double free_bytes = static_cast<double>(fs_info.f_bavail) * static_cast<double>(fs_info.f_frsize);
+        if (free_bytes < 3.0 * static_cast<double>(p.cfg.bytes)) {
+          const std::string warning = "--dir has " + format_size(static_cast<std::uint64_t>(free_bytes)) +
+                                      " free; a save round needs about 3 x the state (" +
+                                      format_size(3 * p.cfg.bytes) + "): expect it to run out of space";
+          std::cerr << "checkpoint_bench: warning: " << warning << "\n";
+          report.summary.push_back({"warning (space)", warning});
+        }
+      }
       AlignedBuffer state(p.cfg.bytes);
       fill_random(state.data(), state.size(), 0x5EED, std::thread::hardware_concurrency());
       attempt("save", [&] { save_s = run_storage_stages(p.cfg, state.data(), report).save_s; });
@@ -260,7 +281,7 @@ int main(int argc, char** argv) {
         report.rows.push_back(stall);
         save_s = *d2h_s + *save_s;
       } else if (save_s && !no_gpu && !interrupted()) {
-        report.summary.push_back({"warning", "the GPU stage failed (see its row): the synchronous stall and its advice "
+        report.summary.push_back({"warning (gpu)", "the GPU stage failed (see its row): the synchronous stall and its advice "
                                              "leave out the GPU->host copy"});
       }
       bool gpu_async_failed = false;

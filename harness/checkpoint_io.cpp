@@ -1,6 +1,7 @@
 #include "harness/checkpoint_io.hpp"
 
 #include "harness/clock.hpp"
+#include "harness/interrupt.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -291,11 +292,12 @@ bool supports_direct_io(const fs::path& dir) {
   return ok;
 }
 
-std::optional<std::string> directory_problem(const fs::path& dir) {
+std::optional<std::string> directory_problem(const fs::path& dir, bool writes) {
   std::error_code ec;
   const auto status = fs::status(dir, ec);
   if (ec || !fs::exists(status)) return "does not exist";
   if (!fs::is_directory(status)) return "is not a directory";
+  if (!writes) return std::nullopt;
   const fs::path probe = dir / (".redline-write-probe-" + std::to_string(::getpid()));
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return "is not writable (" + errno_text(errno) + ")";
@@ -330,6 +332,7 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
 
   double t = 0;
   ChunkChecksums checksums;
+  const RemovedOnForcedExit temp_on_forced_exit(paths.temp.c_str());
   try {
     const WriteTimes w = write_file(paths.temp, data, bytes, options, &checksums);
     steps.write_s = w.write_s;

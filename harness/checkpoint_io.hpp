@@ -98,8 +98,9 @@ bool supports_direct_io(const std::filesystem::path& dir);
 
 // Why `dir` cannot hold checkpoints (missing, not a directory, not
 // writable), by actually creating and deleting a probe file: root ignores
-// permission bits, so access(2) would lie. std::nullopt when it can.
-std::optional<std::string> directory_problem(const std::filesystem::path& dir);
+// permission bits, so access(2) would lie. std::nullopt when it can. With
+// `writes` false (a restore only reads) a read-only directory is fine.
+std::optional<std::string> directory_problem(const std::filesystem::path& dir, bool writes = true);
 
 // The files of checkpoint `name` in `dir`: the data, its temporary name while
 // being written, the manifest (written last) that makes it complete, and a

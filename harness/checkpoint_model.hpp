@@ -36,14 +36,16 @@ std::uint64_t checkpoint_state_bytes(std::uint64_t parameters, OptimizerKind kin
 // Young (1974) / Daly (2006) first-order model, all times in seconds:
 //   interval  tau  = sqrt(2 C M)           C: checkpoint cost (the stall),
 //                                          M: mean time between failures
-//   overhead       = C / tau + tau / (2 M) (stall share + expected rework share)
-//   lost per failure = tau / 2 + R         (half an interval redone, plus
+//   lost per failure L = tau / 2 + R       (half an interval redone, plus
 //                                          restore time R)
+//   overhead       = C / tau + L / M       (stall share + share lost to
+//                                          failures; R/M is constant, so
+//                                          tau stays Young/Daly's optimum)
 // The async save stalls only for its snapshot (C = snapshot time), but a new
 // checkpoint cannot start before the previous one is durable, so
 //   tau_async = max(sqrt(2 C_snap M), persist time P)
 // and a failure during persist falls back one more checkpoint:
-//   lost per failure = tau / 2 + P + R.
+//   lost per failure L = tau / 2 + P + R, overhead = C_snap / tau + L / M.
 struct CheckpointAdvice {
   double interval_s = 0;
   double overhead_pct = 0;

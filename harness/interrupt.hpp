@@ -17,4 +17,19 @@ void set_running_child_group(int process_group);
 // For tests: raise or clear the flag without a signal.
 void set_interrupted_for_testing(bool value);
 
+// A scratch file removed even when a second signal ends the process at once
+// (no destructors run then): a state-sized file must not outlive a run
+// stopped by `timeout`, which signals twice. For as long as the object lives;
+// at most 8 at a time (more are not armed, only removed by their owner).
+class RemovedOnForcedExit {
+ public:
+  explicit RemovedOnForcedExit(const char* path);
+  ~RemovedOnForcedExit();
+  RemovedOnForcedExit(const RemovedOnForcedExit&) = delete;
+  RemovedOnForcedExit& operator=(const RemovedOnForcedExit&) = delete;
+
+ private:
+  int slot_ = -1;
+};
+
 }  // namespace redline

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -115,14 +116,15 @@ TEST(CheckpointModel, YoungDaly) {
   const auto a = young_daly_advice(60, 86400, 30);
   EXPECT_NEAR(a.interval_s, std::sqrt(2.0 * 60 * 86400), 1e-9);
   EXPECT_NEAR(a.interval_s, 3219.9379, 1e-3);
-  EXPECT_NEAR(a.overhead_pct, 100.0 * (60 / a.interval_s + a.interval_s / (2 * 86400.0)), 1e-9);
-  EXPECT_NEAR(a.overhead_pct, 3.72678, 1e-4);  // at the optimum both terms are equal
+  // The stall per interval plus the time lost per failure (half an interval and the restore).
+  EXPECT_NEAR(a.overhead_pct, 100.0 * (60 / a.interval_s + (a.interval_s / 2 + 30) / 86400.0), 1e-9);
+  EXPECT_NEAR(a.overhead_pct, 3.72678 + 100.0 * 30 / 86400, 1e-4);  // at the optimum the first two terms are equal
   EXPECT_NEAR(a.lost_work_s, a.interval_s / 2 + 30, 1e-9);
   // Async: the snapshot is the cost, but the interval cannot beat the persist.
   const auto b = young_daly_async_advice(1, 100, 3600, 10);
   EXPECT_NEAR(b.interval_s, 100, 1e-9);  // sqrt(2 * 1 * 3600) = 84.9 < 100
-  // Overhead: the snapshot per interval, plus per failure the half interval and the unfinished persist.
-  EXPECT_NEAR(b.overhead_pct, 100.0 * (1 / 100.0 + (50 + 100) / 3600.0), 1e-9);
+  // Overhead: the snapshot per interval, plus per failure the half interval, the unfinished persist and the restore.
+  EXPECT_NEAR(b.overhead_pct, 100.0 * (1 / 100.0 + (50 + 100 + 10) / 3600.0), 1e-9);
   EXPECT_NEAR(b.lost_work_s, 50 + 100 + 10, 1e-9);
   const auto c = young_daly_async_advice(1, 10, 3600, 0);
   EXPECT_NEAR(c.interval_s, std::sqrt(7200.0), 1e-9);
@@ -383,6 +385,24 @@ TEST(CheckpointBench, ArgumentValidationNamesTheFlag) {
   }
 }
 
+// A directory no file can be created in is refused for a save (exit 2), and
+// a restore, which only reads, still works there: a read-only mount.
+TEST(CheckpointBench, ReadOnlyDirectoryRefusesSavesAndServesRestores) {
+  TempDir dir;
+  SmallTmpfs small(dir.path() / "ro");
+  if (!small.mounted()) GTEST_SKIP() << small.why_not();
+  const fs::path mnt = small.path();
+  ASSERT_EQ(bench({"save", "--size", "1M", "--rounds", "1", "--dir", mnt.string(), "--quiet"}).exit_code, 0);
+  ASSERT_EQ(::mount(nullptr, mnt.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr), 0) << std::strerror(errno);
+  const auto save = bench({"save", "--size", "1M", "--dir", mnt.string()});
+  EXPECT_EQ(save.exit_code, 2) << save.output;
+  EXPECT_NE(save.output.find("--dir '" + mnt.string() + "': is not writable (Read-only file system)"),
+            std::string::npos)
+      << save.output;
+  const auto restore = bench({"restore", "--dir", mnt.string(), "--quiet"});
+  EXPECT_EQ(restore.exit_code, 0) << restore.output;
+}
+
 TEST(CheckpointBench, GpuOnlyWithoutGpuExits77) {
   const auto r = bench({"gpu", "--size", "1M"});
   if (r.exit_code == 0) GTEST_SKIP() << "a GPU is usable here";
@@ -503,6 +523,40 @@ TEST(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
   for (const auto& e : fs::directory_iterator(data)) ADD_FAILURE() << "left behind: " << e.path();
 }
 
+// A second signal ends the run at once (no destructors run), as `timeout`
+// does by signalling twice: the state-sized scratch files go all the same.
+TEST(CheckpointBench, ASecondSignalStillRemovesTheScratchFiles) {
+  TempDir dir;
+  const fs::path data = dir.path() / "data";
+  fs::create_directory(data);
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c",
+               std::string(CHECKPOINT_BENCH_BIN) + " all --size 512M --dir " + data.string() +
+                   " --quiet & pid=$!; until ls -A " + data.string() +
+                   " | grep -q scratch; do sleep 0.05; done; kill -TERM $pid; sleep 0.3; kill -TERM $pid; wait $pid"};
+  spec.timeout_seconds = 300;
+  const ChildResult r = run_child(spec);
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.output;
+  for (const auto& e : fs::directory_iterator(data)) ADD_FAILURE() << "left behind: " << e.path();
+}
+
+// `all` writes under a name of its own and removes only that: a checkpoint
+// the user keeps in the same directory is never replaced or deleted.
+TEST(CheckpointBench, AllLeavesTheUsersCheckpointAlone) {
+  TempDir dir;
+  std::ofstream(dir.path() / "checkpoint.bin") << "mine";
+  std::ofstream(dir.path() / "checkpoint.bin.manifest") << "mine too";
+  const auto r = bench({"all", "--size", "4M", "--rounds", "1", "--dir", dir.path().string(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::set<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir.path())) left.insert(e.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{"checkpoint.bin", "checkpoint.bin.manifest"}));
+  std::ifstream in(dir.path() / "checkpoint.bin");
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "mine");
+}
+
 // The previous checkpoint's release is measured only where there was one:
 // a single save into an empty directory frees nothing and says so.
 TEST(CheckpointBench, ReleasePreviousOnlyWhereThereWasOne) {
@@ -548,6 +602,7 @@ TEST(CheckpointBench, AFullDiskIsAnErrorRowAndTheReportIsKept) {
   EXPECT_NE(text.str().find("stage=save"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find(",error,"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("No space left on device"), std::string::npos) << text.str();
+  EXPECT_NE(r.output.find("warning: --dir has "), std::string::npos) << "warned before the save: " << r.output;
 }
 
 }  // namespace
