@@ -435,6 +435,17 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
       EXPECT_FALSE(t.value(i, "time_cv").empty());
     }
   EXPECT_TRUE(restore_row);
+  // The async stall's share of the synchronous one is the two advice costs' ratio.
+  std::optional<double> sync_cost, async_cost, share;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    if (t.value(i, "stage") == "advice_sync") sync_cost = std::stod(t.value(i, "cost_s"));
+    if (t.value(i, "stage") == "advice_async") {
+      async_cost = std::stod(t.value(i, "cost_s"));
+      share = std::stod(t.value(i, "stall_vs_sync_pct"));
+    }
+  }
+  ASSERT_TRUE(sync_cost && async_cost && share);
+  EXPECT_NEAR(*share, 100 * *async_cost / *sync_cost, 1e-6 * *share);
   for (const auto& e : fs::directory_iterator(dir.path()))
     EXPECT_EQ(e.path().filename().string().find(".redline-checkpoint-scratch"), std::string::npos) << e.path();
   // restore alone re-reads and verifies what the run left.
