@@ -135,7 +135,7 @@ ChildResult run_child(const ChildSpec& spec) {
   bool eof = false, exited = false;
   int status = 0;
   bool status_known = true;
-  std::optional<Clock::time_point> kill_sent, exited_at;
+  std::optional<Clock::time_point> kill_sent, second_term_sent, exited_at;
   char buf[65536];
   while (!eof || !exited) {
     if (!exited) {
@@ -176,7 +176,13 @@ ChildResult run_child(const ChildSpec& spec) {
       result.interrupted = !over_time;
       kill(-pid, SIGTERM);
       kill_sent = Clock::now();
-    } else if (kill_sent && seconds_since(*kill_sent) > spec.kill_grace_seconds) {
+    } else if (kill_sent && !second_term_sent && seconds_since(*kill_sent) > spec.kill_grace_seconds) {
+      // A second SIGTERM before SIGKILL: redline's own tools (and many
+      // others) take it as "quit now" and still remove their scratch files,
+      // which a SIGKILL would leave behind.
+      kill(-pid, SIGTERM);
+      second_term_sent = Clock::now();
+    } else if (second_term_sent && seconds_since(*second_term_sent) > kSecondTermGraceSeconds) {
       kill(-pid, SIGKILL);
     }
   }

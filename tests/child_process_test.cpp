@@ -199,6 +199,16 @@ TEST_F(ChildProcessTest, SigkillFollowsWhenSigtermIsIgnored) {
   EXPECT_EQ(r.term_signal, SIGKILL);
 }
 
+// Before SIGKILL a second SIGTERM: a tool that quits at once on it (and
+// removes its scratch files) gets the chance.
+TEST_F(ChildProcessTest, ASecondSigtermComesBeforeSigkill) {
+  ChildSpec spec = shell("n=0; trap 'n=$((n+1)); [ $n -ge 2 ] && exit 3' TERM; while :; do sleep 0.05; done", 0.3);
+  spec.kill_grace_seconds = 0.5;
+  const ChildResult r = run_child(spec);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 3) << r.describe_end();
+}
+
 TEST_F(ChildProcessTest, MissingCommandDoesNotStart) {
   for (const std::string cmd : {"/nonexistent/redline-no-such-command", "redline-no-such-command-xyz"}) {
     ChildSpec spec;
