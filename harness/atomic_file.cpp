@@ -28,6 +28,19 @@ void fsync_directory(const std::filesystem::path& dir) {
   if (rc != 0) fail("fsync directory", dir, err);
 }
 
+std::optional<std::string> file_creation_problem(const std::filesystem::path& dir) {
+  char host[256] = "host";
+  ::gethostname(host, sizeof host - 1);
+  const std::filesystem::path probe =
+      (dir.empty() ? std::filesystem::path(".") : dir) /
+      (".redline-probe-" + std::string(host) + "-" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return "is not writable (" + std::string(std::strerror(errno)) + ")";
+  ::close(fd);
+  if (::unlink(probe.c_str()) != 0) return "does not let files be deleted (" + std::string(std::strerror(errno)) + ")";
+  return std::nullopt;
+}
+
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
   const auto dir = path.parent_path();
   std::error_code ec;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace redline {
@@ -15,6 +17,13 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 // fsync of a directory: makes a rename or a new name in it durable. Throws
 // std::runtime_error naming the directory.
 void fsync_directory(const std::filesystem::path& dir);
+
+// Why no file can be created and deleted in `dir` ("is not writable
+// (Read-only file system)"), found by doing it: root ignores permission bits,
+// so access(2) would say yes to a read-only mount. The probe's name carries
+// the host and the pid, so processes on several hosts sharing a filesystem
+// never collide. std::nullopt when files can come and go there.
+std::optional<std::string> file_creation_problem(const std::filesystem::path& dir);
 
 // Appends by rewriting atomically (old content + `lines`), for files such as
 // a history that must never be left half-appended.

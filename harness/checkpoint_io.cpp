@@ -298,12 +298,7 @@ std::optional<std::string> directory_problem(const fs::path& dir, bool writes) {
   if (ec || !fs::exists(status)) return "does not exist";
   if (!fs::is_directory(status)) return "is not a directory";
   if (!writes) return std::nullopt;
-  const fs::path probe = dir / (".redline-write-probe-" + std::to_string(::getpid()));
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return "is not writable (" + errno_text(errno) + ")";
-  ::close(fd);
-  if (::unlink(probe.c_str()) != 0) return "does not let files be deleted (" + errno_text(errno) + ")";
-  return std::nullopt;
+  return file_creation_problem(dir);
 }
 
 CheckpointPaths checkpoint_paths(const fs::path& dir, const std::string& name) {
@@ -322,6 +317,7 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
                     const WriteOptions& options, PreviousData previous) {
   const CheckpointPaths paths = checkpoint_paths(dir, name);
   SaveSteps steps;
+  const RemovedOnForcedExit temp_on_forced_exit(paths.temp.c_str());  // before the clock: not the save's cost
   const double t0 = steady_seconds();
   // The last good checkpoint stays intact until the new data is durable
   // under its final name: a save that fails while writing (a full disk, a
@@ -332,7 +328,6 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
 
   double t = 0;
   ChunkChecksums checksums;
-  const RemovedOnForcedExit temp_on_forced_exit(paths.temp.c_str());
   try {
     const WriteTimes w = write_file(paths.temp, data, bytes, options, &checksums);
     steps.write_s = w.write_s;

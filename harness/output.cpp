@@ -1,10 +1,5 @@
 #include "harness/output.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -29,13 +24,10 @@ void validate_output_path(const char* flag, const std::string& path) {
     if (ec || !fs::is_directory(parent))
       throw UsageError(flag, path, "cannot create its directory " + parent.string() + (ec ? ": " + ec.message() : ""));
   }
-  // The report is written at the end, through a temporary file beside it: try
-  // that now, so a read-only place fails before the run, not after it.
-  const std::string probe = path + ".probe." + std::to_string(::getpid());
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw UsageError(flag, path, std::string("cannot be written here: ") + std::strerror(errno));
-  ::close(fd);
-  ::unlink(probe.c_str());
+  // The report is written at the end, through a temporary file beside it:
+  // try that now, so a read-only place fails before the run, not after it.
+  if (const auto problem = file_creation_problem(parent.empty() ? fs::path(".") : parent))
+    throw UsageError(flag, path, "its directory " + *problem);
 }
 
 void validate_output_paths(const OutputOptions& options) {
