@@ -9,10 +9,12 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "harness/checkpoint_io.hpp"
 #include "harness/checkpoint_model.hpp"
@@ -225,6 +227,14 @@ int main(int argc, char** argv) {
     const auto no_gpu = gpu_unavailable();
     if (f.command == "gpu" && no_gpu) throw CannotRun(*no_gpu);
 
+    // `all` removes its checkpoint at the end; a second signal ends the run
+    // before that, so the files are armed for removal then too.
+    std::vector<std::unique_ptr<RemovedOnForcedExit>> own_files;
+    if (p.save && p.restore && !f.keep) {
+      const CheckpointPaths paths = checkpoint_paths(p.cfg.dir, p.cfg.name);
+      for (const auto& file : {paths.data, paths.manifest, paths.previous})
+        own_files.push_back(std::make_unique<RemovedOnForcedExit>(file.c_str()));
+    }
     Report report = start_report("checkpoint_bench", capture_environment());
     if (!p.size_source.empty()) report.summary.push_back({"state size", format_size(p.cfg.bytes) + " (" + p.size_source + ")"});
     bool refused = false, failed = false;
@@ -269,7 +279,10 @@ int main(int argc, char** argv) {
       }
       AlignedBuffer state(p.cfg.bytes);
       fill_random(state.data(), state.size(), 0x5EED, std::thread::hardware_concurrency());
-      attempt("save", [&] { save_s = run_storage_stages(p.cfg, state.data(), report).save_s; });
+      attempt("save", [&] {
+        // 0: interrupted before a whole save round.
+        if (const double s = run_storage_stages(p.cfg, state.data(), report).save_s; s > 0) save_s = s;
+      });
       std::optional<double> d2h_s;
       attempt("gpu", [&] { d2h_s = add_gpu_rows(p, no_gpu, report); });
       // With the state on a GPU, the synchronous stall is the copy to the

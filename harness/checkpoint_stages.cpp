@@ -75,22 +75,16 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   WriteOptions raw{.threads = 1, .chunk = cfg.chunk, .fsync = true, .direct = false};
   // Best of two: the first write of a new file also pays block allocation
   // and first-touch costs that a steady-state ceiling should not include.
-  // The fastest raw write + fsync of every way tried below, and which way.
-  std::string fastest_way;
-  auto consider = [&](double seconds, const std::string& way) {
-    if (out.fastest_write_s > 0 && seconds >= out.fastest_write_s) return;
-    out.fastest_write_s = seconds;
-    fastest_way = way;
-  };
-  const std::string one_writer = "1 writer x " + format_size(cfg.chunk) + " writes";
   WriteTimes w = write_file(scratch, state, bytes, raw);
   double raw_best = w.write_s + w.fsync_s;
   w = write_file(scratch, state, bytes, raw);
   raw_best = std::min(raw_best, w.write_s + w.fsync_s);
-  consider(raw_best, one_writer);
   Row sequential = checkpoint_stage_row("raw_write", cfg.bytes, 1, cfg.chunk, true, raw_best);
   sequential.note = "sequential write + fsync by one writer, no safety steps (best of 2)";
   report.rows.push_back(sequential);
+  // Ctrl-C (or SIGTERM) between the stages below ends them there: the rows
+  // so far are kept, and with no save round measured save_s stays 0.
+  if (interrupted()) return out;
 
   {
     AlignedBuffer back(bytes);
@@ -109,16 +103,17 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   Row buffered = checkpoint_stage_row("buffered_write", cfg.bytes, 1, cfg.chunk, false, w.write_s);
   buffered.note = "page cache only: not durable";
   report.rows.push_back(buffered);
+  if (interrupted()) return out;
 
   w = write_file(scratch, state, bytes, {.threads = 1, .chunk = cfg.chunk, .fsync = true, .direct = false});
   Row with_fsync = checkpoint_stage_row("write_fsync", cfg.bytes, 1, cfg.chunk, true, w.write_s + w.fsync_s);
   with_fsync.metric("fsync_s", w.fsync_s);
   report.rows.push_back(with_fsync);
+  if (interrupted()) return out;
 
   try {
     w = write_file(scratch, state, bytes, {.threads = 1, .chunk = cfg.chunk, .fsync = true, .direct = true});
     report.rows.push_back(checkpoint_stage_row("odirect_write", cfg.bytes, 1, cfg.chunk, true, w.write_s + w.fsync_s));
-    consider(w.write_s + w.fsync_s, "O_DIRECT, " + one_writer);
   } catch (const DirectIoUnsupported& e) {
     Row row = checkpoint_stage_row("odirect_write", cfg.bytes, 1, cfg.chunk, true, 0);
     row.metrics = {{"time_s", std::numeric_limits<double>::quiet_NaN()}, {"GBps", std::numeric_limits<double>::quiet_NaN()}};
@@ -132,10 +127,9 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   for (unsigned t : {1u, 4u, cfg.threads}) shapes.insert({t, cfg.chunk});
   for (std::size_t c : {std::size_t{1} << 20, std::size_t{16} << 20, cfg.chunk}) shapes.insert({cfg.threads, c});
   for (const auto& [threads, chunk] : shapes) {
+    if (interrupted()) return out;
     w = write_file(scratch, state, bytes, {.threads = threads, .chunk = chunk, .fsync = true, .direct = false});
     report.rows.push_back(checkpoint_stage_row("writers", cfg.bytes, threads, chunk, true, w.write_s + w.fsync_s));
-    consider(w.write_s + w.fsync_s, std::to_string(threads) + (threads == 1 ? " writer x " : " writers x ") +
-                                        format_size(chunk) + " writes");
   }
   // The whole synchronous safe save, the stall training would see, in rounds
   // alternating with a raw write + fsync of the same threads and chunk: a
@@ -181,7 +175,7 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
     rounds.back().release_previous_s = release_previous_checkpoint(cfg.dir, cfg.name);
   };
   for (unsigned round = 0; round < std::max(1u, cfg.rounds); ++round) {
-    if (round > 0 && interrupted()) break;  // Ctrl-C: the rounds so far make the medians
+    if (interrupted()) break;  // Ctrl-C: the rounds so far make the medians
     if (round % 2 == 0) {
       raw_round();
       save_round();
@@ -191,6 +185,7 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
     }
   }
   remove_quietly(scratch);
+  if (rounds.empty() || raw_rounds.empty()) return out;  // interrupted before a whole pair
   const Summary raw_summary = summarize(raw_rounds), save_summary = summarize(save_rounds);
   // The steps shown are those of the median round, so they add up to the
   // save row's time.
@@ -198,7 +193,6 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   const double raw_median = raw_rounds[median_round(raw_rounds)];
   out.save_s = s.total_s;
   out.raw_write_s = raw_median;
-  consider(raw_median, std::to_string(cfg.threads) + " writers x " + format_size(cfg.chunk) + " writes (paired)");
 
   Row paired = checkpoint_stage_row("raw_write_paired", cfg.bytes, cfg.threads, cfg.chunk, true, raw_median);
   paired.metric("time_cv", raw_summary.cv);
@@ -251,30 +245,24 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   report.rows.push_back(save);
   report.summary.push_back({"storage ceiling",
                             format_number(gbps(cfg.bytes, raw_median), 2) + " GB/s: raw write + fsync of a new file, " +
-                                std::to_string(cfg.threads) + " writers x " + format_size(cfg.chunk) + " (the save's), " +
+                                std::to_string(cfg.threads) + (cfg.threads == 1 ? " writer x " : " writers x ") +
+                                format_size(cfg.chunk) + " (the save's), " +
                                 "median of " + std::to_string(raw_rounds.size()) + " rounds paired with the saves"});
   report.summary.push_back({"synchronous save (stall)",
                             format_number(s.total_s, 3) + " s, " + format_number(gbps(cfg.bytes, s.total_s), 2) +
                                 " GB/s" +
                                 (cfg.fsync ? ": " + format_number(fraction, 1) + "% of the ceiling"
                                            : ": without fsync, not durable (no share of the ceiling)")});
-  // The ceiling is measured the save's way; if another way wrote clearly
-  // faster here, the save could too: say which.
-  constexpr double kClearlyFaster = 1.1;
-  std::string fastest = format_number(gbps(cfg.bytes, out.fastest_write_s), 2) + " GB/s (" + fastest_way + ")";
-  if (raw_median > kClearlyFaster * out.fastest_write_s)
-    fastest += fastest_way.rfind("O_DIRECT", 0) == 0
-                   ? ": faster than the ceiling; the save writes through the page cache, and O_DIRECT would skip it"
-                   : ": faster than the ceiling; a save with those --threads and --chunk could be too";
-  report.summary.push_back({"fastest raw write seen", fastest});
   // Storage whose write times swing this much (thin-provisioned or
   // discard-mounted volumes, shared disks) makes the ratio a coin toss: say
   // so rather than let it pass for the save's overhead.
   constexpr double kNoisyCv = 0.25;
   if (raw_rounds.size() > 1 && (raw_summary.cv > kNoisyCv || save_summary.cv > kNoisyCv)) {
     const std::string warning = "storage noisy: raw write CV " + format_number(100 * raw_summary.cv, 0) +
-                                "%, save CV " + format_number(100 * save_summary.cv, 0) +
-                                "%; the share of the ceiling is not conclusive (more --rounds, a quieter disk)";
+                                "%, save CV " + format_number(100 * save_summary.cv, 0) + "%; " +
+                                (cfg.fsync ? "the share of the ceiling is not conclusive"
+                                           : "the save's time is not conclusive") +
+                                " (more --rounds, a quieter disk)";
     report.rows.back().note += "; " + warning;
     report.summary.push_back({"warning (storage)", warning});
   }

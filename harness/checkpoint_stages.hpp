@@ -38,7 +38,6 @@ struct StorageResults {
   // chunk, the median of the rounds paired with the saves (raw_write_paired).
   double raw_write_s = 0;
   double raw_read_s = 0;
-  double fastest_write_s = 0;  // the fastest raw write + fsync of any way tried (writers, chunk, O_DIRECT)
   double save_s = 0;       // the whole synchronous safe save (the stall): median of the rounds
 };
 
