@@ -136,9 +136,8 @@ int run_predict(const PredictFlags& f) {
                                          : std::to_string(a->after.full_waves) + " waves instead of " +
                                                std::to_string(r.full_waves);
             row.note += std::string("; ") + dim_name + " " + std::to_string(a->to) + ": efficiency +" +
-                        percent_text(a->gain) +
-                        (a->after.full_waves == r.full_waves ? ", same time"
-                                                             : ", " + std::to_string(a->after.full_waves) + " waves");
+                        percent_text(a->gain) + ", " +
+                        (a->after.full_waves == r.full_waves ? std::string("same time") : time);
             advice_lines.emplace_back("pad m=" + std::to_string(m) + " n=" + std::to_string(n),
                                       std::string(dim_name) + " -> " + std::to_string(a->to) +
                                           ": predicted efficiency " + format_number(r.predicted_efficiency, 3) +
@@ -546,7 +545,12 @@ Session start_session(MeasureFlags& f, const BenchmarkArgs& bench_args, const st
     else
       runnable.push_back(dtype);
   }
-  if (runnable.empty()) throw CannotRun("no requested dtype runs on " + props.name + ": " + s.report.rows.front().note);
+  if (runnable.empty()) {
+    std::string reasons;
+    for (const Row& row : s.report.rows)
+      reasons += (reasons.empty() ? "" : "; ") + row.param_value("dtype").value_or("?") + ": " + row.note;
+    throw CannotRun("no requested dtype runs on " + props.name + " (" + reasons + ")");
+  }
   s.dtypes = runnable;
 
   GemmRunnerOptions options;

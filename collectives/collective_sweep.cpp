@@ -50,17 +50,6 @@ struct GroupResult {
   Summary iteration_stats;  // --per-iter: per operation, slowest rank
 };
 
-double combine(const std::vector<double>& times, AverageMode mode) {
-  switch (mode) {
-    case AverageMode::rank0: return times.front();
-    case AverageMode::min: return *std::min_element(times.begin(), times.end());
-    case AverageMode::max: return *std::max_element(times.begin(), times.end());
-    case AverageMode::mean: break;
-  }
-  double sum = 0;
-  for (double t : times) sum += t;
-  return sum / static_cast<double>(times.size());
-}
 
 std::string rank_list(const std::vector<int>& ranks) {
   std::string text;
@@ -214,7 +203,7 @@ GatheredPoint measure_and_gather(SweepContext& ctx, Backend& backend, const Coll
   for (auto& [color, g] : groups) {
     std::vector<double> times;
     for (int r : g.ranks) times.push_back(results[r].seconds);
-    g.seconds = combine(times, ctx.options.average);
+    g.seconds = combine_rank_times(times, ctx.options.average);
     const int n = static_cast<int>(g.ranks.size()) * backend.local_ranks();
     g.algbw = static_cast<double>(reported_bytes) / g.seconds / 1e9;
     g.busbw = g.algbw * collective.busbw_factor(n);
@@ -237,6 +226,18 @@ GatheredPoint measure_and_gather(SweepContext& ctx, Backend& backend, const Coll
 }
 
 }  // namespace
+
+double combine_rank_times(const std::vector<double>& times, AverageMode mode) {
+  switch (mode) {
+    case AverageMode::rank0: return times.front();
+    case AverageMode::min: return *std::min_element(times.begin(), times.end());
+    case AverageMode::max: return *std::max_element(times.begin(), times.end());
+    case AverageMode::mean: break;
+  }
+  double sum = 0;
+  for (double t : times) sum += t;
+  return sum / static_cast<double>(times.size());
+}
 
 std::vector<std::string> gather_host_names(Bootstrap& bootstrap) {
   char name[256] = {};
@@ -545,9 +546,11 @@ finished:
       out << "# Out of bounds values : " << result.wrong << (result.wrong ? " ERROR" : " OK") << "\n";
     else
       out << "# Out of bounds values : N/A (-c 0: not checked)\n";
-    out << "# Avg bus bandwidth    : " << format_number(busbw_n ? busbw_sum / busbw_n : 0, 4) << "\n#\n";
+    // Nothing measured has no average: N/A, never a 0 that reads as measured.
+    const std::string avg_busbw = busbw_n ? format_number(busbw_sum / busbw_n, 4) : "N/A (nothing measured)";
+    out << "# Avg bus bandwidth    : " << avg_busbw << "\n#\n";
     report.summary.emplace_back("wrong_values", std::to_string(result.wrong));
-    report.summary.emplace_back("avg_busbw_GBps", format_number(busbw_n ? busbw_sum / busbw_n : 0, 4));
+    if (busbw_n) report.summary.emplace_back("avg_busbw_GBps", avg_busbw);
 
     if (series.empty() && !result.interrupted) {
       // Every size skipped: no result is a failed run, never a quiet pass.

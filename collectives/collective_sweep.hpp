@@ -21,6 +21,10 @@
 namespace redline {
 
 enum class AverageMode { rank0 = 0, mean = 1, min = 2, max = 3 };  // nccl-tests' -a
+
+// One time from the ranks' times (in rank order) as -a says: the first
+// rank's, the mean, the fastest or the slowest.
+double combine_rank_times(const std::vector<double>& times, AverageMode mode);
 enum class SplitMode { none, node, pairs };
 
 // Test-only faults (hidden flags), so the fault paths can be tested.

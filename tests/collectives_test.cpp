@@ -19,6 +19,7 @@
 
 #include "collectives/backend.hpp"
 #include "collectives/collective.hpp"
+#include "collectives/collective_sweep.hpp"
 #include "collectives/data_type.hpp"
 #include "collectives/point_runner.hpp"
 #include "collectives/verify.hpp"
@@ -1123,4 +1124,13 @@ TEST(Verify, ToleranceStatement) {
 }
 
 }  // namespace
+// -a: rank 0's time, the mean, the fastest rank's or the slowest's.
+TEST(CombineRankTimes, EachModeAsNcclTests) {
+  const std::vector<double> times = {3.0, 1.0, 8.0, 4.0};
+  EXPECT_EQ(combine_rank_times(times, AverageMode::rank0), 3.0);
+  EXPECT_EQ(combine_rank_times(times, AverageMode::mean), 4.0);
+  EXPECT_EQ(combine_rank_times(times, AverageMode::min), 1.0);
+  EXPECT_EQ(combine_rank_times(times, AverageMode::max), 8.0);
+}
+
 }  // namespace redline
