@@ -136,18 +136,24 @@ ChildResult run_child(const ChildSpec& spec) {
   int status = 0;
   bool status_known = true;
   std::optional<Clock::time_point> kill_sent, second_term_sent, exited_at;
+  // While we are stopping it (kill_sent), the group gets the whole schedule
+  // even after its leader exits: a wrapper shell dies on the first SIGTERM
+  // while the tool it runs is still cleaning up.
+  bool group_done = false;
   char buf[65536];
-  while (!eof || !exited) {
+  while (!eof || !exited || (kill_sent && !group_done)) {
     if (!exited) {
       const pid_t w = waitpid(pid, &status, WNOHANG);
       if (w == pid || (w < 0 && errno == ECHILD)) {
         status_known = w == pid;
         exited = true;
         exited_at = Clock::now();
-        // Leftovers in its group would hold the pipe (and the GPU) open.
-        kill(-pid, SIGKILL);
+        // Leftovers of a child that ended on its own would hold the pipe
+        // (and the GPU) open.
+        if (!kill_sent) kill(-pid, SIGKILL);
       }
     }
+    if (exited && kill_sent && !group_done && kill(-pid, 0) != 0 && errno == ESRCH) group_done = true;
     if (!eof) {
       pollfd pfd{out_pipe[0], POLLIN, 0};
       const int ready = poll(&pfd, 1, 50);
@@ -164,12 +170,12 @@ ChildResult run_child(const ChildSpec& spec) {
           eof = true;
         }
       }
-    } else if (!exited) {
+    } else if (!exited || !group_done) {
       usleep(20000);
     }
     // A grandchild that left the group may hold the pipe: stop reading.
     if (exited && !eof && seconds_since(*exited_at) > spec.kill_grace_seconds) eof = true;
-    if (exited) continue;
+    if (exited && (!kill_sent || group_done)) continue;
     const bool over_time = spec.timeout_seconds > 0 && seconds_since(start) > spec.timeout_seconds;
     if ((over_time || interrupted()) && !kill_sent) {
       result.timed_out = over_time;
@@ -184,6 +190,7 @@ ChildResult run_child(const ChildSpec& spec) {
       second_term_sent = Clock::now();
     } else if (second_term_sent && seconds_since(*second_term_sent) > kSecondTermGraceSeconds) {
       kill(-pid, SIGKILL);
+      group_done = true;
     }
   }
   close(out_pipe[0]);

@@ -14,14 +14,12 @@
 
 namespace redline {
 
-inline constexpr double kSecondTermGraceSeconds = 1;
-
 struct ChildSpec {
   std::vector<std::string> argv;                                // argv[0] looked up in PATH
   std::vector<std::pair<std::string, std::string>> extra_env;  // added to our environment
   double timeout_seconds = 0;                                    // 0: no limit
   // On a timeout or Ctrl-C: SIGTERM, after this long a second SIGTERM (quit
-  // now), and kSecondTermGraceSeconds after that SIGKILL.
+  // now), and kSecondTermGraceSeconds (interrupt.hpp) after that SIGKILL.
   double kill_grace_seconds = 2;
   std::size_t output_limit = 8u << 20;  // keep the last bytes of output
   // Called with each chunk of output as it arrives (live echo); may be empty.

@@ -5,14 +5,19 @@
 
 namespace redline {
 
+// After a second SIGTERM ("quit now"), how long a child process group gets to
+// remove its scratch files before SIGKILL.
+inline constexpr double kSecondTermGraceSeconds = 1;
+
 // Installs the handlers (idempotent).
 void install_interrupt_handlers();
 // True once SIGINT or SIGTERM has arrived.
 bool interrupted();
 // The signal that arrived (0 if none), for the exit status 128+signal.
 int interrupt_signal();
-// The process group of the child being run (0: none), killed on a second
-// Ctrl-C so it does not outlive us.
+// The process group of the child being run (0: none). A second Ctrl-C passes
+// a SIGTERM on to it, gives it kSecondTermGraceSeconds, then SIGKILLs it, so
+// it neither outlives us nor leaves its scratch files.
 void set_running_child_group(int process_group);
 // For tests: raise or clear the flag without a signal.
 void set_interrupted_for_testing(bool value);

@@ -209,6 +209,19 @@ TEST_F(ChildProcessTest, ASecondSigtermComesBeforeSigkill) {
   EXPECT_EQ(r.exit_code, 3) << r.describe_end();
 }
 
+// A wrapper shell (the group's leader) dies on the first SIGTERM; the tool it
+// started still gets the second SIGTERM, not an immediate SIGKILL.
+TEST_F(ChildProcessTest, TheGroupGetsTheWholeScheduleAfterItsLeaderExits) {
+  const fs::path marker = dir_ / "second_term";
+  ChildSpec spec = shell("(n=0; trap 'n=$((n+1)); [ $n -ge 2 ] && { touch \"" + marker.string() +
+                             "\"; exit 0; }' TERM; while :; do sleep 0.05; done) & wait",
+                         0.3);
+  spec.kill_grace_seconds = 0.5;
+  const ChildResult r = run_child(spec);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_TRUE(fs::exists(marker)) << "the tool was killed before its second SIGTERM";
+}
+
 TEST_F(ChildProcessTest, MissingCommandDoesNotStart) {
   for (const std::string cmd : {"/nonexistent/redline-no-such-command", "redline-no-such-command-xyz"}) {
     ChildSpec spec;
