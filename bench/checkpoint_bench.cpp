@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/atomic_file.hpp"
 #include "harness/checkpoint_io.hpp"
 #include "harness/checkpoint_model.hpp"
 #include "harness/checkpoint_stages.hpp"
@@ -110,7 +111,7 @@ Plan to_plan(const Flags& f) {
   // replaces a checkpoint.bin the user keeps in --dir, and two runs sharing
   // a directory (/tmp in the default suite) never meet. --keep and `save`
   // write checkpoint.bin, the name a later `restore` reads.
-  if (p.save && p.restore && !f.keep) p.cfg.name = "redline-checkpoint-" + std::to_string(::getpid()) + ".bin";
+  if (p.save && p.restore && !f.keep) p.cfg.name = "redline-checkpoint-" + host_and_pid() + ".bin";
   p.cfg.rounds = static_cast<unsigned>(parse_count_between("--rounds", f.rounds, 1, 100));
 
   if (!f.mtbf.empty() && !f.gpu_mtbf.empty())

@@ -28,13 +28,18 @@ void fsync_directory(const std::filesystem::path& dir) {
   if (rc != 0) fail("fsync directory", dir, err);
 }
 
-std::optional<std::string> file_creation_problem(const std::filesystem::path& dir) {
-  char host[256] = "host";
-  ::gethostname(host, sizeof host - 1);
-  const std::filesystem::path probe =
-      (dir.empty() ? std::filesystem::path(".") : dir) /
-      (".redline-probe-" + std::string(host) + "-" + std::to_string(::getpid()));
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+std::string host_and_pid() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "host");
+  return std::string(host) + "-" + std::to_string(::getpid());
+}
+
+std::filesystem::path temporary_name_for(const std::filesystem::path& path) {
+  return path.string() + ".tmp." + host_and_pid();
+}
+
+std::optional<std::string> file_creation_problem(const std::filesystem::path& probe) {
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return "is not writable (" + std::string(std::strerror(errno)) + ")";
   ::close(fd);
   if (::unlink(probe.c_str()) != 0) return "does not let files be deleted (" + std::string(std::strerror(errno)) + ")";
@@ -48,8 +53,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     std::filesystem::create_directories(dir, ec);
     if (ec) fail("create directory " + dir.string(), path, ec.value());
   }
-  const std::filesystem::path tmp =
-      path.string() + ".tmp." + std::to_string(::getpid());
+  const std::filesystem::path tmp = temporary_name_for(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("create " + tmp.string(), path, errno);
 

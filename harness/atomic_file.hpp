@@ -18,12 +18,20 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 // std::runtime_error naming the directory.
 void fsync_directory(const std::filesystem::path& dir);
 
-// Why no file can be created and deleted in `dir` ("is not writable
+// "<host>-<pid>", for the names of files a process writes beside others':
+// processes on several hosts sharing a filesystem never pick the same name.
+std::string host_and_pid();
+
+// The name write_file_atomically writes `path`'s content under before its
+// rename (in the same directory).
+std::filesystem::path temporary_name_for(const std::filesystem::path& path);
+
+// Why the file `probe` cannot be created and deleted ("is not writable
 // (Read-only file system)"), found by doing it: root ignores permission bits,
-// so access(2) would say yes to a read-only mount. The probe's name carries
-// the host and the pid, so processes on several hosts sharing a filesystem
-// never collide. std::nullopt when files can come and go there.
-std::optional<std::string> file_creation_problem(const std::filesystem::path& dir);
+// so access(2) would say yes to a read-only mount. Name the probe as the real
+// file will be named (a name too long fails here too); a leftover of that
+// name is this process's own and is removed. std::nullopt when it can.
+std::optional<std::string> file_creation_problem(const std::filesystem::path& probe);
 
 // Appends by rewriting atomically (old content + `lines`), for files such as
 // a history that must never be left half-appended.

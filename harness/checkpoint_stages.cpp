@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/atomic_file.hpp"
 #include "harness/checkpoint_model.hpp"
 #include "harness/interrupt.hpp"
 #include "harness/stats.hpp"
@@ -64,7 +65,7 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   StorageResults out;
   const auto bytes = static_cast<std::size_t>(cfg.bytes);
   // Per process, so two runs sharing a directory never write one file.
-  const fs::path scratch = cfg.dir / (".redline-checkpoint-scratch-" + std::to_string(::getpid()) + ".bin");
+  const fs::path scratch = cfg.dir / (".redline-checkpoint-scratch-" + host_and_pid() + ".bin");
   struct Cleanup {
     fs::path p;
     RemovedOnForcedExit also_on_forced_exit{p.c_str()};
@@ -97,6 +98,7 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
                           "but the read may be served from the page cache";
     report.rows.push_back(row);
   }
+  if (interrupted()) return out;
 
   // Buffered: write() returns once the data is in the page cache.
   w = write_file(scratch, state, bytes, {.threads = 1, .chunk = cfg.chunk, .fsync = false, .direct = false});

@@ -137,7 +137,7 @@ TEST_F(AtomicFileTest, FailedWriteLeavesTheOldFileIntact) {
   write_file_atomically(path, "old,complete\r\n");
   // A directory where the temporary file must go makes creating it fail,
   // whatever our privileges.
-  const fs::path blocker = path.string() + ".tmp." + std::to_string(getpid());
+  const fs::path blocker = temporary_name_for(path);
   fs::create_directory(blocker);
   const std::string what = write_error(path, "new,content\r\n");
   EXPECT_NE(what.find(path.string()), std::string::npos) << what;
@@ -171,7 +171,7 @@ TEST_F(AtomicFileTest, AppendCreatesThenAppends) {
 TEST_F(AtomicFileTest, FailedAppendLeavesTheOldFileIntact) {
   const fs::path path = dir_ / "history.csv";
   write_file_atomically(path, "header\nrow1\n");
-  const fs::path blocker = path.string() + ".tmp." + std::to_string(getpid());
+  const fs::path blocker = temporary_name_for(path);
   fs::create_directory(blocker);
   EXPECT_THROW(append_file_atomically(path, "row2\n"), std::runtime_error);
   EXPECT_EQ(read_all(path), "header\nrow1\n");
@@ -199,9 +199,13 @@ TEST_F(AtomicFileTest, OutputPathsAreTriedBeforeTheRun) {
     return std::string("accepted");
   };
   // /proc takes no new files, even from root, so this holds on any Linux.
-  EXPECT_EQ(refused("/proc/r.csv").rfind("--csv '/proc/r.csv': its directory is not writable (", 0), 0u)
+  EXPECT_EQ(refused("/proc/r.csv").rfind("--csv '/proc/r.csv': cannot be written: its directory is not writable (", 0), 0u)
       << refused("/proc/r.csv");
   EXPECT_NE(refused(dir_.string()).find("is a directory"), std::string::npos);
+  // A name that fits but whose temporary name (".tmp.<host>-<pid>" added)
+  // does not would fail only at the end: it is refused up front.
+  const std::string long_name = (dir_ / (std::string(250, 'r') + ".csv")).string();
+  EXPECT_NE(refused(long_name).find("File name too long"), std::string::npos) << refused(long_name);
 }
 
 }  // namespace

@@ -21,12 +21,15 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "harness/checkpoint_io.hpp"
 #include "harness/checkpoint_model.hpp"
 #include "harness/checkpoint_stages.hpp"
 #include "harness/child_process.hpp"
 #include "harness/csv_reader.hpp"
+#include "harness/interrupt.hpp"
+#include "harness/report.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;
@@ -536,6 +539,26 @@ TEST(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
 
 // A second signal ends the run at once (no destructors run), as `timeout`
 // does by signalling twice: the state-sized scratch files go all the same.
+// A signal during the storage stages ends them after the part under way:
+// its row is kept, nothing after it runs, no save time is made up, and the
+// scratch file is gone.
+TEST(CheckpointStages, AnInterruptStopsBetweenParts) {
+  TempDir dir;
+  CheckpointConfig cfg;
+  cfg.dir = dir.path();
+  cfg.bytes = 1 << 20;
+  cfg.chunk = 1 << 20;
+  std::vector<std::byte> state(cfg.bytes, std::byte{7});
+  Report report;
+  set_interrupted_for_testing(true);
+  const StorageResults out = run_storage_stages(cfg, state.data(), report);
+  set_interrupted_for_testing(false);
+  ASSERT_EQ(report.rows.size(), 1u);
+  EXPECT_EQ(report.rows[0].param_value("stage"), "raw_write");
+  EXPECT_EQ(out.save_s, 0);
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
 // Signalled once the scratch file exists, and once `all`'s own checkpoint
 // (which it removes at its end) does.
 TEST(CheckpointBench, ASecondSignalStillRemovesTheScratchFiles) {
