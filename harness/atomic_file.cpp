@@ -40,9 +40,9 @@ std::filesystem::path temporary_name_for(const std::filesystem::path& path) {
 
 std::optional<std::string> file_creation_problem(const std::filesystem::path& probe) {
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return "is not writable (" + std::string(std::strerror(errno)) + ")";
+  if (fd < 0) return "cannot create " + probe.filename().string() + ": " + std::strerror(errno);
   ::close(fd);
-  if (::unlink(probe.c_str()) != 0) return "does not let files be deleted (" + std::string(std::strerror(errno)) + ")";
+  if (::unlink(probe.c_str()) != 0) return "cannot delete " + probe.filename().string() + ": " + std::strerror(errno);
   return std::nullopt;
 }
 

@@ -26,8 +26,8 @@ std::string host_and_pid();
 // rename (in the same directory).
 std::filesystem::path temporary_name_for(const std::filesystem::path& path);
 
-// Why the file `probe` cannot be created and deleted ("is not writable
-// (Read-only file system)"), found by doing it: root ignores permission bits,
+// Why the file `probe` cannot be created and deleted ("cannot create NAME:
+// Read-only file system"), found by doing it: root ignores permission bits,
 // so access(2) would say yes to a read-only mount. Name the probe as the real
 // file will be named (a name too long fails here too); a leftover of that
 // name is this process's own and is removed. std::nullopt when it can.

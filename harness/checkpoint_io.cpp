@@ -298,7 +298,9 @@ std::optional<std::string> directory_problem(const fs::path& dir, bool writes) {
   if (ec || !fs::exists(status)) return "does not exist";
   if (!fs::is_directory(status)) return "is not a directory";
   if (!writes) return std::nullopt;
-  return file_creation_problem(dir / (".redline-probe-" + host_and_pid()));
+  if (const auto problem = file_creation_problem(dir / (".redline-probe-" + host_and_pid())))
+    return "is not writable (" + *problem + ")";
+  return std::nullopt;
 }
 
 CheckpointPaths checkpoint_paths(const fs::path& dir, const std::string& name) {

@@ -27,7 +27,7 @@ void validate_output_path(const char* flag, const std::string& path) {
   // The report is written at the end, through a temporary file beside it:
   // try that now, so a read-only place fails before the run, not after it.
   if (const auto problem = file_creation_problem(temporary_name_for(path)))
-    throw UsageError(flag, path, "cannot be written: its directory " + *problem);
+    throw UsageError(flag, path, "cannot be written (" + *problem + ")");
 }
 
 void validate_output_paths(const OutputOptions& options) {
