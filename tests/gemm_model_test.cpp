@@ -284,6 +284,13 @@ TEST_F(GemmBenchPredict, PaddingAdviceSaysItIsEfficiencyInTheSameTime) {
   ASSERT_EQ(child.exit_code, 0) << child.output;
   const CsvTable t = read_csv(dir_ / "pad.csv");
   EXPECT_EQ(t.value(0, "note"), "loses 21.2%; n 5120: efficiency +23.1%, same time");
+  // Where the padded size needs another wave, the note says so: more work
+  // per second, but not the same time.
+  const ChildResult more = run({"predict", "--m", "5120", "--n", "6784", "--k", "4096", "--tile", "128x256", "--sms",
+                                "132", "--csv", (dir_ / "waves.csv").string()});
+  ASSERT_EQ(more.exit_code, 0) << more.output;
+  EXPECT_EQ(read_csv(dir_ / "waves.csv").value(0, "note"),
+            "loses 10.8%; n 8448: efficiency +12.1%, 10 waves instead of 9");
 }
 
 // The measuring subcommands validate every flag before they look for a GPU,
