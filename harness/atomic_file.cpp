@@ -46,7 +46,7 @@ std::optional<std::string> file_creation_problem(const std::filesystem::path& pr
   return std::nullopt;
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+std::filesystem::path write_temporary_durably(const std::filesystem::path& path, std::string_view content) {
   const auto dir = path.parent_path();
   std::error_code ec;
   if (!dir.empty()) {
@@ -77,12 +77,17 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     ::unlink(tmp.c_str());
     fail("close", path, err);
   }
+  return tmp;
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  const std::filesystem::path tmp = write_temporary_durably(path, content);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     fail("rename", path, err);
   }
-  fsync_directory(dir);
+  fsync_directory(path.parent_path());
 }
 
 void append_file_atomically(const std::filesystem::path& path, std::string_view lines) {

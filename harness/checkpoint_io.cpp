@@ -319,13 +319,17 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
                     const WriteOptions& options, PreviousData previous) {
   const CheckpointPaths paths = checkpoint_paths(dir, name);
   SaveSteps steps;
-  const RemovedOnForcedExit temp_on_forced_exit(paths.temp.c_str());  // before the clock: not the save's cost
+  const fs::path manifest_temp = temporary_name_for(paths.manifest);
+  // Before the clock: not the save's cost.
+  const RemovedOnForcedExit temp_on_forced_exit(paths.temp.c_str());
+  const RemovedOnForcedExit manifest_temp_on_forced_exit(manifest_temp.c_str());
   const double t0 = steady_seconds();
-  // The last good checkpoint stays intact until the new data is durable
-  // under its final name: a save that fails while writing (a full disk, a
-  // killed writer) leaves the old data and manifest as they were and only a
-  // hidden temporary file. Between the rename and the new manifest, the old
-  // manifest's checksum no longer matches, so restore refuses; never accepts.
+  // The last good checkpoint stays intact until both new files are durable
+  // under their temporary names: a save that fails before the renames (a
+  // full disk, a killed writer) leaves the old data and manifest as they were
+  // and only hidden temporary files. The two renames then follow back to
+  // back: only a crash between them leaves new data beside the old manifest,
+  // which restore refuses; it never accepts a mismatch.
   std::error_code ec;
 
   double t = 0;
@@ -337,6 +341,17 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
     const std::size_t writers =
         std::max<std::size_t>(1, std::min<std::size_t>(options.threads, checksums.xxh64.size()));
     steps.checksum_s = checksums.hashing_s / static_cast<double>(writers);
+
+    t = steady_seconds();
+    std::ostringstream manifest;
+    manifest << "redline-checkpoint 2\nfile " << name << "\nbytes " << bytes << "\nchunk " << checksums.chunk
+             << "\nxxh64";
+    for (std::uint64_t h : checksums.xxh64) manifest << ' ' << hex64(h);
+    manifest << "\n";
+    // Always fsynced: --no-fsync leaves only the data's fsync out.
+    write_temporary_durably(paths.manifest, manifest.str());
+    steps.manifest_s = steady_seconds() - t;
+
     t = steady_seconds();
     // A second name for the previous data, so the rename below does not
     // free its blocks inside the stall (a leftover of a crashed save goes
@@ -348,26 +363,20 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
     if (::rename(paths.temp.c_str(), paths.data.c_str()) != 0)
       throw std::runtime_error("renaming " + paths.temp.string() + " to " + paths.data.string() +
                                " failed: " + errno_text(errno));
+    if (::rename(manifest_temp.c_str(), paths.manifest.c_str()) != 0)
+      throw std::runtime_error("renaming " + manifest_temp.string() + " to " + paths.manifest.string() +
+                               " failed: " + errno_text(errno));
     steps.rename_s = steady_seconds() - t;
   } catch (...) {
     fs::remove(paths.temp, ec);
+    fs::remove(manifest_temp, ec);
     throw;
   }
-  if (options.fsync) {
-    t = steady_seconds();
-    fsync_directory(dir);
-    steps.fsync_dir_s = steady_seconds() - t;
-  }
+  // One directory fsync makes both renames durable; it is the manifest's, so
+  // --no-fsync keeps it too.
   t = steady_seconds();
-  std::ostringstream manifest;
-  manifest << "redline-checkpoint 2\nfile " << name << "\nbytes " << bytes << "\nchunk " << checksums.chunk
-           << "\nxxh64";
-  for (std::uint64_t h : checksums.xxh64) manifest << ' ' << hex64(h);
-  manifest << "\n";
-  // write_file_atomically always fsyncs (file and directory); --no-fsync
-  // leaves only the data's fsyncs out.
-  write_file_atomically(paths.manifest, manifest.str());
-  steps.manifest_s = steady_seconds() - t;
+  fsync_directory(dir);
+  steps.fsync_dir_s = steady_seconds() - t;
   if (previous == PreviousData::release) steps.release_previous_s = release_previous_checkpoint(dir, name);
   steps.total_s = steady_seconds() - t0;
   return steps;

@@ -103,7 +103,7 @@ bool supports_direct_io(const std::filesystem::path& dir);
 std::optional<std::string> directory_problem(const std::filesystem::path& dir, bool writes = true);
 
 // The files of checkpoint `name` in `dir`: the data, its temporary name while
-// being written, the manifest (written last) that makes it complete, and a
+// being written, the manifest (renamed in right after the data) that makes it complete, and a
 // second name that keeps the previous checkpoint's data until it is released.
 struct CheckpointPaths {
   std::filesystem::path data, temp, manifest, previous;
@@ -128,13 +128,14 @@ struct SaveSteps {
 enum class PreviousData { release, defer };
 
 // write to the temporary name (each chunk hashed as it goes) -> fsync file ->
-// rename -> fsync dir -> manifest (data name, size, chunk, an XXH64 per
-// chunk) written the same safe way. The
-// last good checkpoint stays intact until the new data is durable under its
-// final name; between the rename and the new manifest the old manifest no
-// longer matches, so at any moment of a crash restore finds a complete
-// checkpoint or refuses. With options.fsync false every fsync is skipped (not
-// durable: for measuring what they cost). On failure the temporary file is
+// manifest (data name, size, chunk, an XXH64 per chunk) written and fsynced
+// under its temporary name -> rename the data, then the manifest, back to
+// back -> fsync dir. The last good checkpoint stays intact until both new
+// files are durable; only a crash between the two renames leaves the old
+// manifest beside new data, and restore refuses that, so at any moment of a
+// crash restore finds a complete checkpoint or refuses. With options.fsync
+// false the data's fsync is skipped (not durable: for measuring what it
+// costs); the manifest's fsyncs stay. On failure the temporary file is
 // removed and std::runtime_error names the file and step. Buffered writes
 // only (options.direct is refused: the chunk checksums are taken as written).
 SaveSteps safe_save(const std::filesystem::path& dir, const std::string& name, const std::byte* data,

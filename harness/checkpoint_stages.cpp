@@ -215,9 +215,9 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
        "so this is inside save.write (the writers' mean hashing time), not added to the save");
   step("write", s.write_s, "to the temporary name");
   step("fsync_file", s.fsync_file_s, cfg.fsync ? "" : "skipped (--no-fsync)");
-  step("rename", s.rename_s, "temporary name -> final name");
-  step("fsync_dir", s.fsync_dir_s, cfg.fsync ? "makes the rename durable" : "skipped (--no-fsync)");
-  step("manifest", s.manifest_s, "written last, atomically");
+  step("manifest", s.manifest_s, "written and fsynced under a temporary name before the renames");
+  step("rename", s.rename_s, "data, then manifest: temporary names -> final names, back to back");
+  step("fsync_dir", s.fsync_dir_s, "makes both renames durable (kept with --no-fsync: it is the manifest's)");
   // Its own median, over the rounds that had previous data to free (the
   // first save into an empty directory has none).
   std::vector<double> releases;

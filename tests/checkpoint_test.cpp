@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/atomic_file.hpp"
 #include "harness/checkpoint_io.hpp"
 #include "harness/checkpoint_model.hpp"
 #include "harness/checkpoint_stages.hpp"
@@ -170,6 +171,26 @@ TEST(CheckpointIo, SaveThenRestoreRoundTrips) {
     EXPECT_EQ(std::memcmp(into.data(), state.data(), bytes), 0);
   }
   EXPECT_FALSE(fs::exists(checkpoint_paths(dir.path(), "checkpoint.bin").temp));
+}
+
+// The manifest is made durable before either rename: a save that fails
+// there (here a directory blocks its temporary name) leaves the previous
+// checkpoint whole and restorable, not new data beside an old manifest.
+TEST(CheckpointIo, AManifestFailureLeavesThePreviousCheckpointRestorable) {
+  TempDir dir;
+  const std::size_t bytes = 1u << 20;
+  const auto first = random_state(bytes, 1), second = random_state(bytes, 2);
+  safe_save(dir.path(), "checkpoint.bin", first.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true});
+  const fs::path blocker = temporary_name_for(checkpoint_paths(dir.path(), "checkpoint.bin").manifest);
+  fs::create_directory(blocker);
+  EXPECT_THROW(
+      safe_save(dir.path(), "checkpoint.bin", second.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true}),
+      std::runtime_error);
+  fs::remove(blocker);
+  AlignedBuffer into;
+  ASSERT_NO_THROW(restore_checkpoint(dir.path(), "checkpoint.bin", into, 2, 1 << 20));
+  EXPECT_EQ(std::memcmp(into.data(), first.data(), bytes), 0) << "the previous checkpoint is the one restored";
+  EXPECT_FALSE(fs::exists(checkpoint_paths(dir.path(), "checkpoint.bin").temp)) << "the temporary data is removed";
 }
 
 TEST(CheckpointIo, DirectWriteMatchesBufferedWhenSupported) {
