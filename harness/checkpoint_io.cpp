@@ -363,9 +363,14 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
     if (::rename(paths.temp.c_str(), paths.data.c_str()) != 0)
       throw std::runtime_error("renaming " + paths.temp.string() + " to " + paths.data.string() +
                                " failed: " + errno_text(errno));
-    if (::rename(manifest_temp.c_str(), paths.manifest.c_str()) != 0)
+    if (::rename(manifest_temp.c_str(), paths.manifest.c_str()) != 0) {
+      const int err = errno;
+      // The old manifest is still in place: put the old data back beside it
+      // (its second name still holds it), so the previous checkpoint stays whole.
+      if (steps.kept_previous) ::rename(paths.previous.c_str(), paths.data.c_str());
       throw std::runtime_error("renaming " + manifest_temp.string() + " to " + paths.manifest.string() +
-                               " failed: " + errno_text(errno));
+                               " failed: " + errno_text(err));
+    }
     steps.rename_s = steady_seconds() - t;
   } catch (...) {
     fs::remove(paths.temp, ec);
