@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
   app.add_option("--model", f.model, "Preset parameter count: 125m 350m 1.3b 7b 8b 13b 30b 34b 65b 70b 175b 405b")->type_name("PRESET");
   app.add_option("--optimizer", f.optimizer, "adam (default), sgd or none");
   app.add_option("--dir", f.dir, "Directory on the storage to measure (checkpoint.bin is left there)")->type_name("PATH");
-  app.add_flag("--no-fsync", f.no_fsync, "Save without fsync (NOT durable): shows what the fsync steps cost");
+  app.add_flag("--no-fsync", f.no_fsync, "Save without the data's fsync (NOT durable): shows what it costs");
   app.add_flag("--keep", f.keep, "With all: keep the checkpoint in --dir (save alone always keeps it)");
   app.add_option("--threads", f.threads, "Writer/reader threads of the save and restore (default 4)");
   app.add_option("--chunk", f.chunk, "Bytes per write/read call (default 64M)")->type_name("SIZE");
@@ -375,7 +375,8 @@ int main(int argc, char** argv) {
     if (p.save && p.restore && !f.keep) {
       const CheckpointPaths paths = checkpoint_paths(p.cfg.dir, p.cfg.name);
       std::error_code ec;
-      for (const auto& file : {paths.data, paths.manifest, paths.temp, paths.previous}) std::filesystem::remove(file, ec);
+      for (const auto& file : {paths.data, paths.manifest, paths.temp, paths.manifest_temp, paths.previous})
+        std::filesystem::remove(file, ec);
     }
     if (interrupted())
       report.summary.push_back({"interrupted", "Ctrl-C: the stages measured so far are reported; later ones did not run"});

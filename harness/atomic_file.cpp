@@ -46,14 +46,11 @@ std::optional<std::string> file_creation_problem(const std::filesystem::path& pr
   return std::nullopt;
 }
 
-std::filesystem::path write_temporary_durably(const std::filesystem::path& path, std::string_view content) {
-  const auto dir = path.parent_path();
-  std::error_code ec;
-  if (!dir.empty()) {
-    std::filesystem::create_directories(dir, ec);
-    if (ec) fail("create directory " + dir.string(), path, ec.value());
-  }
-  const std::filesystem::path tmp = temporary_name_for(path);
+namespace {
+
+// Writes and fsyncs `content` as `tmp`; errors name `path`, the file the
+// caller asked for. `tmp` is removed on failure.
+void write_and_fsync(const std::filesystem::path& tmp, std::string_view content, const std::filesystem::path& path) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("create " + tmp.string(), path, errno);
 
@@ -77,17 +74,29 @@ std::filesystem::path write_temporary_durably(const std::filesystem::path& path,
     ::unlink(tmp.c_str());
     fail("close", path, err);
   }
-  return tmp;
+}
+
+}  // namespace
+
+void write_durably(const std::filesystem::path& file, std::string_view content) {
+  write_and_fsync(file, content, file);
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  const std::filesystem::path tmp = write_temporary_durably(path, content);
+  const auto dir = path.parent_path();
+  std::error_code ec;
+  if (!dir.empty()) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) fail("create directory " + dir.string(), path, ec.value());
+  }
+  const std::filesystem::path tmp = temporary_name_for(path);
+  write_and_fsync(tmp, content, path);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     fail("rename", path, err);
   }
-  fsync_directory(path.parent_path());
+  fsync_directory(dir);
 }
 
 void append_file_atomically(const std::filesystem::path& path, std::string_view lines) {

@@ -15,10 +15,10 @@ namespace redline {
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
 // The first half of write_file_atomically, for callers that commit several
-// files together: writes and fsyncs `content` under temporary_name_for(path)
-// and returns that name; the caller renames it over `path` (and fsyncs the
-// directory). Throws as write_file_atomically, removing the temporary file.
-std::filesystem::path write_temporary_durably(const std::filesystem::path& path, std::string_view content);
+// files together: writes and fsyncs `content` as `file` (a temporary name the
+// caller later renames, then fsyncs the directory). Throws as
+// write_file_atomically, removing `file`.
+void write_durably(const std::filesystem::path& file, std::string_view content);
 
 // fsync of a directory: makes a rename or a new name in it durable. Throws
 // std::runtime_error naming the directory.

@@ -304,7 +304,8 @@ std::optional<std::string> directory_problem(const fs::path& dir, bool writes) {
 }
 
 CheckpointPaths checkpoint_paths(const fs::path& dir, const std::string& name) {
-  return {dir / name, dir / ("." + name + ".tmp"), dir / (name + ".manifest"), dir / ("." + name + ".previous")};
+  return {dir / name, dir / ("." + name + ".tmp"), dir / (name + ".manifest"), dir / ("." + name + ".manifest.tmp"),
+          dir / ("." + name + ".previous")};
 }
 
 double release_previous_checkpoint(const fs::path& dir, const std::string& name) {
@@ -319,21 +320,22 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
                     const WriteOptions& options, PreviousData previous) {
   const CheckpointPaths paths = checkpoint_paths(dir, name);
   SaveSteps steps;
-  const fs::path manifest_temp = temporary_name_for(paths.manifest);
   // Before the clock: not the save's cost.
   const RemovedOnForcedExit temp_on_forced_exit(paths.temp.c_str());
-  const RemovedOnForcedExit manifest_temp_on_forced_exit(manifest_temp.c_str());
+  const RemovedOnForcedExit manifest_temp_on_forced_exit(paths.manifest_temp.c_str());
   const double t0 = steady_seconds();
   // The last good checkpoint stays intact until both new files are durable
-  // under their temporary names: a save that fails before the renames (a
-  // full disk, a killed writer) leaves the old data and manifest as they were
-  // and only hidden temporary files. The two renames then follow back to
-  // back: only a crash between them leaves new data beside the old manifest,
-  // which restore refuses; it never accepts a mismatch.
+  // under their (hidden) temporary names: a save that fails before the
+  // renames (a full disk, a killed writer) leaves the old data and manifest
+  // as they were. The two renames then follow back to back: only a crash
+  // between them (or the filesystem reordering them before the directory
+  // fsync) leaves data and manifest that disagree, which restore refuses; it
+  // never accepts a mismatch.
   std::error_code ec;
 
   double t = 0;
   ChunkChecksums checksums;
+  bool linked = false, data_renamed = false;
   try {
     const WriteTimes w = write_file(paths.temp, data, bytes, options, &checksums);
     steps.write_s = w.write_s;
@@ -349,32 +351,47 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
     for (std::uint64_t h : checksums.xxh64) manifest << ' ' << hex64(h);
     manifest << "\n";
     // Always fsynced: --no-fsync leaves only the data's fsync out.
-    write_temporary_durably(paths.manifest, manifest.str());
+    write_durably(paths.manifest_temp, manifest.str());
     steps.manifest_s = steady_seconds() - t;
 
     t = steady_seconds();
-    // A second name for the previous data, so the rename below does not
-    // free its blocks inside the stall (a leftover of a crashed save goes
-    // first). Where hard links are refused, the rename frees them as before.
-    if (previous == PreviousData::defer) {
-      release_previous_checkpoint(dir, name);
-      steps.kept_previous = ::link(paths.data.c_str(), paths.previous.c_str()) == 0;
-    }
+    // A second name for the previous data (a leftover of a crashed save goes
+    // first): the rename below then does not free its blocks inside the
+    // stall, and a manifest rename that fails can put it back. Where hard
+    // links are refused, the rename frees it as before.
+    release_previous_checkpoint(dir, name);
+    linked = ::link(paths.data.c_str(), paths.previous.c_str()) == 0;
+    steps.kept_previous = linked;
     if (::rename(paths.temp.c_str(), paths.data.c_str()) != 0)
       throw std::runtime_error("renaming " + paths.temp.string() + " to " + paths.data.string() +
                                " failed: " + errno_text(errno));
-    if (::rename(manifest_temp.c_str(), paths.manifest.c_str()) != 0) {
+    data_renamed = true;
+    if (::rename(paths.manifest_temp.c_str(), paths.manifest.c_str()) != 0) {
       const int err = errno;
-      // The old manifest is still in place: put the old data back beside it
-      // (its second name still holds it), so the previous checkpoint stays whole.
-      if (steps.kept_previous) ::rename(paths.previous.c_str(), paths.data.c_str());
-      throw std::runtime_error("renaming " + manifest_temp.string() + " to " + paths.manifest.string() +
-                               " failed: " + errno_text(err));
+      std::string what = "renaming " + paths.manifest_temp.string() + " to " + paths.manifest.string() +
+                         " failed: " + errno_text(err);
+      // The old manifest is still in place: put the old data back beside it,
+      // durably, so the previous checkpoint stays whole.
+      if (linked && ::rename(paths.previous.c_str(), paths.data.c_str()) == 0) {
+        linked = false;
+        try {
+          fsync_directory(dir);
+        } catch (const std::exception&) {
+          // The data is back under its name; only its durability is unsure.
+        }
+        what += "; the previous checkpoint is back in place";
+      } else if (linked) {
+        what += "; the previous checkpoint's data is kept as " + paths.previous.string();
+      }
+      throw std::runtime_error(what);
     }
     steps.rename_s = steady_seconds() - t;
   } catch (...) {
     fs::remove(paths.temp, ec);
-    fs::remove(manifest_temp, ec);
+    fs::remove(paths.manifest_temp, ec);
+    // The second name goes when the data's own name still holds that data
+    // (nothing was renamed); after a failed put-back it is the last copy.
+    if (linked && !data_renamed) fs::remove(paths.previous, ec);
     throw;
   }
   // One directory fsync makes both renames durable; it is the manifest's, so
@@ -382,7 +399,10 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
   t = steady_seconds();
   fsync_directory(dir);
   steps.fsync_dir_s = steady_seconds() - t;
-  if (previous == PreviousData::release) steps.release_previous_s = release_previous_checkpoint(dir, name);
+  if (previous == PreviousData::release) {
+    steps.release_previous_s = release_previous_checkpoint(dir, name);
+    steps.kept_previous = false;
+  }
   steps.total_s = steady_seconds() - t0;
   return steps;
 }

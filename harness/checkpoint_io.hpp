@@ -102,11 +102,13 @@ bool supports_direct_io(const std::filesystem::path& dir);
 // `writes` false (a restore only reads) a read-only directory is fine.
 std::optional<std::string> directory_problem(const std::filesystem::path& dir, bool writes = true);
 
-// The files of checkpoint `name` in `dir`: the data, its temporary name while
-// being written, the manifest (renamed in right after the data) that makes it complete, and a
-// second name that keeps the previous checkpoint's data until it is released.
+// The files of checkpoint `name` in `dir`: the data and its temporary name
+// while being written, the manifest (renamed in right after the data) that
+// makes it complete and its temporary name, and a second name that keeps the
+// previous checkpoint's data until it is released. The temporary names are
+// fixed and hidden, so the next save replaces a crashed save's leftovers.
 struct CheckpointPaths {
-  std::filesystem::path data, temp, manifest, previous;
+  std::filesystem::path data, temp, manifest, manifest_temp, previous;
 };
 CheckpointPaths checkpoint_paths(const std::filesystem::path& dir, const std::string& name);
 
@@ -131,12 +133,13 @@ enum class PreviousData { release, defer };
 // manifest (data name, size, chunk, an XXH64 per chunk) written and fsynced
 // under its temporary name -> rename the data, then the manifest, back to
 // back -> fsync dir. The last good checkpoint stays intact until both new
-// files are durable; only a crash between the two renames leaves the old
-// manifest beside new data, and restore refuses that, so at any moment of a
-// crash restore finds a complete checkpoint or refuses. With options.fsync
-// false the data's fsync is skipped (not durable: for measuring what it
-// costs); the manifest's fsyncs stay. On failure the temporary file is
-// removed and std::runtime_error names the file and step. Buffered writes
+// files are durable; only a crash between the two renames leaves data and
+// manifest that disagree, and restore refuses that, so at any moment of a
+// crash restore finds a complete checkpoint or refuses. If the manifest's
+// rename fails, the previous data (kept under a second name) is renamed
+// back. With options.fsync false the data's fsync is skipped (not durable:
+// for measuring what it costs); the manifest's fsyncs stay. On failure both
+// temporary files are removed and std::runtime_error names the file and step. Buffered writes
 // only (options.direct is refused: the chunk checksums are taken as written).
 SaveSteps safe_save(const std::filesystem::path& dir, const std::string& name, const std::byte* data,
                     std::size_t bytes, const WriteOptions& options, PreviousData previous = PreviousData::release);

@@ -163,16 +163,9 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   };
   // The previous checkpoint's data is freed after each save, outside its
   // stall (a trainer does it in the background), and costed on its own row.
+  // A failed save cleans up its own second name for the previous data.
   auto save_round = [&] {
-    try {
-      rounds.push_back(safe_save(cfg.dir, cfg.name, state, bytes, save_options, PreviousData::defer));
-    } catch (...) {
-      // A save that failed after the link (say, a full disk at the manifest)
-      // must not leave the previous data held under its second name.
-      std::error_code ec;
-      fs::remove(checkpoint_paths(cfg.dir, cfg.name).previous, ec);
-      throw;
-    }
+    rounds.push_back(safe_save(cfg.dir, cfg.name, state, bytes, save_options, PreviousData::defer));
     save_rounds.push_back(rounds.back().total_s);
     rounds.back().release_previous_s = release_previous_checkpoint(cfg.dir, cfg.name);
   };

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <set>
@@ -181,7 +182,7 @@ TEST(CheckpointIo, AManifestFailureLeavesThePreviousCheckpointRestorable) {
   const std::size_t bytes = 1u << 20;
   const auto first = random_state(bytes, 1), second = random_state(bytes, 2);
   safe_save(dir.path(), "checkpoint.bin", first.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true});
-  const fs::path blocker = temporary_name_for(checkpoint_paths(dir.path(), "checkpoint.bin").manifest);
+  const fs::path blocker = checkpoint_paths(dir.path(), "checkpoint.bin").manifest_temp;
   fs::create_directory(blocker);
   EXPECT_THROW(
       safe_save(dir.path(), "checkpoint.bin", second.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true}),
@@ -190,7 +191,35 @@ TEST(CheckpointIo, AManifestFailureLeavesThePreviousCheckpointRestorable) {
   AlignedBuffer into;
   ASSERT_NO_THROW(restore_checkpoint(dir.path(), "checkpoint.bin", into, 2, 1 << 20));
   EXPECT_EQ(std::memcmp(into.data(), first.data(), bytes), 0) << "the previous checkpoint is the one restored";
-  EXPECT_FALSE(fs::exists(checkpoint_paths(dir.path(), "checkpoint.bin").temp)) << "the temporary data is removed";
+  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
+  EXPECT_FALSE(fs::exists(paths.temp)) << "the temporary data is removed";
+  EXPECT_FALSE(fs::exists(paths.previous)) << "the second name for the previous data is dropped";
+}
+
+// If the manifest's rename fails after the data's (here the manifest's name
+// is a non-empty directory), the previous data is renamed back under its
+// name, and the error says so.
+TEST(CheckpointIo, AFailedManifestRenamePutsThePreviousDataBack) {
+  TempDir dir;
+  const std::size_t bytes = 256u << 10;
+  const auto first = random_state(bytes, 1), second = random_state(bytes, 2);
+  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
+  safe_save(dir.path(), "checkpoint.bin", first.data(), bytes, {.threads = 1, .chunk = 64u << 10, .fsync = true});
+  fs::remove(paths.manifest);
+  fs::create_directories(paths.manifest / "occupied");
+  try {
+    safe_save(dir.path(), "checkpoint.bin", second.data(), bytes, {.threads = 1, .chunk = 64u << 10, .fsync = true});
+    ADD_FAILURE() << "the save should have failed at the manifest's rename";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the previous checkpoint is back in place"), std::string::npos) << e.what();
+  }
+  std::ifstream in(paths.data, std::ios::binary);
+  std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(back.size(), bytes);
+  EXPECT_EQ(std::memcmp(back.data(), first.data(), bytes), 0) << "the data under the checkpoint's name is the previous";
+  EXPECT_FALSE(fs::exists(paths.previous));
+  EXPECT_FALSE(fs::exists(paths.temp));
+  EXPECT_FALSE(fs::exists(paths.manifest_temp));
 }
 
 TEST(CheckpointIo, DirectWriteMatchesBufferedWhenSupported) {
