@@ -45,6 +45,9 @@ struct Flags {
 
 struct Plan {
   bool save = false, restore = false, gpu = false;
+  // `all` without --keep: the checkpoint it writes is its own, under its own
+  // name, and removed at the end.
+  bool own_checkpoint = false;
   CheckpointConfig cfg;
   double mtbf_s = 24 * 3600.0;
   std::string mtbf_source = "the default (pass --mtbf, or --gpu-mtbf with --gpus)";
@@ -111,7 +114,8 @@ Plan to_plan(const Flags& f) {
   // replaces a checkpoint.bin the user keeps in --dir, and two runs sharing
   // a directory (/tmp in the default suite) never meet. --keep and `save`
   // write checkpoint.bin, the name a later `restore` reads.
-  if (p.save && p.restore && !f.keep) p.cfg.name = "redline-checkpoint-" + host_and_pid() + ".bin";
+  p.own_checkpoint = p.save && p.restore && !f.keep;
+  if (p.own_checkpoint) p.cfg.name = "redline-checkpoint-" + host_and_pid() + ".bin";
   p.cfg.rounds = static_cast<unsigned>(parse_count_between("--rounds", f.rounds, 1, 100));
 
   if (!f.mtbf.empty() && !f.gpu_mtbf.empty())
@@ -231,7 +235,7 @@ int main(int argc, char** argv) {
     // `all` removes its checkpoint at the end; a second signal ends the run
     // before that, so the files are armed for removal then too.
     std::vector<std::unique_ptr<RemovedOnForcedExit>> own_files;
-    if (p.save && p.restore && !f.keep) {
+    if (p.own_checkpoint) {
       const CheckpointPaths paths = checkpoint_paths(p.cfg.dir, p.cfg.name);
       for (const auto& file : {paths.data, paths.manifest, paths.previous})
         own_files.push_back(std::make_unique<RemovedOnForcedExit>(file.c_str()));
@@ -372,7 +376,7 @@ int main(int argc, char** argv) {
     if (p.save || restore_s) add_checkpoint_advice(p.cfg, p.mtbf_s, p.mtbf_source, save_s, async, restore_s, report);
     // `all` measured a save and its restore: leave the directory as it was
     // (a nightly suite must not pile up checkpoints). `save` keeps it for a later `restore`.
-    if (p.save && p.restore && !f.keep) {
+    if (p.own_checkpoint) {
       const CheckpointPaths paths = checkpoint_paths(p.cfg.dir, p.cfg.name);
       std::error_code ec;
       for (const auto& file : {paths.data, paths.manifest, paths.temp, paths.manifest_temp, paths.previous})

@@ -91,7 +91,6 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
     AlignedBuffer back(bytes);
     std::memset(back.data(), 0, bytes);  // fault the pages in before the timed read
     const ReadTimes r = read_file(scratch, back.data(), bytes, true, 1, cfg.chunk);
-    out.raw_read_s = r.read_s;
     Row row = checkpoint_stage_row("raw_read", cfg.bytes, 1, cfg.chunk, true, r.read_s);
     row.note = r.direct ? "O_DIRECT: read from storage, not the page cache"
                         : "the filesystem refuses O_DIRECT: cached pages were dropped (fadvise) where possible, "
@@ -187,7 +186,6 @@ StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* 
   const SaveSteps& s = rounds[median_round(save_rounds)];
   const double raw_median = raw_rounds[median_round(raw_rounds)];
   out.save_s = s.total_s;
-  out.raw_write_s = raw_median;
 
   Row paired = checkpoint_stage_row("raw_write_paired", cfg.bytes, cfg.threads, cfg.chunk, true, raw_median);
   paired.metric("time_cv", raw_summary.cv);

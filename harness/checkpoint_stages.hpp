@@ -34,10 +34,6 @@ Row checkpoint_stage_row(const std::string& stage, std::uint64_t bytes, unsigned
                          bool fsync, double seconds);
 
 struct StorageResults {
-  // The ceiling: raw write + fsync of a new file with the save's threads and
-  // chunk, the median of the rounds paired with the saves (raw_write_paired).
-  double raw_write_s = 0;
-  double raw_read_s = 0;
   double save_s = 0;       // the whole synchronous safe save (the stall): median of the rounds
 };
 
