@@ -23,6 +23,10 @@ void MeasurementPolicy::validate() const {
                      "must be at least the minimum repetitions (" + std::to_string(min_repetitions) + ")");
   if (target_cv < 0) throw UsageError("target CV", format_number(target_cv, 4), "must not be negative");
   if (max_seconds < 0) throw UsageError("max seconds", format_number(max_seconds, 3), "must not be negative");
+  if (min_seconds < 0) throw UsageError("min seconds", format_number(min_seconds, 3), "must not be negative");
+  if (max_seconds > 0 && min_seconds > max_seconds)
+    throw UsageError("min seconds", format_number(min_seconds, 3),
+                     "must not exceed the max seconds (" + format_number(max_seconds, 3) + ")");
 }
 
 std::string to_string(StopReason reason) {
@@ -69,7 +73,8 @@ Measurement measure(const MeasurementPolicy& policy, const std::function<double(
       m.stop = StopReason::repetition_cap;
       break;
     }
-    if (policy.target_cv > 0 && n >= 2 && summarize(m.samples).cv < policy.target_cv) {
+    if (policy.target_cv > 0 && n >= 2 && now() - timed_start >= policy.min_seconds &&
+        summarize(m.samples).cv < policy.target_cv) {
       m.stop = StopReason::noise_target;
       break;
     }

@@ -21,6 +21,12 @@ struct MeasurementPolicy {
   // Noise stop: once min_repetitions are in, stop as soon as the coefficient
   // of variation of the samples so far is under this (0 disables it).
   double target_cv = 0.02;
+  // The noise stop waits until the timed repetitions have run this long, by
+  // the host clock (0: no wait). Why: a GPU at its power limit swings its
+  // clock over tens of milliseconds, so samples that agree with each other
+  // over a few milliseconds can all be one phase of the swing (a burst).
+  // At most max_seconds when that is set.
+  double min_seconds = 0;
   // Time cap over the timed repetitions, by the host clock (0 disables it).
   double max_seconds = 10;
 

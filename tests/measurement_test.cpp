@@ -71,6 +71,15 @@ TEST_F(MeasurementTest, ValidationNamesTheBadSetting) {
   p = {};
   p.max_seconds = -1;
   EXPECT_NE(policy_error(p).find("max seconds"), std::string::npos) << policy_error(p);
+
+  p = {};
+  p.min_seconds = -1;
+  EXPECT_NE(policy_error(p).find("min seconds"), std::string::npos) << policy_error(p);
+
+  p = {};
+  p.max_seconds = 1;
+  p.min_seconds = 2;
+  EXPECT_NE(policy_error(p).find("must not exceed the max seconds (1.000)"), std::string::npos) << policy_error(p);
 }
 
 TEST_F(MeasurementTest, EqualMinAndMaxIsValid) {
@@ -169,6 +178,22 @@ TEST_F(MeasurementTest, StopsOnNoiseTargetOnceMinimumIsIn) {
   EXPECT_EQ(m.samples.size(), 5u);  // not before the minimum, not after it
   EXPECT_EQ(calls, 5);
   EXPECT_DOUBLE_EQ(m.summary.cv, 0);
+}
+
+TEST_F(MeasurementTest, NoiseStopWaitsForTheMinimumTime) {
+  // Steady samples would meet the CV target at the 5th; the minimum time
+  // (8 runs of 1 s on the fake clock) holds the stop back until then.
+  FakeClock clock;
+  MeasurementPolicy p;
+  p.warmup_iterations = 0;
+  p.min_repetitions = 5;
+  p.max_repetitions = 1000;
+  p.target_cv = 0.02;
+  p.min_seconds = 8;
+  p.max_seconds = 0;
+  const Measurement m = measure(p, [&] { clock.now += clock.step; return 3.0; }, clock.clock());
+  EXPECT_EQ(m.stop, StopReason::noise_target);
+  EXPECT_EQ(m.samples.size(), 8u);
 }
 
 TEST_F(MeasurementTest, NoiseTargetNeedsTwoSamples) {
