@@ -33,6 +33,7 @@ struct GemmRunner::State {
   // Created once the device is current: its flags and event belong to it.
   std::unique_ptr<StreamBlocker> blocker;
   bool warmed_up = false;  // the first case's long warm-up has run
+  std::optional<MeasurementPolicy> policy_override;  // for the cases of one run()
 
   State(GemmRunnerOptions o, const std::vector<benchmark::BenchmarkReporter*>& forwards, const Progress& p)
       : options(std::move(o)), progress(p), device(query_device_properties(options.device)) {
@@ -47,7 +48,7 @@ struct GemmRunner::State {
   }
 
   MeasurementPolicy policy_for_this_case() {
-    MeasurementPolicy policy = options.policy;
+    MeasurementPolicy policy = policy_override.value_or(options.policy);
     if (!warmed_up) policy.warmup_seconds = std::max(policy.warmup_seconds, options.first_warmup_seconds);
     warmed_up = true;
     return policy;
@@ -424,7 +425,8 @@ std::vector<Row> run_registered(RowCollector& collector, std::size_t registered,
 
 }  // namespace
 
-std::vector<Row> GemmRunner::run(const std::vector<GemmCase>& cases) {
+std::vector<Row> GemmRunner::run(const std::vector<GemmCase>& cases, const std::optional<MeasurementPolicy>& policy) {
+  state_->policy_override = policy;
   std::vector<Row> rows;
   for (int repetition = 0; repetition < std::max(1, state_->options.repetitions); ++repetition) {
     if (interrupted()) break;
@@ -442,6 +444,7 @@ std::vector<Row> GemmRunner::run(const std::vector<GemmCase>& cases) {
 }
 
 std::vector<Row> GemmRunner::run_roofline() {
+  state_->policy_override = std::nullopt;
   // 1 GiB each way: far beyond any L2, so the copy streams from HBM.
   const std::size_t bytes = std::size_t{1} << 30;
   std::vector<Row> rows;

@@ -61,8 +61,10 @@ class GemmRunner {
 
   // One row per case that Google Benchmark ran (--benchmark_filter may drop
   // some; --benchmark_repetitions repeats them). Ctrl-C stops at the case
-  // being measured; the rows so far come back.
-  std::vector<Row> run(const std::vector<GemmCase>& cases);
+  // being measured; the rows so far come back. `policy` replaces the
+  // options' policy for these cases (peak's sustained re-timing).
+  std::vector<Row> run(const std::vector<GemmCase>& cases,
+                       const std::optional<MeasurementPolicy>& policy = std::nullopt);
   // The HBM copy and non-tensor FP32 FMA ceilings, as two rows.
   std::vector<Row> run_roofline();
   // After the last run: the forwarded reporters finish their documents.
