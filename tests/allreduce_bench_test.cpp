@@ -126,6 +126,19 @@ TEST_F(AllreduceBenchTest, ExpectationFailsBelowThePeak) {
   EXPECT_NE(fail.output.find("FAILED: all_reduce float sum peak busbw"), std::string::npos) << fail.output;
 }
 
+TEST_F(AllreduceBenchTest, OneRankHasNoSaturationSizeWhereBusbwIsZero) {
+  // all_reduce's factor 2(n-1)/n is 0 for one rank; broadcast's is 1.
+  const auto one = run(with({ALLREDUCE_BENCH, "--backend", "host", "--collective", "all_reduce,broadcast"}, kQuick));
+  EXPECT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NE(one.output.find("all_reduce float sum: peak busbw 0 GB/s (its busbw factor is 0 at this world size); "
+                            "no saturation size"),
+            std::string::npos)
+      << one.output;
+  EXPECT_EQ(one.output.find("all_reduce float sum: peak busbw 0.00 GB/s at"), std::string::npos) << one.output;
+  EXPECT_NE(one.output.find("broadcast float root 0: peak busbw"), std::string::npos) << one.output;
+  EXPECT_NE(one.output.find("saturation size"), std::string::npos) << one.output;
+}
+
 TEST_F(AllreduceBenchTest, ExpectationWithNothingMeasuredFails) {
   // 1 byte of all_gather over 2 ranks is under one element per rank: every size skipped.
   const auto r = mpirun(2, {"--backend", "host", "--collective", "all_gather", "-d", "int32", "-b", "1", "-e", "1",
