@@ -670,7 +670,7 @@ constexpr std::size_t kSustainedShapes = 3;
 // The search's best shapes timed again over `seconds` of back-to-back GEMMs
 // with no noise stop (rows with timing=sustained); none when seconds is 0.
 // Why: a GPU at its power limit (an H100 or H200 running GEMMs) swings its
-// SM clock between about 1450 and 1980 MHz, and a search's short samples
+// SM clock between about 1200 and 1980 MHz, and a search's short samples
 // (10 of 2 ms) can land on a burst. Seen on an H200: the same bf16 shapes
 // read 705 or 808 TFLOPS by the phase they were caught in. The best of 40
 // such figures is the luckiest one, not the achievable rate; a median over
