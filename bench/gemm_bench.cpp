@@ -188,8 +188,9 @@ void add_measure_flags(CLI::App& app, MeasureFlags& f, const char* default_dtype
                  "Warm-up seconds of the first shape, so clocks are up (default 1, at least --warmup)")
       ->type_name("S");
   app.add_option("--min-time", f.min_time,
-                 "Sample each shape at least this long before the noise stop may end it (default 0.25, at most "
-                 "--max-time): a power-capped GPU's clock swings over tens of ms, and a shorter window can time a burst")
+                 "Sample each shape at least this long before the noise stop may end it (default 0.25; --max-time "
+                 "and --max-reps still end it): a power-capped GPU's clock swings over tens of ms, and a shorter "
+                 "window can time a burst")
       ->type_name("S");
   app.add_option("--max-time", f.max_time, "Cap on the timed samples per shape, seconds (default 2)")->type_name("S");
   app.add_option("--target-cv", f.target_cv, "Stop sampling a shape once the CV is below this (default 0.01)")
@@ -338,9 +339,8 @@ MeasurementPolicy policy_of(const MeasureFlags& f) {
   policy.warmup_iterations = 2;
   policy.warmup_seconds = positive_seconds("--warmup", f.warmup);
   policy.max_seconds = positive_seconds("--max-time", f.max_time);
-  // Capped by --max-time rather than refused: a short check run (--max-time 0.3) keeps working.
-  const double min_time = positive_seconds("--min-time", f.min_time);
-  policy.min_seconds = policy.max_seconds > 0 ? std::min(min_time, policy.max_seconds) : min_time;
+  // Beyond --max-time it is not refused: the cap ends the samples (a check run's --max-time 0.3 works).
+  policy.min_seconds = positive_seconds("--min-time", f.min_time);
   policy.target_cv = parse_number("--target-cv", f.target_cv);
   if (!(policy.target_cv >= 0) || policy.target_cv >= 1)
     throw UsageError("--target-cv", f.target_cv, "must be at least 0 and below 1 (0: no noise stop)");
@@ -670,11 +670,12 @@ constexpr std::size_t kSustainedShapes = 3;
 // The search's best shapes timed again over `seconds` of back-to-back GEMMs
 // with no noise stop (rows with timing=sustained); none when seconds is 0.
 // Why: a GPU at its power limit (an H100 or H200 running GEMMs) swings its
-// SM clock between about 1200 and 1980 MHz, and a search's short samples
-// (10 of 2 ms) can land on a burst. Seen on an H200: the same bf16 shapes
-// read 705 or 808 TFLOPS by the phase they were caught in. The best of 40
-// such figures is the luckiest one, not the achievable rate; a median over
-// a second of load is what a training step gets.
+// SM clock between about 1200 and 1980 MHz, and a short sample can land on a
+// burst. Seen on an H200 with ten 2 ms samples per shape: the same bf16
+// shapes read 705 or 808 TFLOPS by the phase they were caught in. --min-time
+// narrows that, but the best of 40 figures is still the luckiest one, not
+// the achievable rate; a median over a second of load is what a training
+// step gets.
 std::vector<Row> sustained_rows(Session& s, const std::vector<Row>& rows, GemmDtype dtype, double seconds) {
   if (seconds <= 0 || interrupted()) return {};
   std::vector<const Row*> ok;
@@ -1000,14 +1001,10 @@ int run_model(ModelFlags& f, const BenchmarkArgs& bench_args) {
       std::optional<std::pair<std::int64_t, double>> first_that_runs;  // value, seconds
       const auto candidates = padding_candidates(shape, dim);
       if (candidates.empty()) {  // said, so a missing advice line is not a mystery
-        const std::int64_t value = dim_value(shape, dim);
-        s.report.summary.emplace_back(
-            std::string("advice ") + dtype_name + " " + padded_dim_name(dim),
-            "keep " + std::to_string(value) + ": " +
-                (value % (256 * shape.tensor_parallel) == 0
-                     ? std::string("already a multiple of 256") + (shape.tensor_parallel > 1 ? " per rank" : "") +
-                           ", nothing to pad to"
-                     : std::string("no multiple of 64, 128 or 256 within 25% above it")));
+        s.report.summary.emplace_back(std::string("advice ") + dtype_name + " " + padded_dim_name(dim),
+                                      "no padding to try for " + std::to_string(dim_value(shape, dim)) +
+                                          ": for each of 64, 128 and 256 (times --tp; for hidden, keeping a whole "
+                                          "head size) it is already a multiple, or the next is more than 25% larger");
         continue;
       }
       for (std::int64_t value : candidates) {

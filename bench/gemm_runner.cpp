@@ -426,7 +426,12 @@ std::vector<Row> run_registered(RowCollector& collector, std::size_t registered,
 }  // namespace
 
 std::vector<Row> GemmRunner::run(const std::vector<GemmCase>& cases, const std::optional<MeasurementPolicy>& policy) {
+  // For these cases only, whichever way run() ends.
   state_->policy_override = policy;
+  struct Reset {
+    std::optional<MeasurementPolicy>& override;
+    ~Reset() { override.reset(); }
+  } reset{state_->policy_override};
   std::vector<Row> rows;
   for (int repetition = 0; repetition < std::max(1, state_->options.repetitions); ++repetition) {
     if (interrupted()) break;
@@ -444,7 +449,6 @@ std::vector<Row> GemmRunner::run(const std::vector<GemmCase>& cases, const std::
 }
 
 std::vector<Row> GemmRunner::run_roofline() {
-  state_->policy_override = std::nullopt;
   // 1 GiB each way: far beyond any L2, so the copy streams from HBM.
   const std::size_t bytes = std::size_t{1} << 30;
   std::vector<Row> rows;

@@ -576,17 +576,16 @@ finished:
         const std::string name = key.text() + (options.split == SplitMode::none
                                                    ? ""
                                                    : " group " + std::to_string(color) + " (" + group_hosts[color] + ")");
-        const std::string peak = format_number(sat.best->throughput, 2) + " GB/s at " +
-                                 format_size(static_cast<std::uint64_t>(sat.best->size));
-        if (sat.best->throughput > 0) {
+        const std::string peak = sat.fraction ? format_number(sat.best->throughput, 2) + " GB/s at " +
+                                                    format_size(static_cast<std::uint64_t>(sat.best->size))
+                                              : std::string("0 GB/s (its busbw factor is 0 at this world size)");
+        if (sat.fraction) {
           const std::string saturation = format_size(static_cast<std::uint64_t>(sat.fraction->size)) + " (" +
                                          format_number(sat.fraction->throughput, 2) + " GB/s, 90% of peak)";
           out << "# " << name << ": peak busbw " << peak << "; saturation size " << saturation << "\n";
           report.summary.emplace_back("saturation_size " + name, saturation);
-        } else {
-          // A busbw factor of 0 (world size 1): every size "reaches 90%" of
-          // nothing, so a saturation size would be a made-up figure.
-          out << "# " << name << ": peak busbw 0 GB/s (its busbw factor is 0 at this world size); no saturation size\n";
+        } else {  // a busbw factor of 0 (world size 1): see analyze_saturation
+          out << "# " << name << ": peak busbw " << peak << "; no saturation size\n";
         }
         report.summary.emplace_back("peak_busbw " + name, peak);
         if (!options.expect_busbw_GBps) continue;

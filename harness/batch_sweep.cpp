@@ -135,8 +135,9 @@ BatchSweepOutcome run_batch_sweep(const BatchSweepOptions& options, Environment 
   summary.emplace_back("saturation_batch",
                        sat.plateau ? describe_point(sat.plateau, metric) + ": doubling adds < " +
                                          format_number(100 * options.saturation.plateau_gain, 0) + "%"
-                                   : std::string(sat.best ? "not reached: throughput still rising at the largest batch"
-                                                          : "none"));
+                                   : std::string(!sat.best       ? "none"
+                                                 : sat.fraction ? "not reached: throughput still rising at the largest batch"
+                                                                : "none: the metric is 0 at every batch"));
   summary.emplace_back("batch_at_" + format_number(100 * options.saturation.fraction_of_best, 0) + "pct_of_best",
                        describe_point(sat.fraction, metric));
   summary.emplace_back("best_batch", describe_point(sat.best, metric));

@@ -240,6 +240,7 @@ std::vector<CurvePoint> median_curve(const std::vector<const ResultRow*>& rows, 
 
 std::string saturation_text(const Saturation& s, const std::string& x_name, bool as_size, const std::string& unit) {
   if (!s.best) return "no ok points";
+  if (!s.fraction) return "nothing measured above 0: no saturation point";
   auto at = [&](const ThroughputPoint& p) {
     return x_name + " " + size_or_number(p.size, as_size) + " (" + human_number(p.throughput) + " " + unit + ")";
   };

@@ -24,9 +24,6 @@ void MeasurementPolicy::validate() const {
   if (target_cv < 0) throw UsageError("target CV", format_number(target_cv, 4), "must not be negative");
   if (max_seconds < 0) throw UsageError("max seconds", format_number(max_seconds, 3), "must not be negative");
   if (min_seconds < 0) throw UsageError("min seconds", format_number(min_seconds, 3), "must not be negative");
-  if (max_seconds > 0 && min_seconds > max_seconds)
-    throw UsageError("min seconds", format_number(min_seconds, 3),
-                     "must not exceed the max seconds (" + format_number(max_seconds, 3) + ")");
 }
 
 std::string to_string(StopReason reason) {

@@ -25,7 +25,8 @@ struct MeasurementPolicy {
   // the host clock (0: no wait). Why: a GPU at its power limit swings its
   // clock over tens of milliseconds, so samples that agree with each other
   // over a few milliseconds can all be one phase of the swing (a burst).
-  // At most max_seconds when that is set.
+  // It only holds the noise stop back: the time and repetition caps still
+  // end the samples, so a min_seconds beyond max_seconds waits for the cap.
   double min_seconds = 0;
   // Time cap over the timed repetitions, by the host clock (0 disables it).
   double max_seconds = 10;

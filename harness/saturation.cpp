@@ -31,6 +31,7 @@ Saturation analyze_saturation(std::vector<ThroughputPoint> points, const Saturat
     return a.throughput < b.throughput;
   });
   s.largest = points.back();
+  if (!(s.best->throughput > 0)) return s;
 
   const double target = options.fraction_of_best * s.best->throughput;
   for (const auto& p : points)

@@ -7,6 +7,8 @@
 // - fraction point: the smallest size whose throughput reaches
 //   `fraction_of_best` (default 90%) of the best measured.
 // - largest feasible: the largest size measured ok.
+// A series whose best is 0 (nothing moved: a busbw factor of 0 at one rank)
+// has neither point: every size would "reach 90%" of nothing.
 #pragma once
 
 #include <optional>
@@ -27,7 +29,7 @@ struct SaturationOptions {
 struct Saturation {
   std::optional<ThroughputPoint> best;
   std::optional<ThroughputPoint> plateau;   // empty: still rising at the end of the sweep
-  std::optional<ThroughputPoint> fraction;  // empty only for an empty series
+  std::optional<ThroughputPoint> fraction;  // empty for an empty series or a best of 0
   std::optional<ThroughputPoint> largest;
 };
 

@@ -116,6 +116,15 @@ TEST(Saturation, EmptyAndAllNaNSeries) {
   }
 }
 
+TEST(Saturation, AllZeroSeriesHasNoSaturationPoints) {
+  // One rank's all_reduce: busbw 0 at every size.
+  const Saturation s = analyze_saturation({{1, 0}, {2, 0}, {4, 0}, {8, 0}});
+  ASSERT_TRUE(s.best && s.largest);
+  EXPECT_DOUBLE_EQ(s.best->throughput, 0);
+  EXPECT_FALSE(s.fraction);
+  EXPECT_FALSE(s.plateau);
+}
+
 TEST(Saturation, SinglePoint) {
   const Saturation sat = analyze_saturation({{32, 1000}});
   expect_point(sat.best, 32, 1000, "best");
