@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -385,13 +386,24 @@ int main(int argc, char** argv) {
         if (rooted && root >= backend->size())
           throw UsageError("-r", f.root, "there are only " + std::to_string(backend->size()) + " ranks");
 
-      CollectiveSweepResult result =
-          run_collective_sweep(*bootstrap, *backend, options, std::move(env), std::cout, hosts, watchdog);
+      // --quiet: the table and its summary go nowhere (a stream without a
+      // buffer discards what it is given); the CSV, JSON and exit status carry
+      // the result, and what failed still reaches stderr below.
+      std::ostream discard(nullptr);
+      CollectiveSweepResult result = run_collective_sweep(*bootstrap, *backend, options, std::move(env),
+                                                          f.output.quiet ? discard : std::cout, hosts, watchdog);
       if (bootstrap->rank() == 0) {
         OutputOptions output = f.output;
         output.quiet = true;  // the nccl-tests table above is the console report
         write_reports(result.report, output);
         if (!f.per_rank_csv.empty()) write_reports(result.per_rank, OutputOptions{f.per_rank_csv, "", true});
+        if (f.output.quiet) {
+          std::set<std::string> failures;  // "nothing was measured" is both a result and an acceptance
+          for (const auto& [what, text] : result.report.summary)
+            if (text.rfind("FAILED", 0) == 0 && failures.insert(text).second)
+              std::cerr << "allreduce_bench: " << text << "\n";
+          if (result.wrong > 0) std::cerr << "allreduce_bench: " << result.wrong << " wrong values (the CSV's wrong column)\n";
+        }
       }
       int status = result.wrong > 0 || result.below_expectation || result.nothing_measured ? kExitCheckFailed : kExitOk;
       if (result.interrupted) status = 128 + (interrupt_signal() ? interrupt_signal() : 2);

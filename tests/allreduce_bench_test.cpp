@@ -127,6 +127,19 @@ TEST_F(AllreduceBenchTest, ExpectationFailsBelowThePeak) {
   EXPECT_NE(fail.output.find("FAILED: all_reduce float sum peak busbw"), std::string::npos) << fail.output;
 }
 
+TEST_F(AllreduceBenchTest, QuietPrintsNoTableButWritesTheCsvAndSaysWhatFailed) {
+  const fs::path csv = dir_ / "quiet.csv";
+  const auto r = mpirun(2, with(kQuick, {"--backend", "host", "--quiet", "--csv", csv.string(), "-c", "1",
+                                         "--expect-busbw", "100000"}));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.find("out-of-place"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Avg bus bandwidth"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("allreduce_bench: FAILED: all_reduce float sum peak busbw"),
+            std::string::npos)
+      << r.output;
+  EXPECT_GT(redline::read_csv(csv).rows.size(), 0u);
+}
+
 TEST_F(AllreduceBenchTest, OneRankHasNoSaturationSizeWhereBusbwIsZero) {
   // all_reduce's factor 2(n-1)/n is 0 for one rank; broadcast's is 1.
   const auto one = run(with({ALLREDUCE_BENCH, "--backend", "host", "--collective", "all_reduce,broadcast"}, kQuick));
