@@ -21,9 +21,10 @@ class Backend {
   virtual int size() const = 0;          // ranks in the communicator
   virtual int local_ranks() const = 0;   // ranks this process drives (1 unless -g N)
   virtual int rank(int local) const = 0; // global rank of local rank `local`
-  virtual bool supports(DataType type, ReduceOp op) const = 0;
-  // Why `type` cannot be used (empty when it can), e.g. "fp8 needs NCCL 2.24+ on sm_90 or newer".
-  virtual std::string unsupported_reason(DataType type) const = 0;
+  // Why `type` with `op` cannot be used (empty when it can), e.g. "fp8 needs
+  // NCCL 2.24+ on sm_90 or newer". Collectives without an op ask with sum.
+  virtual std::string unsupported_reason(DataType type, ReduceOp op) const = 0;
+  bool supports(DataType type, ReduceOp op) const { return unsupported_reason(type, op).empty(); }
 
   // Memory the operations run on (device memory for nccl, host for host).
   virtual void* allocate(int local, std::size_t bytes) = 0;

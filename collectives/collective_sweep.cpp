@@ -401,11 +401,7 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
         for (int root_rank : roots) {
           const CollectiveCase c{type, op, std::max(root_rank, 0), backend.size(), ++seed};
           const std::size_t element = info(type).bytes;
-          std::string why_not;
-          if (!backend.supports(type, collective->uses_op() ? op : ReduceOp::sum)) {
-            why_not = backend.unsupported_reason(type);
-            if (why_not.empty()) why_not = "the " + backend.name() + " backend does not support this type and op";
-          }
+          std::string why_not = backend.unsupported_reason(type, collective->uses_op() ? op : ReduceOp::sum);
           std::unique_ptr<CollectiveBuffers> buffers;
           if (why_not.empty()) {
             try {

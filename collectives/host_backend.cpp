@@ -299,8 +299,7 @@ class HostBackend final : public Backend {
     return rank_;
   }
   // Integer avg follows NCCL: the sum divided by n, truncated toward zero.
-  bool supports(DataType, ReduceOp) const override { return true; }
-  std::string unsupported_reason(DataType) const override { return ""; }
+  std::string unsupported_reason(DataType, ReduceOp) const override { return ""; }
 
   void* allocate(int local, std::size_t bytes) override {
     check_local(local);

@@ -46,7 +46,8 @@ struct HostBackendOptions {
 // blocks). int8, int32, float and double reduce with MPI's own operations;
 // half, bfloat16, f8e4m3 and f8e5m2 travel as 16- or 8-bit integers with
 // user-defined MPI operations (host_reduce_elements). avg is a sum scaled by
-// 1/n afterwards, for floating types only (supports() is false for integers).
+// 1/n afterwards (integers: truncated toward zero, as NCCL). fp8 avg, which
+// NCCL refuses, runs here too: the host backend measures hosts, not NCCL.
 // split(color < 0) takes no part and returns nullptr (NCCL_SPLIT_NOCOLOR).
 // abort() calls MPI_Abort: safe from another thread only when
 // mpi_thread_multiple() (Open MPI's abort goes through its runtime and works

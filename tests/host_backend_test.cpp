@@ -286,11 +286,11 @@ TEST(HostBackend, Properties) {
   EXPECT_EQ(b->rank(0), 0);
   EXPECT_THROW(b->rank(1), std::out_of_range);
   EXPECT_FALSE(b->supports_capture());
-  for (const DataType t : all_data_types()) {
-    EXPECT_EQ(b->unsupported_reason(t), "") << info(t).name;
-    for (const ReduceOp op : all_reduce_ops())
+  for (const DataType t : all_data_types())
+    for (const ReduceOp op : all_reduce_ops()) {
+      EXPECT_EQ(b->unsupported_reason(t, op), "") << info(t).name << to_string(op);
       EXPECT_TRUE(b->supports(t, op)) << info(t).name << to_string(op);
-  }
+    }
   void* p = b->allocate(0, 1000);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0u);
   const char text[] = "copy me";
