@@ -316,7 +316,7 @@ int main(int argc, char** argv) {
   app.add_option("-g,--ngpus", f.gpus, "GPUs driven by each process, or all; default 1");
   app.add_option("-c,--check", f.check, "Checked iterations per size (0: no check); default 1");
   app.add_option("-n,--iters", f.iters, "Timed iterations per size; default 20");
-  app.add_option("-w,--warmup_iters", f.warmup, "Warm-up iterations per size; default 5");
+  app.add_option("-w,--warmup_iters", f.warmup, "Warm-up iterations: at every size (doubling) before a series is timed, as nccl-tests, and again per size; default 5");
   app.add_option("-m,--agg_iters", f.agg, "Operations aggregated per iteration (only 1)");
   app.add_option("-a,--average", f.average, "Combine ranks' times: 0 rank 0, 1 average, 2 min, 3 max; default 1");
   app.add_option("-d,--datatype", f.datatype, "int8 int32 half bfloat16 float double f8e4m3 f8e5m2, a list, or all");

@@ -420,6 +420,17 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
           }
           if (!why_not.empty()) buffers.reset();
 
+          if (buffers && !options.sizes.empty() && options.point.warmup_iterations > 0) {
+            const std::string op_name = collective->uses_op() ? std::string(to_string(op)) : "none";
+            const SeriesKey key{std::string(collective->name()), std::string(info(type).name), op_name, root_rank};
+            // Every rank starts together, under the watchdog: one that hangs here is named too.
+            watchdog.enter(key.text() + " warm-up");
+            bootstrap.barrier();
+            warm_up_series(backend, *collective, *buffers, options.sizes.front() / element, max_bytes / element, c,
+                           options.point.warmup_iterations);
+            watchdog.leave();
+          }
+
           for (std::size_t bytes_asked : options.sizes) {
             const std::size_t count = bytes_asked / element;
             const CollectiveCounts counts = collective->counts(count, backend.size(), element);

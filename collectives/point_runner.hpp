@@ -71,6 +71,13 @@ struct PointMeasurement {
   bool checked = false;
 };
 
+// nccl-tests' warm-up, before a series is timed: `iterations` out-of-place
+// operations at every size from min_count to max_count elements, doubling,
+// and a wait after each size. The first sizes are then timed on a GPU (or a
+// host) already running at speed, not one ramping up from idle.
+void warm_up_series(Backend& backend, const Collective& collective, CollectiveBuffers& buffers,
+                    std::size_t min_count, std::size_t max_count, const CollectiveCase& c, int iterations);
+
 // Runs one point. `in_place` selects NCCL's in-place layout.
 PointMeasurement measure_point(Backend& backend, const Collective& collective, CollectiveBuffers& buffers,
                                std::size_t count, const CollectiveCase& c, bool in_place,

@@ -653,8 +653,7 @@ class SimBackend final : public Backend {
   int size() const override { return nranks_; }
   int local_ranks() const override { return nranks_; }
   int rank(int local) const override { return local; }
-  bool supports(DataType, ReduceOp) const override { return true; }
-  std::string unsupported_reason(DataType) const override { return ""; }
+  std::string unsupported_reason(DataType, ReduceOp) const override { return ""; }
 
   void* allocate(int, std::size_t bytes) override {
     memory_.push_back(std::make_unique<char[]>(std::max<std::size_t>(bytes, 1)));
@@ -666,6 +665,7 @@ class SimBackend final : public Backend {
 
   void group_begin() override {
     in_group_ = true;
+    ++groups_;
     calls_.clear();
   }
   void group_end() override {
@@ -699,10 +699,12 @@ class SimBackend final : public Backend {
   }
 
   std::unique_ptr<Backend> split(int, int) override { throw std::logic_error("SimBackend does not split"); }
-  void wait() override {}
+  void wait() override { ++waits_; }
   void abort() override {}
 
   int operations() const { return operations_; }
+  int groups() const { return groups_; }
+  int waits() const { return waits_; }
   // Local rank 0's send pointer of every operation, in order.
   const std::vector<const void*>& sends() const { return sends_; }
 
@@ -722,8 +724,13 @@ class SimBackend final : public Backend {
   };
 
   void record(const Call& call) {
-    if (!in_group_) throw std::logic_error("SimBackend drives every rank: calls go between group_begin/group_end");
-    calls_.push_back(call);
+    if (in_group_) {
+      calls_.push_back(call);
+      return;
+    }
+    if (nranks_ > 1) throw std::logic_error("SimBackend drives every rank: calls go between group_begin/group_end");
+    calls_.assign(1, call);  // one rank: a call outside a group runs at once, as in NCCL
+    execute();
   }
 
   // Element `index` of every rank's send buffer, reduced.
@@ -831,6 +838,8 @@ class SimBackend final : public Backend {
   std::vector<Call> calls_;
   std::vector<std::unique_ptr<char[]>> memory_;
   int operations_ = 0;
+  int groups_ = 0;
+  int waits_ = 0;
   std::vector<const void*> sends_;
 };
 
@@ -1113,6 +1122,38 @@ TEST(PointRunner, OperationsRotateThroughTheBuffers) {
   CollectiveBuffers full_buffers(full, coll, 4096, c.type);
   measure_point(full, coll, full_buffers, 4096, c, false, settings);
   for (const void* p : full.sends()) EXPECT_EQ(p, full_buffers.send(0));
+}
+
+// nccl-tests' warm-up pass: -w operations at every size from the smallest to
+// the largest, doubling, with a wait after each size.
+TEST(PointRunner, WarmUpRunsEverySizeFromTheSmallestToTheLargestDoubling) {
+  SimBackend backend(2);
+  const Collective& coll = get("all_reduce");
+  const CollectiveCase c = make_case(DataType::float32, ReduceOp::sum, 2);
+  CollectiveBuffers buffers(backend, coll, 4096, c.type);
+  warm_up_series(backend, coll, buffers, 1000, 4096, c, 3);  // 1000, 2000 and 4000 elements
+  EXPECT_EQ(backend.operations(), 9);
+  EXPECT_EQ(backend.waits(), 3);
+  warm_up_series(backend, coll, buffers, 1000, 4096, c, 0);  // -w 0: no warm-up at all
+  EXPECT_EQ(backend.operations(), 9);
+}
+
+// One GPU per process calls NCCL without a group, as nccl-tests does (a group
+// of one costs an NCCL round per operation); several always sit in one.
+TEST(PointRunner, OnlySeveralLocalRanksShareAGroup) {
+  const Collective& coll = get("all_reduce");
+  PointSettings settings;
+  settings.warmup_iterations = 2;
+  settings.iterations = 4;
+  for (int ranks : {1, 2}) {
+    SimBackend backend(ranks);
+    const CollectiveCase c = make_case(DataType::float32, ReduceOp::sum, ranks);
+    CollectiveBuffers buffers(backend, coll, 1024, c.type);
+    const PointMeasurement m = measure_point(backend, coll, buffers, 1024, c, false, settings);
+    EXPECT_EQ(m.wrong, 0u) << ranks;
+    EXPECT_EQ(backend.operations(), 2 + 1 + 4 + 1) << ranks;  // warm-up, one before the clock, timed, checked
+    EXPECT_EQ(backend.groups(), ranks == 1 ? 0 : backend.operations()) << ranks;
+  }
 }
 
 TEST(Verify, ToleranceStatement) {
