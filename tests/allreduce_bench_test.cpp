@@ -140,6 +140,30 @@ TEST_F(AllreduceBenchTest, QuietPrintsNoTableButWritesTheCsvAndSaysWhatFailed) {
   EXPECT_GT(redline::read_csv(csv).rows.size(), 0u);
 }
 
+// scripts/compare-allreduce end to end on the host backend: both tools and the
+// control run, and the table, the verdict and the control's line come out. It
+// reports timings; nothing here asserts one. A bad count is refused first.
+TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
+  ChildSpec spec;
+  spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--ranks", "2", "--rounds", "2", "--control",
+               "-b", "1M", "-e", "2M", "-n", "3", "-w", "1"};
+  spec.extra_env = {{"REDLINE_BUILD_DIR", fs::path(ALLREDUCE_BENCH).parent_path().parent_path().string()}};
+  spec.timeout_seconds = 300;
+  const auto r = redline::run_child(spec);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // bytes, redline algbw, the loop's algbw, ratio, IQR, the control's ratio and IQR
+  const std::regex row(R"(\n +2097152 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+-[0-9.]+ +[0-9.]+ +[0-9.]+-[0-9.]+ *\n)");
+  EXPECT_TRUE(std::regex_search(r.output, row)) << r.output;
+  EXPECT_NE(r.output.find("ratios at >= 1 MiB: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("of MPI_Allreduce loop; medians of 2 paired rounds)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("control: the peer against itself reads "), std::string::npos) << r.output;
+
+  spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--rounds", "0"};
+  const auto bad = redline::run_child(spec);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--rounds '0': must be at least 1"), std::string::npos) << bad.output;
+}
+
 TEST_F(AllreduceBenchTest, OneRankHasNoSaturationSizeWhereBusbwIsZero) {
   // all_reduce's factor 2(n-1)/n is 0 for one rank; broadcast's is 1.
   const auto one = run(with({ALLREDUCE_BENCH, "--backend", "host", "--collective", "all_reduce,broadcast"}, kQuick));
