@@ -369,7 +369,8 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
       for (DataType type : options.types)
         if (info(type).is_floating) out << "# check: " << tolerance_statement(type) << "\n";
     if (world_ranks == 1)
-      out << "# world size 1: nothing crosses a link, so busbw factors that scale with (n-1)/n are 0;"
+      out << "# world size 1: nothing crosses a link, so busbw factors that scale with (n-1)/n are 0, and an"
+             " in-place operation moves nothing (the peak counts out-of-place only);"
              " launch one rank per GPU (mpirun -np N) to measure a fabric\n";
     if (options.split != SplitMode::none)
       out << "# --split " << (options.split == SplitMode::node ? "node" : "pairs")
@@ -485,7 +486,12 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
                 line += "  group " + std::to_string(oop.color) + " (" + group_hosts[oop.color] + ")\n";
               }
               out << line;
-              series[key].push_back({bytes, oop.color, std::max(oop.busbw, inp.busbw)});
+              // With one rank an in-place operation moves nothing (NCCL returns
+              // at once: one H100 "broadcast" 64 MiB in-place at 131 TB/s), so
+              // only out-of-place may set the peak, the saturation size and the
+              // acceptance. The table shows both, as nccl-tests does.
+              const double busbw = backend.size() == 1 ? oop.busbw : std::max(oop.busbw, inp.busbw);
+              series[key].push_back({bytes, oop.color, busbw});
               for (const GroupResult* gr : {&oop, &inp}) {
                 const bool in_place = gr == &inp;
                 Row row = make_row(*collective, bytes, reported_count, c, collective->uses_root(), in_place);

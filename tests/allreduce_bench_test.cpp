@@ -173,9 +173,20 @@ TEST_F(AllreduceBenchTest, OneRankHasNoSaturationSizeWhereBusbwIsZero) {
             std::string::npos)
       << one.output;
   EXPECT_EQ(one.output.find("all_reduce float sum: peak busbw 0.00 GB/s at"), std::string::npos) << one.output;
-  EXPECT_TRUE(std::regex_search(one.output, std::regex("broadcast float root 0: peak busbw [0-9.]+ GB/s at [0-9]+[KMG]?; "
-                                                        "saturation size [0-9]+[KMG]? \\(")))
+  std::smatch peak;
+  ASSERT_TRUE(std::regex_search(one.output, peak,
+                                std::regex("broadcast float root 0: peak busbw ([0-9.]+) GB/s at [0-9]+[KMG]?; "
+                                           "saturation size [0-9]+[KMG]? \\(")))
       << one.output;
+  // In place, one rank's broadcast moves nothing: the peak is the best out-of-place busbw.
+  double best_out_of_place = 0;
+  const std::regex broadcast_row(R"(\n +[0-9]+ +[0-9]+ +float +none +0 +[0-9.]+ +[0-9.]+ +([0-9.]+) )");
+  for (auto it = std::sregex_iterator(one.output.begin(), one.output.end(), broadcast_row);
+       it != std::sregex_iterator(); ++it)
+    best_out_of_place = std::max(best_out_of_place, std::stod((*it)[1]));
+  EXPECT_GT(best_out_of_place, 0);
+  EXPECT_NEAR(std::stod(peak[1]), best_out_of_place, 0.006) << one.output;
+  EXPECT_NE(one.output.find("an in-place operation moves nothing"), std::string::npos) << one.output;
 }
 
 TEST_F(AllreduceBenchTest, ExpectationWithNothingMeasuredFails) {
