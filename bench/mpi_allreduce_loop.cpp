@@ -24,6 +24,12 @@ int main(int argc, char** argv) {
   const long min_bytes = std::atol(argv[1]), max_bytes = std::atol(argv[2]);
   const double factor = std::atof(argv[3]);
   const int iters = std::atoi(argv[4]), warmup = std::atoi(argv[5]);
+  if (min_bytes < 4 || max_bytes < min_bytes || factor <= 1 || iters < 1 || warmup < 0) {
+    if (rank == 0)
+      std::fprintf(stderr, "mpi_allreduce_loop: need 4 <= MIN_BYTES <= MAX_BYTES, FACTOR > 1, ITERS >= 1, WARMUP >= 0\n");
+    MPI_Finalize();
+    return 2;
+  }
   // 64-byte aligned, as allreduce_bench's host buffers are. A std::vector's
   // large block starts 16 bytes past a page, and that alone cost the MPI
   // reduction up to a third of its bandwidth at 8 MiB on this project's VM:
@@ -37,6 +43,12 @@ int main(int argc, char** argv) {
     return std::unique_ptr<float, decltype(&std::free)>(f, &std::free);
   };
   const auto send = aligned_floats(1.0f + static_cast<float>(rank)), recv = aligned_floats(0.0f);
+  // The warm-up pass allreduce_bench and nccl-tests make before timing:
+  // WARMUP operations at every size, doubling, so both tools time as warm a
+  // machine and the comparison sees only the timed loop.
+  for (long bytes = min_bytes; bytes <= max_bytes; bytes *= 2)
+    for (int i = 0; i < warmup; ++i)
+      MPI_Allreduce(send.get(), recv.get(), static_cast<int>(bytes / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   for (double bytes = static_cast<double>(min_bytes); bytes <= static_cast<double>(max_bytes); bytes *= factor) {
     const int count = static_cast<int>(static_cast<long>(bytes) / 4);
     for (int i = 0; i < warmup; ++i)

@@ -2,7 +2,8 @@
 // memory. Operations have NCCL's semantics (counts in elements, in-place when
 // the pointers alias as NCCL defines it). A process may drive several local
 // ranks (GPUs, nccl-tests' -g): every call names the local rank, and calls
-// for all local ranks of one operation sit between group_begin/group_end.
+// for all local ranks of one operation sit between group_begin/group_end (a
+// process with one local rank calls without a group, as nccl-tests does).
 #pragma once
 
 #include <cstddef>

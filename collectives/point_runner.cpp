@@ -39,9 +39,8 @@ Pointers pointers_for(const CollectiveBuffers& buffers, int local, const Collect
 }
 
 // One operation on every local rank: a group when this process drives
-// several, a plain call when it drives one, as nccl-tests does. A group of one
-// adds two NCCL calls to every timed operation, which shows where an operation
-// takes microseconds (1 MiB on one H100: 8 us).
+// several, a plain call when it drives one, as nccl-tests does, so the two
+// time the same NCCL calls.
 void run_once(Backend& backend, const Collective& collective, const CollectiveBuffers& buffers,
               const CollectiveCounts& counts, const CollectiveCase& c, bool in_place, int iteration) {
   const std::size_t element = info(c.type).bytes;

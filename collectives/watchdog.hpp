@@ -2,7 +2,7 @@
 // others waiting forever, and says which ranks never reached the operation.
 //
 // Each rank tells rank 0, over a small TCP side channel opened at start-up,
-// when it reaches a point (communicator init, split, each measured size, the
+// when it reaches a point (communicator init, split, each series' warm-up pass, each measured size, the
 // last before the timed loop, so nothing is added to the timed region). Rank 0 aborts the run when a point has not finished within
 // the timeout and names the ranks that never reached it; the other ranks
 // abort a little later on their own if rank 0 is the one stuck, and any rank
@@ -34,7 +34,8 @@ class Watchdog {
   Watchdog& operator=(const Watchdog&) = delete;
 
   // This rank reached the next point (every rank passes the same points in
-  // the same order: communicator init, split, each measured size); `label`
+  // the same order: communicator init, split, each series' warm-up pass, each
+  // measured size); `label`
   // names it in messages.
   void enter(const std::string& label);
   // This rank finished the point.

@@ -1138,8 +1138,8 @@ TEST(PointRunner, WarmUpRunsEverySizeFromTheSmallestToTheLargestDoubling) {
   EXPECT_EQ(backend.operations(), 9);
 }
 
-// One GPU per process calls NCCL without a group, as nccl-tests does (a group
-// of one costs an NCCL round per operation); several always sit in one.
+// One GPU per process calls NCCL without a group, as nccl-tests does, so both
+// time the same calls; several always sit in one.
 TEST(PointRunner, OnlySeveralLocalRanksShareAGroup) {
   const Collective& coll = get("all_reduce");
   PointSettings settings;
