@@ -153,7 +153,7 @@ CollectiveSweepOptions to_options(const Flags& f) {
   if (!f.inject_hang.empty()) {
     const auto [rank, where] = rank_and_value("--inject-hang", f.inject_hang);
     o.faults.hang_rank = rank;
-    if (where == "init" || where == "split")
+    if (where == "init" || where == "split" || where == "warmup")
       o.faults.hang_at = where;
     else
       o.faults.hang_bytes = parse_size("--inject-hang", where);
@@ -337,7 +337,7 @@ int main(int argc, char** argv) {
   app.add_option("--expect-busbw", f.expect_busbw, "Exit 1 with FAILED when the peak busbw is below GBPS")->type_name("GBPS");
   app.add_option("-T,--timeout", f.timeout, "Abort when a size has not finished in S seconds (0: never); default 600");
   app.add_option("--inject-delay", f.inject_delay)->group("");  // test-only: RANK:MS before each operation
-  app.add_option("--inject-hang", f.inject_hang)->group("");    // test-only: RANK:BYTES|init|split never arrives
+  app.add_option("--inject-hang", f.inject_hang)->group("");    // test-only: RANK:BYTES|init|split|warmup never arrives
   app.add_option("--inject-exit", f.inject_exit)->group("");    // test-only: RANK:BYTES dies
   app.add_flag("--inject-stuck-abort", f.inject_stuck_abort)->group("");  // test-only: the abort never returns
   app.add_option("--inject-wrong", f.inject_wrong)->group("");  // test-only: RANK sends a wrong element to checks

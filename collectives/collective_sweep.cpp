@@ -425,6 +425,8 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
             const std::string op_name = collective->uses_op() ? std::string(to_string(op)) : "none";
             const SeriesKey key{std::string(collective->name()), std::string(info(type).name), op_name, root_rank};
             // Every rank starts together, under the watchdog: one that hangs here is named too.
+            if (options.faults.hang_at == "warmup" && bootstrap.rank() == options.faults.hang_rank)
+              for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // test-only: never reaches the pass
             watchdog.enter(key.text() + " warm-up");
             bootstrap.barrier();
             warm_up_series(backend, *collective, *buffers, options.sizes.front() / element, max_bytes / element, c,

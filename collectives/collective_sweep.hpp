@@ -33,7 +33,7 @@ struct FaultInjection {
   double delay_ms = 0;
   int hang_rank = -1;        // never reaches the first point of hang_bytes
   std::size_t hang_bytes = 0;
-  std::string hang_at;       // or, instead, the point "init" (communicator init) or "split"
+  std::string hang_at;       // or, instead, the point "init" (communicator init), "split" or "warmup" (the first series' pass)
   int exit_rank = -1;        // exits (status 3) at the first point of exit_bytes
   std::size_t exit_bytes = 0;
   bool stuck_abort = false;  // the watchdog's communicator abort never returns (every rank)

@@ -316,8 +316,8 @@ TEST_F(AllreduceBenchTest, SlowNodeIsNamedBySplit) {
 
 // A rank that never arrives is aborted within --timeout and named, wherever
 // it stops: at a measured size, at communicator init (with NCCL every other
-// rank blocks in ncclCommInitRank until it joins) or at the --split split
-// (ncclCommSplit blocks the same way).
+// rank blocks in ncclCommInitRank until it joins), at the --split split
+// (ncclCommSplit blocks the same way) or at a series' warm-up pass.
 TEST_F(AllreduceBenchTest, HungRankIsAbortedAndNamed) {
   struct Case {
     std::vector<std::string> args;
@@ -330,6 +330,8 @@ TEST_F(AllreduceBenchTest, HungRankIsAbortedAndNamed) {
        "TIMEOUT: communicator init (--backend host) did not finish", "2"},
       {{"-b", "1K", "-e", "4K", "-f", "4", "--split", "node", "--inject-hang", "1:split"},
        "TIMEOUT: communicator split (--split) did not finish", "1"},
+      {{"-b", "1K", "-e", "4K", "-f", "4", "--inject-hang", "3:warmup"},
+       "TIMEOUT: all_reduce float sum warm-up did not finish", "3"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"--backend", "host", "--timeout", "3"};
