@@ -175,18 +175,23 @@ TEST_F(MeasurementTest, StopsOnNoiseTargetOnceMinimumIsIn) {
   EXPECT_DOUBLE_EQ(m.summary.cv, 0);
 }
 
-TEST_F(MeasurementTest, NoiseStopWaitsForTheMinimumTime) {
-  // Steady samples would meet the CV target at the 5th; the minimum time
-  // (8 runs of 1 s on the fake clock) holds the stop back until then.
+// Identical samples of 1 s each on the fake clock, no warm-up, a 2% CV target.
+Measurement steady_one_second_samples(int min_repetitions, double min_seconds, double max_seconds) {
   FakeClock clock;
   MeasurementPolicy p;
   p.warmup_iterations = 0;
-  p.min_repetitions = 5;
+  p.min_repetitions = min_repetitions;
   p.max_repetitions = 1000;
   p.target_cv = 0.02;
-  p.min_seconds = 8;
-  p.max_seconds = 0;
-  const Measurement m = measure(p, [&] { clock.now += clock.step; return 3.0; }, clock.clock());
+  p.min_seconds = min_seconds;
+  p.max_seconds = max_seconds;
+  return measure(p, [&] { clock.now += clock.step; return 3.0; }, clock.clock());
+}
+
+TEST_F(MeasurementTest, NoiseStopWaitsForTheMinimumTime) {
+  // Steady samples would meet the CV target at the 5th; the minimum time
+  // (8 runs of 1 s on the fake clock) holds the stop back until then.
+  const Measurement m = steady_one_second_samples(5, 8, 0);
   EXPECT_EQ(m.stop, StopReason::noise_target);
   EXPECT_EQ(m.samples.size(), 8u);
 }
@@ -194,15 +199,7 @@ TEST_F(MeasurementTest, NoiseStopWaitsForTheMinimumTime) {
 TEST_F(MeasurementTest, TheTimeCapStillEndsAMinimumTimeBeyondIt) {
   // Derived policies (peak's sustained pass, --algos' candidate timing)
   // lower the cap and keep the flags' minimum: the cap wins, no error.
-  FakeClock clock;
-  MeasurementPolicy p;
-  p.warmup_iterations = 0;
-  p.min_repetitions = 2;
-  p.max_repetitions = 1000;
-  p.target_cv = 0.02;
-  p.min_seconds = 8;
-  p.max_seconds = 3;
-  const Measurement m = measure(p, [&] { clock.now += clock.step; return 3.0; }, clock.clock());
+  const Measurement m = steady_one_second_samples(2, 8, 3);
   EXPECT_EQ(m.stop, StopReason::time_cap);
   EXPECT_EQ(m.samples.size(), 3u);
 }
