@@ -141,11 +141,12 @@ TEST_F(AllreduceBenchTest, QuietPrintsNoTableButWritesTheCsvAndSaysWhatFailed) {
 }
 
 // scripts/compare-allreduce end to end on the host backend: both tools and the
-// control run, and the table, the verdict and the control's line come out. It
-// reports timings; nothing here asserts one. A bad count is refused first.
+// control run, each in each place of the order once in three rounds, and the
+// table, the verdict and the control's line come out. It reports timings;
+// nothing here asserts one. A bad count is refused.
 TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
   ChildSpec spec;
-  spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--ranks", "2", "--rounds", "2", "--control",
+  spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--ranks", "2", "--rounds", "3", "--control",
                "-b", "1M", "-e", "2M", "-n", "3", "-w", "1"};
   spec.extra_env = {{"REDLINE_BUILD_DIR", fs::path(ALLREDUCE_BENCH).parent_path().parent_path().string()}};
   spec.timeout_seconds = 300;
@@ -155,7 +156,15 @@ TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
   const std::regex row(R"(\n +2097152 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+-[0-9.]+ +[0-9.]+ +[0-9.]+-[0-9.]+ *\n)");
   EXPECT_TRUE(std::regex_search(r.output, row)) << r.output;
   EXPECT_NE(r.output.find("ratios at >= 1 MiB: "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("of MPI_Allreduce loop; medians of 2 paired rounds)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("of MPI_Allreduce loop; medians of 3 paired rounds)"), std::string::npos) << r.output;
+  // "round 2/3: peer, peer again, redline ...": who ran in which place.
+  std::map<std::string, std::set<int>> places;
+  const std::regex round_line(R"(round [1-3]/3: ([a-z ]+), ([a-z ]+), ([a-z ]+) \.\.\.)");
+  for (std::sregex_iterator it(r.output.begin(), r.output.end(), round_line), end; it != end; ++it)
+    for (int place = 1; place <= 3; ++place) places[(*it)[place].str()].insert(place);
+  const std::set<int> every_place = {1, 2, 3};
+  EXPECT_EQ(places.size(), 3u) << r.output;
+  for (const char* tool : {"redline", "peer", "peer again"}) EXPECT_EQ(places[tool], every_place) << tool << ":\n" << r.output;
   EXPECT_NE(r.output.find("control: the peer against itself reads "), std::string::npos) << r.output;
 
   spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--rounds", "0"};
