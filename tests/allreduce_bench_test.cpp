@@ -164,7 +164,8 @@ TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
     for (int place = 1; place <= 3; ++place) places[(*it)[place].str()].insert(place);
   const std::set<int> every_place = {1, 2, 3};
   EXPECT_EQ(places.size(), 3u) << r.output;
-  for (const char* tool : {"redline", "peer", "peer again"}) EXPECT_EQ(places[tool], every_place) << tool << ":\n" << r.output;
+  for (const char* tool : {"redline", "peer", "peer again"})
+    EXPECT_EQ(places[tool], every_place) << tool << ":\n" << r.output;
   EXPECT_NE(r.output.find("control: the peer against itself reads "), std::string::npos) << r.output;
 
   spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--rounds", "0"};
