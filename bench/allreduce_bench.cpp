@@ -365,6 +365,7 @@ int main(int argc, char** argv) {
     try {
       if (f.backend == "auto") agree_on_backend(*bootstrap, backend_kind);
       Environment env = capture_environment();
+      env.mpi_library = bootstrap->mpi_library();
       const std::vector<std::string> hosts = gather_host_names(*bootstrap);
       // Watching from before communicator init: a rank that never joins it
       // (NCCL init blocks in every other rank) is named and the run aborted,

@@ -27,6 +27,8 @@ class Bootstrap {
   virtual void barrier() = 0;
   // Ends every rank of the run, from any thread (a hung collective).
   [[noreturn]] virtual void abort_all(int exit_code) = 0;
+  // The MPI library underneath ("Open MPI v4.1.4"), for the report; empty without MPI.
+  virtual std::string mpi_library() const { return ""; }
 };
 
 // Which launcher started this process, from its environment.

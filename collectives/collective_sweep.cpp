@@ -361,10 +361,13 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
   if (root) {
     out << "# redline allreduce_bench: backend " << world_backend.name() << ", bootstrap " << bootstrap.kind() << ", "
         << world_ranks << " ranks\n# hosts: " << describe_hosts(ctx.hosts) << "\n";
-    // What changes NCCL's figures, on the console too (the JSON has it all).
+    // What changes the figures, on the console too (the JSON has it all):
+    // the libraries that move the data and the variables that steer them.
     if (!report.env.nccl_version.empty()) out << "# NCCL " << report.env.nccl_version << "\n";
+    if (!report.env.mpi_library.empty()) out << "# MPI " << report.env.mpi_library << "\n";
     for (const auto& [name, value] : report.env.variables)
-      if (name.rfind("NCCL_", 0) == 0) out << "# " << name << "=" << value << "\n";
+      for (const char* prefix : {"NCCL_", "OMPI_MCA_", "UCX_", "FI_"})
+        if (name.rfind(prefix, 0) == 0) out << "# " << name << "=" << value << "\n";
     if (options.point.check_iterations > 0)
       for (DataType type : options.types)
         if (info(type).is_floating) out << "# check: " << tolerance_statement(type) << "\n";

@@ -124,6 +124,8 @@ void MpiBootstrap::broadcast(void* data, std::size_t bytes, int root) {
 
 void MpiBootstrap::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier (bootstrap)"); }
 
+std::string MpiBootstrap::mpi_library() const { return library_version(); }
+
 void MpiBootstrap::abort_all(int exit_code) {
   aborted_ = true;
   MPI_Abort(MPI_COMM_WORLD, exit_code);

@@ -29,6 +29,7 @@ class MpiBootstrap final : public Bootstrap {
   void broadcast(void* data, std::size_t bytes, int root) override;
   void barrier() override;
   [[noreturn]] void abort_all(int exit_code) override;
+  std::string mpi_library() const override;
 
   // The bootstrap's own duplicate of MPI_COMM_WORLD (errors return).
   MPI_Comm comm() const { return comm_; }

@@ -47,9 +47,10 @@ struct Environment {
   std::string cuda_runtime_version;  // the runtime this binary links
   std::string cublas_version;
   std::string nccl_version;
+  std::string mpi_library;           // "Open MPI v4.1.4" when the run uses MPI; empty otherwise
   std::string gpu_source;            // "nvml", "cuda", or why there are no GPUs
   std::vector<GpuInfo> gpus;
-  std::map<std::string, std::string> variables;  // NCCL_*, CUDA_VISIBLE_DEVICES, ...
+  std::map<std::string, std::string> variables;  // NCCL_*, OMPI_MCA_btl*, CUDA_VISIBLE_DEVICES, ...
 
   // "NVIDIA H200" or "2x NVIDIA H100 80GB HBM3" or "none".
   std::string gpu_summary() const;

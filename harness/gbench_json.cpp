@@ -24,6 +24,7 @@ void write_environment(JsonWriter& json, const Environment& env) {
   json.key("cuda_runtime_version").value(env.cuda_runtime_version);
   json.key("cublas_version").value(env.cublas_version);
   json.key("nccl_version").value(env.nccl_version);
+  json.key("mpi_library").value(env.mpi_library);
   json.key("gpu_source").value(env.gpu_source);
   json.key("gpus").begin_array();
   for (const auto& gpu : env.gpus) {

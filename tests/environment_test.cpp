@@ -44,8 +44,12 @@ class EnvironmentVariablesTest : public ::testing::Test {
       else unsetenv(name.c_str());
     }
   }
-  static constexpr const char* kNames[] = {"NCCL_REDLINE_TEST_DEBUG", "NCCL_REDLINE_TEST_ALGO", "CUDA_VISIBLE_DEVICES",
-                                           "REDLINE_TEST_UNRELATED", "MY_NCCL_REDLINE_TEST", "NCCLX_REDLINE_TEST"};
+  static constexpr const char* kNames[] = {"NCCL_REDLINE_TEST_DEBUG",    "NCCL_REDLINE_TEST_ALGO",
+                                           "CUDA_VISIBLE_DEVICES",       "REDLINE_TEST_UNRELATED",
+                                           "MY_NCCL_REDLINE_TEST",       "NCCLX_REDLINE_TEST",
+                                           "OMPI_MCA_btl_redline_test",  "OMPI_MCA_coll_redline_test",
+                                           "OMPI_MCA_orte_redline_test", "UCX_REDLINE_TEST",
+                                           "FI_REDLINE_TEST"};
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
@@ -102,6 +106,23 @@ TEST_F(EnvironmentVariablesTest, PicksNcclAndCudaVariablesOnly) {
   EXPECT_EQ(vars.count("NCCLX_REDLINE_TEST"), 0u);
   EXPECT_EQ(vars.count("PATH"), 0u);
   EXPECT_EQ(vars.count("HOME"), 0u);
+}
+
+// mpirun --mca NAME VALUE reaches the ranks as OMPI_MCA_NAME: the transport
+// and collective choices change host figures; the launcher's own wiring does not.
+TEST_F(EnvironmentVariablesTest, PicksMpiTransportVariablesButNotLauncherInternals) {
+  setenv("OMPI_MCA_btl_redline_test", "none", 1);
+  setenv("OMPI_MCA_coll_redline_test", "1", 1);
+  setenv("OMPI_MCA_orte_redline_test", "tcp://10.0.0.1:1234", 1);
+  setenv("UCX_REDLINE_TEST", "shm", 1);
+  setenv("FI_REDLINE_TEST", "efa", 1);
+  const auto vars = relevant_variables();
+  ASSERT_EQ(vars.count("OMPI_MCA_btl_redline_test"), 1u);
+  EXPECT_EQ(vars.at("OMPI_MCA_btl_redline_test"), "none");
+  EXPECT_EQ(vars.count("OMPI_MCA_coll_redline_test"), 1u);
+  EXPECT_EQ(vars.count("UCX_REDLINE_TEST"), 1u);
+  EXPECT_EQ(vars.count("FI_REDLINE_TEST"), 1u);
+  EXPECT_EQ(vars.count("OMPI_MCA_orte_redline_test"), 0u);
 }
 
 TEST_F(EnvironmentVariablesTest, CaptureRecordsTheVariables) {
