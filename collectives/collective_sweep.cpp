@@ -366,8 +366,7 @@ CollectiveSweepResult run_collective_sweep(Bootstrap& bootstrap, Backend& world_
     if (!report.env.nccl_version.empty()) out << "# NCCL " << report.env.nccl_version << "\n";
     if (!report.env.mpi_library.empty()) out << "# MPI " << report.env.mpi_library << "\n";
     for (const auto& [name, value] : report.env.variables)
-      for (const char* prefix : {"NCCL_", "OMPI_MCA_", "UCX_", "FI_"})
-        if (name.rfind(prefix, 0) == 0) out << "# " << name << "=" << value << "\n";
+      if (steers_communication(name)) out << "# " << name << "=" << value << "\n";
     if (options.point.check_iterations > 0)
       for (DataType type : options.types)
         if (info(type).is_floating) out << "# check: " << tolerance_statement(type) << "\n";

@@ -75,24 +75,34 @@ std::string make_run_id(const std::string& host) {
   return compact + "-" + safe_host + "-" + std::to_string(getpid());
 }
 
-std::map<std::string, std::string> relevant_variables() {
-  // Open MPI's transport and collective choices (mpirun --mca reaches the
-  // ranks as OMPI_MCA_*): on this project's 2-core VM, turning its
-  // single-copy mechanism off took an 8 MiB host all-reduce from about 3.5 to
-  // 6 GB/s. Its launcher-internal OMPI_MCA_ variables stay out. UCX_ and FI_
-  // steer the fabric under MPI and under NCCL's network plugins alike.
-  static const char* const kPrefixes[] = {"NCCL_",         "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUBLAS_",
-                                          "CUBLASLT_",     "OMPI_COMM_WORLD_SIZE", "SLURM_JOB_ID",      "OMPI_MCA_btl",
-                                          "OMPI_MCA_pml",  "OMPI_MCA_mtl",         "OMPI_MCA_coll",     "UCX_",
+bool steers_communication(const std::string& name) {
+  // Open MPI's transport, single-copy and collective choices and its mpi_
+  // parameters (mpirun --mca reaches the ranks as OMPI_MCA_*; no underscore
+  // after the framework, so a bare OMPI_MCA_btl counts too). Single-copy alone
+  // moved host all-reduce figures a lot on this project's VM (README,
+  // "Against the peers"). The launcher's own wiring (orte_, pmix, ess_, ...)
+  // stays out. UCX_ and FI_ steer the fabric under MPI and under NCCL's
+  // network plugins alike.
+  static const char* const kPrefixes[] = {"NCCL_",         "OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl",
+                                          "OMPI_MCA_smsc", "OMPI_MCA_coll", "OMPI_MCA_mpi_", "UCX_",
                                           "FI_"};
+  for (const char* prefix : kPrefixes)
+    if (name.starts_with(prefix)) return true;
+  return false;
+}
+
+std::map<std::string, std::string> relevant_variables() {
+  static const char* const kOtherPrefixes[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUBLAS_", "CUBLASLT_",
+                                               "OMPI_COMM_WORLD_SIZE", "SLURM_JOB_ID"};
   std::map<std::string, std::string> vars;
   for (char** e = environ; e && *e; ++e) {
     const std::string entry = *e;
     const auto eq = entry.find('=');
     if (eq == std::string::npos) continue;
     const std::string name = entry.substr(0, eq);
-    for (const char* prefix : kPrefixes)
-      if (name.rfind(prefix, 0) == 0) vars[name] = entry.substr(eq + 1);
+    bool relevant = steers_communication(name);
+    for (const char* prefix : kOtherPrefixes) relevant = relevant || name.starts_with(prefix);
+    if (relevant) vars[name] = entry.substr(eq + 1);
   }
   return vars;
 }

@@ -63,6 +63,11 @@ Environment capture_environment();
 // Environment variables that change collective or device behaviour.
 std::map<std::string, std::string> relevant_variables();
 
+// Whether a variable steers how NCCL or MPI moves data (NCCL_*, Open MPI's
+// transport and collective MCA settings, UCX_*, FI_*): the ones a collective
+// benchmark's header names.
+bool steers_communication(const std::string& name);
+
 // Fills GPU fields from NVML (libnvidia-ml.so.1, loaded at run time).
 // Returns the reason when NVML is unusable; `env` is then left unchanged.
 std::optional<std::string> add_nvml_gpu_info(Environment& env);

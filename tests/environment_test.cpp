@@ -49,7 +49,10 @@ class EnvironmentVariablesTest : public ::testing::Test {
                                            "MY_NCCL_REDLINE_TEST",       "NCCLX_REDLINE_TEST",
                                            "OMPI_MCA_btl_redline_test",  "OMPI_MCA_coll_redline_test",
                                            "OMPI_MCA_orte_redline_test", "UCX_REDLINE_TEST",
-                                           "FI_REDLINE_TEST"};
+                                           "FI_REDLINE_TEST",            "OMPI_MCA_btl",
+                                           "OMPI_MCA_pml",               "OMPI_MCA_mtl_redline_test",
+                                           "OMPI_MCA_smsc",              "OMPI_MCA_mpi_leave_pinned",
+                                           "OMPI_MCA_pmix_redline_test"};
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
@@ -112,17 +115,35 @@ TEST_F(EnvironmentVariablesTest, PicksNcclAndCudaVariablesOnly) {
 // and collective choices change host figures; the launcher's own wiring does not.
 TEST_F(EnvironmentVariablesTest, PicksMpiTransportVariablesButNotLauncherInternals) {
   setenv("OMPI_MCA_btl_redline_test", "none", 1);
+  setenv("OMPI_MCA_btl", "^vader", 1);  // --mca btl ^vader: the framework's own name
+  setenv("OMPI_MCA_pml", "ob1", 1);
+  setenv("OMPI_MCA_mtl_redline_test", "1", 1);
+  setenv("OMPI_MCA_smsc", "^cma", 1);  // Open MPI 5's single-copy framework
   setenv("OMPI_MCA_coll_redline_test", "1", 1);
-  setenv("OMPI_MCA_orte_redline_test", "tcp://10.0.0.1:1234", 1);
+  setenv("OMPI_MCA_mpi_leave_pinned", "1", 1);
   setenv("UCX_REDLINE_TEST", "shm", 1);
   setenv("FI_REDLINE_TEST", "efa", 1);
+  setenv("OMPI_MCA_orte_redline_test", "tcp://10.0.0.1:1234", 1);
+  setenv("OMPI_MCA_pmix_redline_test", "x", 1);
   const auto vars = relevant_variables();
-  ASSERT_EQ(vars.count("OMPI_MCA_btl_redline_test"), 1u);
-  EXPECT_EQ(vars.at("OMPI_MCA_btl_redline_test"), "none");
-  EXPECT_EQ(vars.count("OMPI_MCA_coll_redline_test"), 1u);
-  EXPECT_EQ(vars.count("UCX_REDLINE_TEST"), 1u);
-  EXPECT_EQ(vars.count("FI_REDLINE_TEST"), 1u);
+  for (const char* name : {"OMPI_MCA_btl_redline_test", "OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl_redline_test",
+                           "OMPI_MCA_smsc", "OMPI_MCA_coll_redline_test", "OMPI_MCA_mpi_leave_pinned",
+                           "UCX_REDLINE_TEST", "FI_REDLINE_TEST"}) {
+    EXPECT_EQ(vars.count(name), 1u) << name;
+    EXPECT_TRUE(steers_communication(name)) << name;
+  }
+  EXPECT_EQ(vars.at("OMPI_MCA_btl"), "^vader");
   EXPECT_EQ(vars.count("OMPI_MCA_orte_redline_test"), 0u);
+  EXPECT_EQ(vars.count("OMPI_MCA_pmix_redline_test"), 0u);
+}
+
+// The collective header names what steers the data's path, not the device list.
+TEST(SteersCommunication, NcclAndMpiVariablesOnly) {
+  EXPECT_TRUE(steers_communication("NCCL_ALGO"));
+  EXPECT_FALSE(steers_communication("CUDA_VISIBLE_DEVICES"));
+  EXPECT_FALSE(steers_communication("OMPI_COMM_WORLD_SIZE"));
+  EXPECT_FALSE(steers_communication("OMPI_MCA_orte_hnp_uri"));
+  EXPECT_FALSE(steers_communication("MY_NCCL_ALGO"));
 }
 
 TEST_F(EnvironmentVariablesTest, CaptureRecordsTheVariables) {
