@@ -175,11 +175,14 @@ TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
   spec.timeout_seconds = 300;
   const auto r = redline::run_child(spec);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  // bytes, redline algbw, the loop's algbw, ratio, IQR, the control's ratio and IQR
-  const std::regex row(R"(\n +2097152 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+-[0-9.]+ +[0-9.]+ +[0-9.]+-[0-9.]+ *\n)");
+  // bytes, redline algbw, the loop's algbw, ratio, its 95% interval and
+  // verdict, the control's ratio and interval
+  const std::regex row(R"(\n +2097152 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+-[0-9.]+ +(within|outside|not resolved))"
+                       R"( +[0-9.]+ +[0-9.]+-[0-9.]+ *\n)");
   EXPECT_TRUE(std::regex_search(r.output, row)) << r.output;
   EXPECT_NE(r.output.find("ratios at >= 1 MiB: "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("of MPI_Allreduce loop; medians of 6 paired rounds)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(medians of 6 paired rounds, against MPI_Allreduce loop)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("target, 95% confidence per size: "), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("note: --rounds"), std::string::npos) << r.output;
   // "round 2/6: peer, peer again, redline ...": who ran in which place, and
   // who ran right after whom.
@@ -200,6 +203,22 @@ TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
     for (const char* second : tools)
       if (std::string(first) != second) EXPECT_EQ((followed[{first, second}]), 2) << first << " then " << second;
   EXPECT_NE(r.output.find("control: the peer against itself reads "), std::string::npos) << r.output;
+
+  // --each-size-alone: every size its own pair of runs, both sizes in the
+  // table; two rounds are too few for a 95% interval, and it says so.
+  spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--ranks", "2", "--rounds", "2",
+               "--each-size-alone", "-b", "1M", "-e", "2M", "-n", "3", "-w", "1"};
+  const auto alone = redline::run_child(spec);
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  for (const char* line : {"round 1/2, 1048576 bytes: redline, peer ...", "round 1/2, 2097152 bytes: redline, peer ...",
+                           "round 2/2, 1048576 bytes: peer, redline ...", "round 2/2, 2097152 bytes: peer, redline ..."})
+    EXPECT_NE(alone.output.find(line), std::string::npos) << line << "\n" << alone.output;
+  for (const char* bytes : {"1048576", "2097152"})
+    EXPECT_TRUE(std::regex_search(alone.output, std::regex(std::string(R"(\n +)") + bytes +
+                                                           R"( +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +not resolved *\n)")))
+        << bytes << "\n" << alone.output;
+  EXPECT_NE(alone.output.find("not shown either way: 2 rounds give no 95% interval (6 do)"), std::string::npos)
+      << alone.output;
 
   spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--rounds", "0"};
   const auto bad = redline::run_child(spec);
