@@ -220,6 +220,34 @@ TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
   EXPECT_NE(alone.output.find("not shown either way: 2 rounds give no 95% interval (6 do)"), std::string::npos)
       << alone.output;
 
+  // A run that fails in the third round: the two complete rounds are still
+  // reported, the failure is named, and the exit status says it stopped. The
+  // launcher is a real script that runs mpirun, except on its fifth call.
+  const fs::path launcher = dir_ / "fails_fifth_run.sh", count = dir_ / "runs";
+  {
+    std::ofstream script(launcher);
+    script << "#!/bin/sh\n"
+              "n=$(( $(cat \"$RUN_COUNT\" 2>/dev/null || echo 0) + 1 )); echo $n > \"$RUN_COUNT\"\n"
+              "if [ $n -eq 5 ]; then echo 'injected failure' >&2; exit 3; fi\n"
+              "exec " MPIEXEC " -np 2 --oversubscribe --allow-run-as-root \"$@\"\n";
+  }
+  fs::permissions(launcher, fs::perms::owner_all);
+  spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--rounds", "4", "--launcher", launcher.string(),
+               "-b", "1M", "-e", "1M", "-n", "3", "-w", "1"};
+  spec.extra_env.push_back({"RUN_COUNT", count.string()});
+  const auto stopped = redline::run_child(spec);
+  EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
+  EXPECT_NE(stopped.output.find("failed (3):"), std::string::npos) << stopped.output;
+  EXPECT_NE(stopped.output.find("injected failure"), std::string::npos) << stopped.output;
+  EXPECT_NE(stopped.output.find("stopped in round 3; the report covers the 2 complete round(s) before it"),
+            std::string::npos)
+      << stopped.output;
+  EXPECT_TRUE(std::regex_search(stopped.output, std::regex(R"(\n +1048576 +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +not resolved)")))
+      << stopped.output;
+  EXPECT_NE(stopped.output.find("(medians of 2 paired rounds, against MPI_Allreduce loop)"), std::string::npos)
+      << stopped.output;
+  spec.extra_env.pop_back();
+
   spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--rounds", "0"};
   const auto bad = redline::run_child(spec);
   EXPECT_EQ(bad.exit_code, 2) << bad.output;

@@ -112,11 +112,28 @@ class ReportTest(unittest.TestCase):
         self.assertIn("shown: within 5%", self.verdict(lines))
 
     def test_a_control_that_leaves_out_one_warns(self):
-        runs = rounds_of({MIB: [1.0] * 6, 2 * MIB: [1.0] * 6})
-        runs["peer again"] = [{MIB: 10.0 * (1 + 0.01 * (i % 2)), 2 * MIB: 11.0} for i in range(6)]
+        # Eight rounds: enough for intervals that hold at 95% for all three sizes together.
+        runs = rounds_of({MIB: [1.0] * 8, 2 * MIB: [1.0] * 8, 4 * MIB: [1.0] * 8})
+        runs["peer again"] = [{MIB: 10.0 * (1 + 0.01 * (i % 2)), 2 * MIB: 11.0, 4 * MIB: 9.0} for i in range(8)]
         lines = report(runs)
-        self.assertIn("control: the peer against itself reads 1.005 to 1.100", lines)
-        self.assertEqual(lines[-1].split(" bytes")[0], "WARNING: the peer differs from itself at 2097152")
+        self.assertIn("control: the peer against itself reads 0.900 to 1.100", lines)
+        self.assertEqual(lines[-1].split(" bytes")[0], "WARNING: the peer differs from itself at 2097152, 4194304")
+
+    def test_one_size_in_many_leaving_out_one_by_chance_does_not_warn(self):
+        # Seven sizes, 24 rounds: at 1 MiB the control's 95% interval (7th to
+        # 18th of 24) leaves out 1, but the interval that holds for all seven
+        # sizes together (6th to 19th) does not.
+        sizes = [MIB << i for i in range(7)]
+        runs = rounds_of({b: [1.0] * 24 for b in sizes})
+        at_one_mib = [0.95, 0.96, 0.97, 0.98, 0.985, 0.99] + [1.01 + 0.01 * i for i in range(18)]
+        runs["peer again"] = [{b: 10.0 * (at_one_mib[i] if b == MIB else 1.0) for b in sizes} for i in range(24)]
+        lines = report(runs)
+        self.assertRegex(lines[1], r" 1\.0[0-9]{2} +1\.010-1\.120$")
+        self.assertFalse(any("WARNING" in line for line in lines), lines)
+        # One more round below 1 gone, and it is more than chance.
+        at_one_mib[5] = 1.005
+        runs["peer again"] = [{b: 10.0 * (at_one_mib[i] if b == MIB else 1.0) for b in sizes} for i in range(24)]
+        self.assertTrue(report(runs)[-1].startswith("WARNING: the peer differs from itself at 1048576 bytes"))
 
     def test_a_control_that_holds_one_does_not_warn(self):
         runs = rounds_of({MIB: [1.0] * 6})
