@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -162,27 +163,61 @@ TEST_F(AllreduceBenchTest, QuietPrintsNoTableButWritesTheCsvAndSaysWhatFailed) {
   EXPECT_GT(redline::read_csv(csv).rows.size(), 0u);
 }
 
-// scripts/compare-allreduce end to end on the host backend: both tools and the
-// control run, and over six rounds each takes each place of the order, and
-// follows each other, equally often; the table, the verdict and the control's
-// line come out. It reports timings; nothing here asserts one. A bad count is
-// refused.
-TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
+namespace {
+
+// scripts/compare-allreduce end to end on the host backend, as a child
+// process running real tools under real mpirun. It reports timings; nothing
+// here asserts one.
+ChildSpec compare_script(std::vector<std::string> args) {
   ChildSpec spec;
-  spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--ranks", "2", "--rounds", "6", "--control",
-               "-b", "1M", "-e", "2M", "-n", "3", "-w", "1"};
+  spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.extra_env = {{"REDLINE_BUILD_DIR", fs::path(ALLREDUCE_BENCH).parent_path().parent_path().string()}};
   spec.timeout_seconds = 300;
-  const auto r = redline::run_child(spec);
+  return spec;
+}
+
+// A real launcher script: mpirun, except on call FAIL_AT, where it fails
+// (FAIL_HOW=exit), succeeds without running anything (FAIL_HOW=silent), or
+// interrupts the script as Ctrl-C would while a child of
+// its own keeps running, as a rank would (FAIL_HOW=interrupt; the child's pid
+// is written so the test can see it was stopped too).
+fs::path write_faulty_launcher(const fs::path& dir) {
+  const fs::path launcher = dir / "faulty_launcher.sh";
+  std::ofstream script(launcher);
+  script << "#!/bin/sh\n"
+            "n=$(( $(cat \"$RUN_COUNT\" 2>/dev/null || echo 0) + 1 )); echo $n > \"$RUN_COUNT\"\n"
+            "if [ $n -eq \"$FAIL_AT\" ]; then\n"
+            "  if [ \"$FAIL_HOW\" = interrupt ]; then\n"
+            "    sleep 60 & echo $! > \"$RUN_COUNT.pid\"; kill -INT $PPID; wait; exit 0\n"
+            "  fi\n"
+            "  if [ \"$FAIL_HOW\" = silent ]; then exit 0; fi\n"
+            "  echo 'injected failure' >&2; exit 3\n"
+            "fi\n"
+            "exec " MPIEXEC " -np 2 --oversubscribe --allow-run-as-root \"$@\"\n";
+  script.close();
+  fs::permissions(launcher, fs::perms::owner_all);
+  return launcher;
+}
+
+}  // namespace
+
+// Both tools and the control run, and over six rounds each takes each place
+// of the order, and follows each other, equally often; the table, the
+// verdict and the control's line come out. A bad count is refused.
+TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
+  const auto r = redline::run_child(
+      compare_script({"--ranks", "2", "--rounds", "6", "--control", "-b", "2M", "-e", "2M", "-n", "3", "-w", "1"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  // bytes, redline algbw, the loop's algbw, ratio, its 95% interval and
-  // verdict, the control's ratio and interval
+  // bytes, redline algbw, the loop's algbw, ratio, its interval and verdict,
+  // the control's ratio and interval
   const std::regex row(R"(\n +2097152 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+-[0-9.]+ +(within|outside|not resolved))"
                        R"( +[0-9.]+ +[0-9.]+-[0-9.]+ *\n)");
   EXPECT_TRUE(std::regex_search(r.output, row)) << r.output;
-  EXPECT_NE(r.output.find("ratios at >= 1 MiB: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("intervals: all 1 together at 95% (each at 95.00%)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("(medians of 6 paired rounds, against MPI_Allreduce loop)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("target, 95% confidence per size: "), std::string::npos) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\ntarget: (shown|MISSED|not shown either way): )")))
+      << r.output;
   EXPECT_EQ(r.output.find("note: --rounds"), std::string::npos) << r.output;
   // "round 2/6: peer, peer again, redline ...": who ran in which place, and
   // who ran right after whom.
@@ -204,11 +239,19 @@ TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
       if (std::string(first) != second) EXPECT_EQ((followed[{first, second}]), 2) << first << " then " << second;
   EXPECT_NE(r.output.find("control: the peer against itself reads "), std::string::npos) << r.output;
 
-  // --each-size-alone: every size its own pair of runs, both sizes in the
-  // table; two rounds are too few for a 95% interval, and it says so.
-  spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--ranks", "2", "--rounds", "2",
-               "--each-size-alone", "-b", "1M", "-e", "2M", "-n", "3", "-w", "1"};
-  const auto alone = redline::run_child(spec);
+  const auto bad = redline::run_child(compare_script({"--rounds", "0"}));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--rounds '0': must be at least 1"), std::string::npos) << bad.output;
+  const auto odd = redline::run_child(compare_script({"-b", "1001"}));
+  EXPECT_EQ(odd.exit_code, 2) << odd.output;
+  EXPECT_NE(odd.output.find("-b '1001': must be a multiple of 4 bytes"), std::string::npos) << odd.output;
+}
+
+// --each-size-alone: every size its own pair of runs, both sizes in the
+// table; two rounds are too few for an interval, and it says so.
+TEST_F(AllreduceBenchTest, CompareScriptRunsEachSizeAlone) {
+  const auto alone = redline::run_child(compare_script(
+      {"--ranks", "2", "--rounds", "2", "--each-size-alone", "-b", "1M", "-e", "2M", "-n", "3", "-w", "1"}));
   ASSERT_EQ(alone.exit_code, 0) << alone.output;
   for (const char* line : {"round 1/2, 1048576 bytes: redline, peer ...", "round 1/2, 2097152 bytes: redline, peer ...",
                            "round 2/2, 1048576 bytes: peer, redline ...", "round 2/2, 2097152 bytes: peer, redline ..."})
@@ -217,41 +260,88 @@ TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
     EXPECT_TRUE(std::regex_search(alone.output, std::regex(std::string(R"(\n +)") + bytes +
                                                            R"( +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +not resolved *\n)")))
         << bytes << "\n" << alone.output;
-  EXPECT_NE(alone.output.find("not shown either way: 2 rounds give no 95% interval (6 do)"), std::string::npos)
+  EXPECT_NE(alone.output.find("target: not shown either way: 2 rounds give no interval for 2 sizes together (7 do)"),
+            std::string::npos)
       << alone.output;
+}
 
-  // A run that fails in the third round: the two complete rounds are still
-  // reported, the failure is named, and the exit status says it stopped. The
-  // launcher is a real script that runs mpirun, except on its fifth call.
-  const fs::path launcher = dir_ / "fails_fifth_run.sh", count = dir_ / "runs";
-  {
-    std::ofstream script(launcher);
-    script << "#!/bin/sh\n"
-              "n=$(( $(cat \"$RUN_COUNT\" 2>/dev/null || echo 0) + 1 )); echo $n > \"$RUN_COUNT\"\n"
-              "if [ $n -eq 5 ]; then echo 'injected failure' >&2; exit 3; fi\n"
-              "exec " MPIEXEC " -np 2 --oversubscribe --allow-run-as-root \"$@\"\n";
-  }
-  fs::permissions(launcher, fs::perms::owner_all);
-  spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--rounds", "4", "--launcher", launcher.string(),
-               "-b", "1M", "-e", "1M", "-n", "3", "-w", "1"};
-  spec.extra_env.push_back({"RUN_COUNT", count.string()});
+// A run that fails midway through round 2 (its 7th, the second size's first):
+// the one complete round is still reported, and only it, the failure is
+// named, and the exit status says the comparison stopped.
+TEST_F(AllreduceBenchTest, CompareScriptKeepsTheCompleteRoundsWhenARunFails) {
+  auto spec = compare_script({"--rounds", "4", "--each-size-alone", "--launcher",
+                              write_faulty_launcher(dir_).string(), "-b", "1M", "-e", "2M", "-n", "3", "-w", "1"});
+  spec.extra_env.push_back({"RUN_COUNT", (dir_ / "runs").string()});
+  spec.extra_env.push_back({"FAIL_AT", "7"});
+  spec.extra_env.push_back({"FAIL_HOW", "exit"});
   const auto stopped = redline::run_child(spec);
   EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
   EXPECT_NE(stopped.output.find("failed (3):"), std::string::npos) << stopped.output;
   EXPECT_NE(stopped.output.find("injected failure"), std::string::npos) << stopped.output;
-  EXPECT_NE(stopped.output.find("stopped in round 3; the report covers the 2 complete round(s) before it"),
+  EXPECT_NE(stopped.output.find("stopped in round 2; the report covers the 1 complete round(s) before it"),
             std::string::npos)
       << stopped.output;
   EXPECT_TRUE(std::regex_search(stopped.output, std::regex(R"(\n +1048576 +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +not resolved)")))
       << stopped.output;
-  EXPECT_NE(stopped.output.find("(medians of 2 paired rounds, against MPI_Allreduce loop)"), std::string::npos)
+  // Round 2's pair at 1 MiB finished before the failure; it is left out too.
+  EXPECT_NE(stopped.output.find("(medians of 1 paired rounds, against MPI_Allreduce loop)"), std::string::npos)
       << stopped.output;
-  spec.extra_env.pop_back();
+}
 
-  spec.argv = {std::string(SOURCE_DIR) + "/scripts/compare-allreduce", "--rounds", "0"};
-  const auto bad = redline::run_child(spec);
-  EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("--rounds '0': must be at least 1"), std::string::npos) << bad.output;
+// A run that exits 0 but gives no figure is a failed run, not a gap in the
+// table: neither the loop's empty output nor redline's missing CSV (never the
+// CSV an earlier run left) passes for a measurement.
+TEST_F(AllreduceBenchTest, CompareScriptRefusesARunThatGivesNoFigures) {
+  // Round 2 runs the peer (call 3), then redline (call 4).
+  for (const auto& [call, message] : {std::pair<std::string, std::string>{"3", "gave no figure for 1048576 bytes"},
+                                      {"4", "allreduce_bench's CSV "}}) {
+    auto spec = compare_script({"--rounds", "4", "--launcher", write_faulty_launcher(dir_).string(), "-b", "1M",
+                                "-e", "1M", "-n", "3", "-w", "1"});
+    const fs::path count = dir_ / ("runs" + call);
+    spec.extra_env.push_back({"RUN_COUNT", count.string()});
+    spec.extra_env.push_back({"FAIL_AT", call});
+    spec.extra_env.push_back({"FAIL_HOW", "silent"});
+    const auto stopped = redline::run_child(spec);
+    EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
+    EXPECT_NE(stopped.output.find(message), std::string::npos) << message << "\n" << stopped.output;
+    EXPECT_NE(stopped.output.find("stopped in round 2; the report covers the 1 complete round(s) before it"),
+              std::string::npos)
+        << stopped.output;
+  }
+}
+
+// Interrupted (SIGINT, as Ctrl-C sends) while a run is under way: the run's
+// whole process group is stopped, the complete round is reported, and the
+// exit status is 130.
+TEST_F(AllreduceBenchTest, CompareScriptStopsItsRunAndReportsWhenInterrupted) {
+  const fs::path count = dir_ / "runs";
+  auto spec = compare_script({"--rounds", "4", "--launcher", write_faulty_launcher(dir_).string(), "-b", "1M", "-e",
+                              "1M", "-n", "3", "-w", "1"});
+  spec.extra_env.push_back({"RUN_COUNT", count.string()});
+  spec.extra_env.push_back({"FAIL_AT", "3"});
+  spec.extra_env.push_back({"FAIL_HOW", "interrupt"});
+  const auto stopped = redline::run_child(spec);
+  EXPECT_EQ(stopped.exit_code, 130) << stopped.output;
+  EXPECT_NE(stopped.output.find("compare-allreduce: interrupted\n"), std::string::npos) << stopped.output;
+  EXPECT_NE(stopped.output.find("stopped in round 2; the report covers the 1 complete round(s) before it"),
+            std::string::npos)
+      << stopped.output;
+  EXPECT_NE(stopped.output.find("(medians of 1 paired rounds, against MPI_Allreduce loop)"), std::string::npos)
+      << stopped.output;
+  // The interrupted run's own child (a 60 s sleep) was stopped with it, not
+  // left behind.
+  std::ifstream pid_file(count.string() + ".pid");
+  pid_t pid = 0;
+  ASSERT_TRUE(pid_file >> pid) << stopped.output;
+  // A signalled process takes a moment to go, and is a zombie until reaped:
+  // either counts as stopped. Left running, it would stay 60 s.
+  auto running = [pid] {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string pid_field, name, state;
+    return stat >> pid_field >> name >> state && state != "Z";
+  };
+  for (int i = 0; i < 100 && running(); ++i) ::usleep(100000);
+  EXPECT_FALSE(running()) << "the interrupted run's child " << pid << " is still running";
 }
 
 TEST_F(AllreduceBenchTest, OneRankHasNoSaturationSizeWhereBusbwIsZero) {

@@ -84,61 +84,93 @@ MIB = 1 << 20
 
 class ReportTest(unittest.TestCase):
     def verdict(self, lines):
-        return next(line for line in lines if line.startswith("target, 95% confidence per size: "))
+        return next(line for line in lines if line.startswith("target: "))
 
     def test_shown_when_every_interval_lies_inside(self):
-        runs = rounds_of({MIB: [1.01, 0.99, 1.02, 0.98, 1.00, 1.03], 2 * MIB: [0.97] * 6})
+        # Two sizes: each interval at 97.5%, which 6 rounds (96.9%) miss and 8 reach.
+        runs = rounds_of({MIB: [1.01, 0.99, 1.02, 0.98, 1.00, 1.03, 1.0, 1.0], 2 * MIB: [0.97] * 8})
         lines = report(runs)
-        self.assertIn("shown: within 5% at every size from 1 MiB", self.verdict(lines))
-        self.assertRegex(lines[1], r"^ +1048576 +10\.050 +10\.000 +1\.005 +0\.980-1\.030 +within$")
+        self.assertEqual(self.verdict(lines), "target: shown: within 5% at every size from 1 MiB")
+        self.assertRegex(lines[1], r"^ +1048576 +10\.000 +10\.000 +1\.000 +0\.980-1\.030 +within$")
+        self.assertIn("intervals: all 2 together at 95% (each at 97.50%); ratios are redline / MPI_Allreduce loop",
+                      lines)
 
     def test_missed_names_the_sizes_wholly_outside_and_reading_higher_counts(self):
-        runs = rounds_of({MIB: [1.0] * 6, 2 * MIB: [1.10, 1.20, 1.08, 1.12, 1.30, 1.07], 4 * MIB: [0.9, 1.1] * 3})
-        self.assertIn("MISSED: outside 5% at 2097152 bytes", self.verdict(report(runs)))
+        runs = rounds_of({MIB: [1.0] * 8, 2 * MIB: [1.10, 1.20, 1.08, 1.12, 1.30, 1.07, 1.1, 1.1],
+                          4 * MIB: [0.9, 1.1] * 4})
+        self.assertEqual(self.verdict(report(runs)), "target: MISSED: outside 5% at 2097152 bytes")
 
     def test_a_straddling_interval_is_not_resolved(self):
-        runs = rounds_of({MIB: [1.0] * 6, 2 * MIB: [0.90, 1.0, 1.01, 0.99, 1.02, 1.0]})
+        runs = rounds_of({MIB: [1.0] * 8, 2 * MIB: [0.90, 1.0, 1.01, 0.99, 1.02, 1.0, 1.0, 1.0]})
         self.assertIn("not shown either way: the interval reaches past 1 +- 5% at 2097152 bytes",
                       self.verdict(report(runs)))
 
-    def test_too_few_rounds_resolve_nothing_even_far_off(self):
-        runs = rounds_of({MIB: [1.5] * 5})
-        self.assertIn("not shown either way: 5 rounds give no 95% interval (6 do)", self.verdict(report(runs)))
+    def test_too_few_rounds_for_the_sizes_together_resolve_nothing_even_far_off(self):
+        # Six rounds hold one size at 96.9%, but not seven sizes together (each at 99.29%: 9 rounds).
+        one = rounds_of({MIB: [1.5] * 6})
+        self.assertEqual(self.verdict(report(one)), "target: MISSED: outside 5% at 1048576 bytes")
+        seven = rounds_of({MIB << i: [1.5] * 6 for i in range(7)})
+        lines = report(seven)
+        self.assertEqual(self.verdict(lines),
+                         "target: not shown either way: 6 rounds give no interval for 7 sizes together (9 do)")
+        self.assertRegex(lines[1], r" +- +not resolved$")
 
     def test_sizes_below_one_mib_are_shown_but_not_judged(self):
-        runs = rounds_of({MIB // 2: [2.0] * 6, MIB: [1.0] * 6})
+        runs = rounds_of({MIB // 2: [2.0] * 8, MIB: [1.0] * 8})
         lines = report(runs)
         self.assertRegex(lines[1], r"^ +524288 .* outside$")
         self.assertIn("shown: within 5%", self.verdict(lines))
 
-    def test_a_control_that_leaves_out_one_warns(self):
-        # Eight rounds: enough for intervals that hold at 95% for all three sizes together.
+    def test_no_size_to_judge_still_gives_the_table(self):
+        lines = report(rounds_of({MIB // 2: [1.0] * 6}))
+        self.assertRegex(lines[1], r"^ +524288 ")
+        self.assertEqual(lines[-1], "target: no size of 1 MiB or more to judge")
+
+    def test_rounds_that_differ_between_sizes_are_given_as_a_range(self):
+        runs = rounds_of({MIB: [1.0] * 8, 2 * MIB: [1.0] * 8})
+        del runs["redline"][7][2 * MIB]
+        self.assertTrue(any("(medians of 7-8 paired rounds, against MPI_Allreduce loop)" in line
+                            for line in report(runs)))
+
+    def test_a_control_that_leaves_out_one_warns_either_way(self):
         runs = rounds_of({MIB: [1.0] * 8, 2 * MIB: [1.0] * 8, 4 * MIB: [1.0] * 8})
         runs["peer again"] = [{MIB: 10.0 * (1 + 0.01 * (i % 2)), 2 * MIB: 11.0, 4 * MIB: 9.0} for i in range(8)]
         lines = report(runs)
-        self.assertIn("control: the peer against itself reads 0.900 to 1.100", lines)
+        self.assertIn("control: the peer against itself reads 0.900 to 1.100 at >= 1 MiB", lines)
         self.assertEqual(lines[-1].split(" bytes")[0], "WARNING: the peer differs from itself at 2097152, 4194304")
 
     def test_one_size_in_many_leaving_out_one_by_chance_does_not_warn(self):
-        # Seven sizes, 24 rounds: at 1 MiB the control's 95% interval (7th to
-        # 18th of 24) leaves out 1, but the interval that holds for all seven
-        # sizes together (6th to 19th) does not.
+        # Seven sizes, 24 rounds: each interval at 99.29% runs from the 6th
+        # to the 19th of 24. At 1 MiB the 7th to 18th (a lone 95% interval)
+        # would leave out 1; the 6th to 19th do not.
         sizes = [MIB << i for i in range(7)]
         runs = rounds_of({b: [1.0] * 24 for b in sizes})
         at_one_mib = [0.95, 0.96, 0.97, 0.98, 0.985, 0.99] + [1.01 + 0.01 * i for i in range(18)]
         runs["peer again"] = [{b: 10.0 * (at_one_mib[i] if b == MIB else 1.0) for b in sizes} for i in range(24)]
         lines = report(runs)
-        self.assertRegex(lines[1], r" 1\.0[0-9]{2} +1\.010-1\.120$")
+        self.assertRegex(lines[1], r" 1\.0[0-9]{2} +0\.990-1\.130$")
         self.assertFalse(any("WARNING" in line for line in lines), lines)
         # One more round below 1 gone, and it is more than chance.
         at_one_mib[5] = 1.005
         runs["peer again"] = [{b: 10.0 * (at_one_mib[i] if b == MIB else 1.0) for b in sizes} for i in range(24)]
         self.assertTrue(report(runs)[-1].startswith("WARNING: the peer differs from itself at 1048576 bytes"))
 
-    def test_a_control_that_holds_one_does_not_warn(self):
-        runs = rounds_of({MIB: [1.0] * 6})
-        runs["peer again"] = [{MIB: 10.0 * (0.95 + 0.02 * i)} for i in range(6)]
-        self.assertFalse(any("WARNING" in line for line in report(runs)))
+    def test_a_control_with_too_few_rounds_says_it_was_not_checked(self):
+        sizes = [MIB << i for i in range(7)]
+        runs = rounds_of({b: [1.0] * 6 for b in sizes})
+        runs["peer again"] = [{b: 20.0 for b in sizes} for _ in range(6)]
+        lines = report(runs)
+        self.assertIn("control: the peer against itself reads 2.000 to 2.000 at >= 1 MiB "
+                      "(too few rounds to check it for bias)", lines)
+        self.assertFalse(any("WARNING" in line for line in lines), lines)
+
+
+class RoundsNeededTest(unittest.TestCase):
+    def test_the_fewest_rounds_for_a_confidence(self):
+        self.assertEqual(compare.rounds_needed(0.95), 6)
+        self.assertEqual(compare.rounds_needed(1 - 0.05 / 7), 9)
+        self.assertEqual(compare.rounds_needed(1 - 0.05 / 25), 10)
+        self.assertEqual(compare.rounds_needed(1 - 0.05 / 102), 12)
 
 
 def report(runs):
