@@ -95,6 +95,18 @@ class ReportTest(unittest.TestCase):
         self.assertIn("intervals: all 2 together at 95% (each at 97.50%); ratios are redline / MPI_Allreduce loop",
                       lines)
 
+    def test_intervals_print_rounded_outward(self):
+        # 0.9497 is below 0.95: printed as 0.950 it would look within 5% while judged not.
+        runs = rounds_of({MIB: [0.9497, 1.0, 1.0, 1.0, 1.0, 1.0301]})
+        lines = report(runs)
+        self.assertRegex(lines[1], r" 0\.949-1\.031 +not resolved$")
+        runs = rounds_of({MIB: [0.95, 1.0, 1.0, 1.0, 1.0, 1.03]})
+        self.assertRegex(report(runs)[1], r" 0\.950-1\.030 +within$")
+        # Ratios of 0.903 and 0.948 come back from 9.03 / 10 and 9.48 / 10 a
+        # hair above: still 0.903 and 0.948, not widened to 0.949.
+        runs = rounds_of({MIB: [0.903, 0.91, 0.92, 0.93, 0.94, 0.948]})
+        self.assertRegex(report(runs)[1], r" 0\.903-0\.948 +outside$")
+
     def test_missed_names_the_sizes_wholly_outside_and_reading_higher_counts(self):
         runs = rounds_of({MIB: [1.0] * 8, 2 * MIB: [1.10, 1.20, 1.08, 1.12, 1.30, 1.07, 1.1, 1.1],
                           4 * MIB: [0.9, 1.1] * 4})
