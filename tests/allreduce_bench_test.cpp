@@ -200,6 +200,16 @@ fs::path write_faulty_launcher(const fs::path& dir) {
   return launcher;
 }
 
+// compare-allreduce through that launcher; `count` is where it counts its
+// calls (and, for an interrupt, writes its child's pid to count + ".pid").
+ChildSpec faulty_compare(const fs::path& count, const std::string& fail_at, const std::string& how,
+                         std::vector<std::string> args) {
+  args.insert(args.begin(), {"--launcher", write_faulty_launcher(count.parent_path()).string()});
+  ChildSpec spec = compare_script(args);
+  spec.extra_env.insert(spec.extra_env.end(), {{"RUN_COUNT", count.string()}, {"FAIL_AT", fail_at}, {"FAIL_HOW", how}});
+  return spec;
+}
+
 }  // namespace
 
 // Both tools and the control run, and over six rounds each takes each place
@@ -269,12 +279,8 @@ TEST_F(AllreduceBenchTest, CompareScriptRunsEachSizeAlone) {
 // the one complete round is still reported, and only it, the failure is
 // named, and the exit status says the comparison stopped.
 TEST_F(AllreduceBenchTest, CompareScriptKeepsTheCompleteRoundsWhenARunFails) {
-  auto spec = compare_script({"--rounds", "4", "--each-size-alone", "--launcher",
-                              write_faulty_launcher(dir_).string(), "-b", "1M", "-e", "2M", "-n", "3", "-w", "1"});
-  spec.extra_env.push_back({"RUN_COUNT", (dir_ / "runs").string()});
-  spec.extra_env.push_back({"FAIL_AT", "7"});
-  spec.extra_env.push_back({"FAIL_HOW", "exit"});
-  const auto stopped = redline::run_child(spec);
+  const auto stopped = redline::run_child(faulty_compare(
+      dir_ / "runs", "7", "exit", {"--rounds", "4", "--each-size-alone", "-b", "1M", "-e", "2M", "-n", "3", "-w", "1"}));
   EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
   EXPECT_NE(stopped.output.find("failed (3):"), std::string::npos) << stopped.output;
   EXPECT_NE(stopped.output.find("injected failure"), std::string::npos) << stopped.output;
@@ -295,13 +301,8 @@ TEST_F(AllreduceBenchTest, CompareScriptRefusesARunThatGivesNoFigures) {
   // Round 2 runs the peer (call 3), then redline (call 4).
   for (const auto& [call, message] : {std::pair<std::string, std::string>{"3", "gave no figure for 1048576 bytes"},
                                       {"4", "allreduce_bench's CSV "}}) {
-    auto spec = compare_script({"--rounds", "4", "--launcher", write_faulty_launcher(dir_).string(), "-b", "1M",
-                                "-e", "1M", "-n", "3", "-w", "1"});
-    const fs::path count = dir_ / ("runs" + call);
-    spec.extra_env.push_back({"RUN_COUNT", count.string()});
-    spec.extra_env.push_back({"FAIL_AT", call});
-    spec.extra_env.push_back({"FAIL_HOW", "silent"});
-    const auto stopped = redline::run_child(spec);
+    const auto stopped = redline::run_child(faulty_compare(dir_ / ("runs" + call), call, "silent",
+                                                           {"--rounds", "4", "-b", "1M", "-e", "1M", "-n", "3", "-w", "1"}));
     EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
     EXPECT_NE(stopped.output.find(message), std::string::npos) << message << "\n" << stopped.output;
     EXPECT_NE(stopped.output.find("stopped in round 2; the report covers the 1 complete round(s) before it"),
@@ -315,12 +316,8 @@ TEST_F(AllreduceBenchTest, CompareScriptRefusesARunThatGivesNoFigures) {
 // exit status is 130.
 TEST_F(AllreduceBenchTest, CompareScriptStopsItsRunAndReportsWhenInterrupted) {
   const fs::path count = dir_ / "runs";
-  auto spec = compare_script({"--rounds", "4", "--launcher", write_faulty_launcher(dir_).string(), "-b", "1M", "-e",
-                              "1M", "-n", "3", "-w", "1"});
-  spec.extra_env.push_back({"RUN_COUNT", count.string()});
-  spec.extra_env.push_back({"FAIL_AT", "3"});
-  spec.extra_env.push_back({"FAIL_HOW", "interrupt"});
-  const auto stopped = redline::run_child(spec);
+  const auto stopped = redline::run_child(
+      faulty_compare(count, "3", "interrupt", {"--rounds", "4", "-b", "1M", "-e", "1M", "-n", "3", "-w", "1"}));
   EXPECT_EQ(stopped.exit_code, 130) << stopped.output;
   EXPECT_NE(stopped.output.find("compare-allreduce: interrupted\n"), std::string::npos) << stopped.output;
   EXPECT_NE(stopped.output.find("stopped in round 2; the report covers the 1 complete round(s) before it"),
