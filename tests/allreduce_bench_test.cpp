@@ -179,9 +179,9 @@ ChildSpec compare_script(std::vector<std::string> args) {
 
 // A real launcher script: mpirun, except on call FAIL_AT, where it fails
 // (FAIL_HOW=exit), succeeds without running anything (FAIL_HOW=silent), or
-// interrupts the script as Ctrl-C would while a child of
-// its own keeps running, as a rank would (FAIL_HOW=interrupt; the child's pid
-// is written so the test can see it was stopped too).
+// interrupts the script as Ctrl-C would while a child of its own keeps
+// running, as a rank would (FAIL_HOW=interrupt; the child's pid is written so
+// the test can see it was stopped too).
 fs::path write_faulty_launcher(const fs::path& dir) {
   const fs::path launcher = dir / "faulty_launcher.sh";
   std::ofstream script(launcher);
