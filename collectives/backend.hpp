@@ -32,6 +32,12 @@ class Backend {
   virtual void release(int local, void* ptr) = 0;
   virtual void copy_in(int local, void* dst, const void* host_src, std::size_t bytes) = 0;
   virtual void copy_out(int local, void* host_dst, const void* src, std::size_t bytes) = 0;
+  // Whether allocate() returns memory this process reads and writes directly
+  // (host). Inputs are then written, and results read, in the buffers
+  // themselves: copy_in and copy_out with the same pointer on both sides do
+  // nothing, and no staging buffer as large as the largest point is held
+  // beside the two that the peer, a plain MPI loop, holds.
+  virtual bool host_addressable() const { return false; }
 
   // Whether timed operations rotate through the buffers (see point_runner):
   // each backend is measured the way its peer measures. nccl-tests rotates

@@ -312,13 +312,14 @@ class HostBackend final : public Backend {
     check_local(local);
     std::free(ptr);
   }
+  bool host_addressable() const override { return true; }
   void copy_in(int local, void* dst, const void* host_src, std::size_t bytes) override {
     check_local(local);
-    if (bytes) std::memcpy(dst, host_src, bytes);
+    if (bytes && dst != host_src) std::memcpy(dst, host_src, bytes);
   }
   void copy_out(int local, void* host_dst, const void* src, std::size_t bytes) override {
     check_local(local);
-    if (bytes) std::memcpy(host_dst, src, bytes);
+    if (bytes && host_dst != src) std::memcpy(host_dst, src, bytes);
   }
 
   void all_reduce(int local, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) override {

@@ -58,13 +58,14 @@ void run_once(Backend& backend, const Collective& collective, const CollectiveBu
 void load_inputs(Backend& backend, CollectiveBuffers& buffers, const CollectiveCounts& counts,
                  const CollectiveCase& c, bool in_place, bool corrupt = false) {
   const std::size_t element = info(c.type).bytes;
-  char* host = buffers.staging();
   for (int local = 0; local < backend.local_ranks(); ++local) {
     const int rank = backend.rank(local);
+    const Pointers p = pointers_for(buffers, local, counts, rank, element, in_place);
+    void* send = const_cast<void*>(p.send);
+    char* host = buffers.host_side(send);
     fill_input(host, counts.send_count, c.type, rank, c);
     if (corrupt && counts.send_count > 0) fill_poison(host, 1, c.type);
-    const Pointers p = pointers_for(buffers, local, counts, rank, element, in_place);
-    backend.copy_in(local, const_cast<void*>(p.send), host, counts.send_count * element);
+    backend.copy_in(local, send, host, counts.send_count * element);
   }
 }
 
@@ -84,7 +85,7 @@ CollectiveBuffers::CollectiveBuffers(Backend& backend, const Collective& collect
       send_.push_back(backend.allocate(local, bytes));
       recv_.push_back(backend.allocate(local, bytes));
     }
-    staging_.resize(bytes);
+    if (!backend.host_addressable()) staging_.resize(bytes);
   } catch (...) {
     release_all();  // the destructor does not run when the constructor throws
     throw;
@@ -181,20 +182,22 @@ PointMeasurement measure_point(Backend& backend, const Collective& collective, C
     m.checked = true;
     const std::size_t element = info(c.type).bytes;
     const std::size_t recv_bytes = counts.recv_count * element;
-    char* host = buffers.staging();
     for (int k = 0; k < settings.check_iterations; ++k) {
       // The timed runs left correct results behind: an operation that writes
       // nothing must not pass. Poison the whole receive buffer, then load the
       // input (in place, the input block sits inside it).
-      fill_poison(host, counts.recv_count, c.type);
-      for (int local = 0; local < backend.local_ranks(); ++local)
+      for (int local = 0; local < backend.local_ranks(); ++local) {
+        char* host = buffers.host_side(buffers.recv(local));
+        fill_poison(host, counts.recv_count, c.type);
         backend.copy_in(local, buffers.recv(local), host, recv_bytes);
+      }
       load_inputs(backend, buffers, counts, c, in_place, settings.corrupt_input);
       run_once(backend, collective, buffers, counts, c, in_place, 0);
       backend.wait();
       for (int local = 0; local < backend.local_ranks(); ++local) {
         const int rank = backend.rank(local);
         const Pointers p = pointers_for(buffers, local, counts, rank, element, in_place);
+        char* host = buffers.host_side(p.recv);
         backend.copy_out(local, host, p.recv, recv_bytes);
         m.wrong += count_wrong(host, counts.recv_count, c.type, collective, counts, c, rank);
       }

@@ -49,10 +49,12 @@ class CollectiveBuffers {
   void* recv(int local) const { return recv_[local]; }
   std::size_t bytes() const { return bytes_; }  // of each buffer
   bool rotates() const { return rotates_; }      // Backend::rotates_buffers
-  // One host buffer of bytes(), allocated with the others (so running out of
-  // memory is found here, before any point): inputs, poison and results pass
-  // through it in turn.
-  char* staging() { return staging_.data(); }
+  // Where this process writes the input for, or reads the result from,
+  // `buffer`: the buffer itself when the backend's memory is host memory
+  // (Backend::host_addressable), else one staging buffer of bytes() that
+  // copy_in and copy_out move through. The staging buffer is allocated with
+  // the others, so running out of memory is found here, before any point.
+  char* host_side(void* buffer) { return staging_.empty() ? static_cast<char*>(buffer) : staging_.data(); }
 
  private:
   void release_all() noexcept;

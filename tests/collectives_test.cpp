@@ -644,12 +644,19 @@ TEST(Counts, PerRankBlocksRoundDownToSixteenByteLines) {
 // the element type after every step and start at a different rank per element
 // (as a ring does); avg multiplies each input by the rounded 1/n first, as
 // NCCL's floating-point average does.
+//
+// `host_memory`: its buffers count as host memory (Backend::host_addressable),
+// so the point runner writes and reads them in place, as with HostBackend.
 class SimBackend final : public Backend {
  public:
-  explicit SimBackend(int nranks) : nranks_(nranks) {}
+  explicit SimBackend(int nranks, bool host_memory = false) : nranks_(nranks), host_memory_(host_memory) {}
 
   std::string name() const override { return "sim"; }
   bool rotates_buffers() const override { return true; }
+  bool host_addressable() const override { return host_memory_; }
+  // From the next operation after the first `operations`, results are no
+  // longer written: a broken link or kernel that leaves the output alone.
+  void stop_writing_after(int operations) { writes_until_ = operations; }
   int size() const override { return nranks_; }
   int local_ranks() const override { return nranks_; }
   int rank(int local) const override { return local; }
@@ -660,8 +667,11 @@ class SimBackend final : public Backend {
     return memory_.back().get();
   }
   void release(int, void*) override {}
-  void copy_in(int, void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void copy_out(int, void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copy_in(int, void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes); }
+  void copy_out(int, void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes); }
+  // Copies between two different places (none with host memory, where the
+  // runner hands over the buffer itself).
+  int copies() const { return copies_; }
 
   void group_begin() override {
     in_group_ = true;
@@ -722,6 +732,12 @@ class SimBackend final : public Backend {
     int peer_to = -1;
     int peer_from = -1;
   };
+
+  void copy(void* dst, const void* src, std::size_t bytes) {
+    if (dst == src) return;
+    ++copies_;
+    std::memcpy(dst, src, bytes);
+  }
 
   void record(const Call& call) {
     if (in_group_) {
@@ -828,12 +844,16 @@ class SimBackend final : public Backend {
         }
       }
     }
+    if (operations_ > writes_until_) return;
     for (std::size_t r = 0; r < ranks; ++r) {
       if (writes[r]) std::memcpy(calls_[r].recv, out[r].data(), out[r].size());
     }
   }
 
   int nranks_;
+  bool host_memory_;
+  int writes_until_ = std::numeric_limits<int>::max();
+  int copies_ = 0;
   bool in_group_ = false;
   std::vector<Call> calls_;
   std::vector<std::unique_ptr<char[]>> memory_;
@@ -1122,6 +1142,38 @@ TEST(PointRunner, OperationsRotateThroughTheBuffers) {
   CollectiveBuffers full_buffers(full, coll, 4096, c.type);
   measure_point(full, coll, full_buffers, 4096, c, false, settings);
   for (const void* p : full.sends()) EXPECT_EQ(p, full_buffers.send(0));
+}
+
+// A backend on host memory gets its inputs written, and its results read, in
+// the buffers themselves, with no staging buffer (so the host backend holds
+// what its peer loop holds); the check still catches a wrong input and an
+// operation that stops writing its output, in both layouts.
+TEST(PointRunner, HostMemoryIsFilledAndCheckedInPlace) {
+  const Collective& coll = get("all_reduce");
+  const CollectiveCase c = make_case(DataType::float32, ReduceOp::sum, 2);
+  PointSettings settings;
+  settings.warmup_iterations = 0;
+  settings.iterations = 2;
+  for (bool host_memory : {false, true}) {
+    for (bool in_place : {false, true}) {
+      SCOPED_TRACE(std::string(host_memory ? "host memory" : "staged") + (in_place ? ", in place" : ", out of place"));
+      SimBackend backend(2, host_memory);
+      CollectiveBuffers buffers(backend, coll, 1024, c.type);
+      EXPECT_EQ(buffers.host_side(buffers.recv(0)) == buffers.recv(0), host_memory);
+      EXPECT_EQ(measure_point(backend, coll, buffers, 1024, c, in_place, settings).wrong, 0u);
+      if (host_memory) EXPECT_EQ(backend.copies(), 0);
+
+      PointSettings corrupt = settings;
+      corrupt.corrupt_input = true;
+      EXPECT_EQ(measure_point(backend, coll, buffers, 1024, c, in_place, corrupt).wrong, 2u);  // element 0, both ranks
+
+      // The untimed and timed operations leave right results; the checked one writes nothing.
+      SimBackend broken(2, host_memory);
+      broken.stop_writing_after(1 + settings.iterations);
+      CollectiveBuffers broken_buffers(broken, coll, 1024, c.type);
+      EXPECT_EQ(measure_point(broken, coll, broken_buffers, 1024, c, in_place, settings).wrong, 2u * 1024);
+    }
+  }
 }
 
 // nccl-tests' warm-up pass: -w operations at every size from the smallest to
