@@ -654,8 +654,8 @@ class SimBackend final : public Backend {
   std::string name() const override { return "sim"; }
   bool rotates_buffers() const override { return true; }
   bool host_addressable() const override { return host_memory_; }
-  // From the next operation after the first `operations`, results are no
-  // longer written: a broken link or kernel that leaves the output alone.
+  // After the first `operations` operations, results are no longer written:
+  // a broken link or kernel that leaves the output alone.
   void stop_writing_after(int operations) { writes_until_ = operations; }
   int size() const override { return nranks_; }
   int local_ranks() const override { return nranks_; }
