@@ -16,11 +16,11 @@
 #include "collectives/collective_sweep.hpp"
 #include "collectives/env_bootstrap.hpp"
 #include "collectives/single_bootstrap.hpp"
-#include "harness/environment.hpp"
-#include "harness/interrupt.hpp"
-#include "harness/tool_main.hpp"
-#include "harness/units.hpp"
-#include "harness/usage_error.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/report/tool_main.hpp"
+#include "harness/core/units.hpp"
+#include "harness/core/usage_error.hpp"
 #ifdef REDLINE_HAVE_MPI
 #include "collectives/host_backend.hpp"
 #endif

@@ -6,14 +6,14 @@
 #include <regex>
 #include <set>
 
-#include "harness/accumulation.hpp"
-#include "harness/axis.hpp"
-#include "harness/batch_sweep.hpp"
-#include "harness/environment.hpp"
-#include "harness/interrupt.hpp"
-#include "harness/tool_main.hpp"
-#include "harness/units.hpp"
-#include "harness/usage_error.hpp"
+#include "harness/batch/accumulation.hpp"
+#include "harness/core/axis.hpp"
+#include "harness/batch/batch_sweep.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/report/tool_main.hpp"
+#include "harness/core/units.hpp"
+#include "harness/core/usage_error.hpp"
 
 using namespace redline;
 

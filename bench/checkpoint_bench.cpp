@@ -16,15 +16,15 @@
 #include <thread>
 #include <vector>
 
-#include "harness/atomic_file.hpp"
-#include "harness/checkpoint_io.hpp"
-#include "harness/checkpoint_model.hpp"
-#include "harness/checkpoint_stages.hpp"
-#include "harness/environment.hpp"
-#include "harness/interrupt.hpp"
-#include "harness/tool_main.hpp"
-#include "harness/units.hpp"
-#include "harness/usage_error.hpp"
+#include "harness/core/atomic_file.hpp"
+#include "harness/checkpoint/checkpoint_io.hpp"
+#include "harness/checkpoint/checkpoint_model.hpp"
+#include "harness/checkpoint/checkpoint_stages.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/report/tool_main.hpp"
+#include "harness/core/units.hpp"
+#include "harness/core/usage_error.hpp"
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
 #include "kernels/checkpoint_copy.cuh"
 #include "kernels/gemm_load.cuh"

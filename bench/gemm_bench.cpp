@@ -16,20 +16,20 @@
 #include <regex>
 #include <sstream>
 
-#include "harness/atomic_file.hpp"
-#include "harness/axis.hpp"
-#include "harness/clock.hpp"
-#include "harness/environment.hpp"
-#include "harness/gemm_dtype.hpp"
-#include "harness/gemm_model.hpp"
-#include "harness/gpu_peaks.hpp"
-#include "harness/interrupt.hpp"
-#include "harness/saturation.hpp"
-#include "harness/transformer_gemms.hpp"
-#include "harness/gemm_sweep_analysis.hpp"
-#include "harness/tool_main.hpp"
-#include "harness/units.hpp"
-#include "harness/usage_error.hpp"
+#include "harness/core/atomic_file.hpp"
+#include "harness/core/axis.hpp"
+#include "harness/core/clock.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/gemm/gemm_dtype.hpp"
+#include "harness/gemm/gemm_model.hpp"
+#include "harness/gemm/gpu_peaks.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/measure/saturation.hpp"
+#include "harness/gemm/transformer_gemms.hpp"
+#include "harness/gemm/gemm_sweep_analysis.hpp"
+#include "harness/report/tool_main.hpp"
+#include "harness/core/units.hpp"
+#include "harness/core/usage_error.hpp"
 
 #if defined(REDLINE_HAVE_GEMM_GPU)
 #include "bench/gemm_runner.hpp"
@@ -645,7 +645,7 @@ std::vector<GemmSize> checked_grid(const std::string& m, const std::string& n, c
   return grid_shapes(ms, ns, ks);
 }
 
-// The quick search (harness/gemm_peak_search.hpp says why it finds the
+// The quick search (harness/gemm/gemm_peak_search.hpp says why it finds the
 // peak): coarse shapes, then wave-aligned ones around the best with its
 // tile, then one step around the best.
 std::vector<Row> quick_search(Session& s, GemmDtype dtype) {

@@ -7,10 +7,10 @@
 #include <cstring>
 #include <vector>
 
-#include "harness/clock.hpp"
-#include "harness/gemm_model.hpp"
-#include "harness/interrupt.hpp"
-#include "harness/units.hpp"
+#include "harness/core/clock.hpp"
+#include "harness/gemm/gemm_model.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/core/units.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
 #include "kernels/event_timer.cuh"

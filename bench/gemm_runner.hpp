@@ -12,12 +12,12 @@
 #include <utility>
 #include <vector>
 
-#include "harness/gbench_rows.hpp"
-#include "harness/gemm_dtype.hpp"
-#include "harness/gemm_peak_search.hpp"
-#include "harness/gpu_peaks.hpp"
-#include "harness/measurement.hpp"
-#include "harness/progress.hpp"
+#include "harness/report/gbench_rows.hpp"
+#include "harness/gemm/gemm_dtype.hpp"
+#include "harness/gemm/gemm_peak_search.hpp"
+#include "harness/gemm/gpu_peaks.hpp"
+#include "harness/measure/measurement.hpp"
+#include "harness/core/progress.hpp"
 #include "kernels/device_query.cuh"
 
 namespace redline {

@@ -9,20 +9,20 @@
 #include <iostream>
 #include <sstream>
 
-#include "harness/atomic_file.hpp"
-#include "harness/compare.hpp"
-#include "harness/console_table.hpp"
-#include "harness/csv_reader.hpp"
-#include "harness/environment.hpp"
-#include "harness/history.hpp"
-#include "harness/html_report.hpp"
-#include "harness/interrupt.hpp"
-#include "harness/run_results.hpp"
-#include "harness/schema.hpp"
-#include "harness/suite_runner.hpp"
-#include "harness/tool_main.hpp"
-#include "harness/units.hpp"
-#include "harness/usage_error.hpp"
+#include "harness/core/atomic_file.hpp"
+#include "harness/tracking/compare.hpp"
+#include "harness/report/console_table.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/tracking/history.hpp"
+#include "harness/tracking/html_report.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/report/run_results.hpp"
+#include "harness/report/schema.hpp"
+#include "harness/tracking/suite_runner.hpp"
+#include "harness/report/tool_main.hpp"
+#include "harness/core/units.hpp"
+#include "harness/core/usage_error.hpp"
 
 using namespace redline;
 namespace fs = std::filesystem;

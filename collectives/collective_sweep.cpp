@@ -19,12 +19,12 @@
 #include "collectives/nccl_table.hpp"
 #include "collectives/verify.hpp"
 #include "collectives/watchdog.hpp"
-#include "harness/console_table.hpp"
-#include "harness/interrupt.hpp"
-#include "harness/saturation.hpp"
-#include "harness/stats.hpp"
-#include "harness/units.hpp"
-#include "harness/usage_error.hpp"
+#include "harness/report/console_table.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/measure/saturation.hpp"
+#include "harness/measure/stats.hpp"
+#include "harness/core/units.hpp"
+#include "harness/core/usage_error.hpp"
 
 namespace redline {
 namespace {

@@ -16,7 +16,7 @@
 #include "collectives/collective.hpp"
 #include "collectives/point_runner.hpp"
 #include "collectives/watchdog.hpp"
-#include "harness/report.hpp"
+#include "harness/report/report.hpp"
 
 namespace redline {
 

@@ -1,6 +1,6 @@
 #include "collectives/point_runner.hpp"
 
-#include "harness/clock.hpp"
+#include "harness/core/clock.hpp"
 
 #include <algorithm>
 #include <chrono>

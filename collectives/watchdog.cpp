@@ -1,6 +1,6 @@
 #include "collectives/watchdog.hpp"
 
-#include "harness/clock.hpp"
+#include "harness/core/clock.hpp"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/environment.hpp"
+#include "harness/core/environment.hpp"
 
 namespace redline {
 

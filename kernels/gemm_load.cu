@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "harness/clock.hpp"
-#include "harness/units.hpp"
+#include "harness/core/clock.hpp"
+#include "harness/core/units.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/gemm_lt.cuh"
 

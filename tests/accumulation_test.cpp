@@ -1,12 +1,12 @@
 // Gradient accumulation plans: GBS = MBS x GA x DP, and what happens when it
 // does not divide.
-#include "harness/accumulation.hpp"
+#include "harness/batch/accumulation.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "harness/usage_error.hpp"
+#include "harness/core/usage_error.hpp"
 
 namespace redline {
 namespace {

@@ -1,8 +1,8 @@
 // Atomic result files on the real file system: whole content or the old file,
 // never a torn one, and no temporary files left behind.
-#include "harness/atomic_file.hpp"
-#include "harness/output.hpp"
-#include "harness/usage_error.hpp"
+#include "harness/core/atomic_file.hpp"
+#include "harness/report/output.hpp"
+#include "harness/core/usage_error.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
 // Size axes as users write them: lists, linear and geometric ranges, with
 // or without size suffixes. Every error names the flag and the value.
-#include "harness/axis.hpp"
+#include "harness/core/axis.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/usage_error.hpp"
+#include "harness/core/usage_error.hpp"
 
 namespace redline {
 namespace {

@@ -11,8 +11,8 @@
 #include <regex>
 #include <sstream>
 
-#include "harness/child_process.hpp"
-#include "harness/csv_reader.hpp"
+#include "harness/core/child_process.hpp"
+#include "harness/report/csv_reader.hpp"
 
 namespace fs = std::filesystem;
 using redline::ChildResult;

@@ -22,7 +22,7 @@
 #include "collectives/bootstrap.hpp"
 #include "collectives/env_bootstrap.hpp"
 #include "collectives/single_bootstrap.hpp"
-#include "harness/child_process.hpp"
+#include "harness/core/child_process.hpp"
 
 namespace redline {
 namespace {

@@ -24,14 +24,14 @@
 #include <thread>
 #include <vector>
 
-#include "harness/atomic_file.hpp"
-#include "harness/checkpoint_io.hpp"
-#include "harness/checkpoint_model.hpp"
-#include "harness/checkpoint_stages.hpp"
-#include "harness/child_process.hpp"
-#include "harness/csv_reader.hpp"
-#include "harness/interrupt.hpp"
-#include "harness/report.hpp"
+#include "harness/core/atomic_file.hpp"
+#include "harness/checkpoint/checkpoint_io.hpp"
+#include "harness/checkpoint/checkpoint_model.hpp"
+#include "harness/checkpoint/checkpoint_stages.hpp"
+#include "harness/core/child_process.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/report/report.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "harness/checkpoint_io.hpp"
+#include "harness/checkpoint/checkpoint_io.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

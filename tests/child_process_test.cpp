@@ -1,6 +1,6 @@
 // Real child processes: exit codes, signals, captured output, time limits
 // that kill the whole process group, exec failures and the environment.
-#include "harness/child_process.hpp"
+#include "harness/core/child_process.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/interrupt.hpp"
+#include "harness/core/interrupt.hpp"
 
 namespace redline {
 namespace {

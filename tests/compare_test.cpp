@@ -11,11 +11,11 @@
 #include <set>
 #include <sstream>
 
-#include "harness/child_process.hpp"
-#include "harness/compare.hpp"
-#include "harness/csv_reader.hpp"
-#include "harness/run_results.hpp"
-#include "harness/schema.hpp"
+#include "harness/core/child_process.hpp"
+#include "harness/tracking/compare.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "harness/report/run_results.hpp"
+#include "harness/report/schema.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;

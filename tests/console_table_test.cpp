@@ -1,6 +1,6 @@
 // The console table: exact layout for small inputs, column alignment as a
 // property for a report, and numbers for humans.
-#include "harness/console_table.hpp"
+#include "harness/report/console_table.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/report.hpp"
+#include "harness/report/report.hpp"
 
 namespace redline {
 namespace {

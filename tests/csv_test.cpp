@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/atomic_file.hpp"
-#include "harness/csv_reader.hpp"
-#include "harness/csv_writer.hpp"
-#include "harness/report.hpp"
+#include "harness/core/atomic_file.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "harness/report/csv_writer.hpp"
+#include "harness/report/report.hpp"
 
 namespace redline {
 namespace {

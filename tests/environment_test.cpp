@@ -1,6 +1,6 @@
 // The environment record: what this machine really reports, the variables
 // that matter, NVML with or without a driver, run ids and GPU summaries.
-#include "harness/environment.hpp"
+#include "harness/core/environment.hpp"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>

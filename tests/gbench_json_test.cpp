@@ -1,7 +1,7 @@
 // The Google Benchmark-format JSON report: parsed back with a small strict
 // RFC 8259 parser (below) and, where python3 exists, with Python's json
 // module, then checked field by field.
-#include "harness/gbench_json.hpp"
+#include "harness/report/gbench_json.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/json_writer.hpp"
-#include "harness/report.hpp"
+#include "harness/report/json_writer.hpp"
+#include "harness/report/report.hpp"
 
 namespace redline {
 namespace {

@@ -1,7 +1,7 @@
 // The Google Benchmark reporter on real Google Benchmark runs (no mocks):
 // benchmarks registered with RegisterBenchmark, run by RunSpecifiedBenchmarks
 // into a RowCollector, read back as redline rows.
-#include "harness/gbench_rows.hpp"
+#include "harness/report/gbench_rows.hpp"
 
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>

@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "harness/environment.hpp"
-#include "harness/gemm_dtype.hpp"
-#include "harness/gemm_model.hpp"
-#include "harness/gemm_peak_search.hpp"
-#include "harness/gemm_sweep_analysis.hpp"
-#include "harness/report.hpp"
-#include "harness/transformer_gemms.hpp"
-#include "harness/usage_error.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/gemm/gemm_dtype.hpp"
+#include "harness/gemm/gemm_model.hpp"
+#include "harness/gemm/gemm_peak_search.hpp"
+#include "harness/gemm/gemm_sweep_analysis.hpp"
+#include "harness/report/report.hpp"
+#include "harness/gemm/transformer_gemms.hpp"
+#include "harness/core/usage_error.hpp"
 
 using namespace redline;
 

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "harness/child_process.hpp"
-#include "harness/csv_reader.hpp"
-#include "harness/gemm_model.hpp"
-#include "harness/gpu_peaks.hpp"
+#include "harness/core/child_process.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "harness/gemm/gemm_model.hpp"
+#include "harness/gemm/gpu_peaks.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;

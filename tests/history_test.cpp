@@ -1,6 +1,6 @@
 // results/history.csv: appending runs, reading series back, and the trend
 // detection (step, last-run, drift) on planted series with fixed pseudo-noise.
-#include "harness/history.hpp"
+#include "harness/tracking/history.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +12,9 @@
 #include <string>
 #include <unistd.h>
 
-#include "harness/csv_reader.hpp"
-#include "harness/run_results.hpp"
-#include "harness/schema.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "harness/report/run_results.hpp"
+#include "harness/report/schema.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;

@@ -17,14 +17,14 @@
 #include <string>
 #include <vector>
 
-#include "harness/atomic_file.hpp"
-#include "harness/child_process.hpp"
-#include "harness/compare.hpp"
-#include "harness/history.hpp"
-#include "harness/html_report.hpp"
-#include "harness/run_results.hpp"
-#include "harness/schema.hpp"
-#include "harness/svg_chart.hpp"
+#include "harness/core/atomic_file.hpp"
+#include "harness/core/child_process.hpp"
+#include "harness/tracking/compare.hpp"
+#include "harness/tracking/history.hpp"
+#include "harness/tracking/html_report.hpp"
+#include "harness/report/run_results.hpp"
+#include "harness/report/schema.hpp"
+#include "harness/tracking/svg_chart.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;

@@ -1,7 +1,7 @@
 // The measurement policy: validation, warm-up, and each way the timed loop
 // stops. A fake clock that advances only when the work runs makes the time
 // cap and the warm-up time deterministic.
-#include "harness/measurement.hpp"
+#include "harness/measure/measurement.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/interrupt.hpp"
-#include "harness/usage_error.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/core/usage_error.hpp"
 
 namespace redline {
 namespace {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/child_process.hpp"
+#include "harness/core/child_process.hpp"
 
 namespace fs = std::filesystem;
 

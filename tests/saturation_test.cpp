@@ -1,6 +1,6 @@
 // Saturation analysis on series whose plateau, fraction point and best point
 // are known by construction.
-#include "harness/saturation.hpp"
+#include "harness/measure/saturation.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Summary statistics against values computed by hand (numpy's default
 // linear-interpolation percentiles, sample standard deviation).
-#include "harness/stats.hpp"
+#include "harness/measure/stats.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The suite runner: the suite file's shell-style words and its errors, and
 // real suite runs of real child processes (batch_sweep on fake_train, tools
 // that skip, crash, fail or do not exist) into a run folder and the history.
-#include "harness/suite_runner.hpp"
+#include "harness/tracking/suite_runner.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <string>
 #include <unistd.h>
 
-#include "harness/csv_reader.hpp"
-#include "harness/environment.hpp"
-#include "harness/interrupt.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/interrupt.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;

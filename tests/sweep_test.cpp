@@ -1,7 +1,7 @@
 // The upward sweep and its bisection, driven by point functions whose answer
 // is known: everything up to a threshold fits, everything above runs out of
 // memory.
-#include "harness/sweep.hpp"
+#include "harness/measure/sweep.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <set>
 #include <vector>
 
-#include "harness/axis.hpp"
-#include "harness/interrupt.hpp"
+#include "harness/core/axis.hpp"
+#include "harness/core/interrupt.hpp"
 
 namespace redline {
 namespace {

@@ -1,7 +1,7 @@
 // Judging batch_sweep trials from real child processes: what frameworks
 // print when memory runs out, exit codes, signals, time limits, and the
 // throughput a --metric-regex reads from the output.
-#include "harness/trial.hpp"
+#include "harness/measure/trial.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/child_process.hpp"
-#include "harness/interrupt.hpp"
-#include "harness/usage_error.hpp"
+#include "harness/core/child_process.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/core/usage_error.hpp"
 
 namespace redline {
 namespace {

@@ -1,6 +1,6 @@
 // Sizes and numbers as users type them: binary suffixes, fractions that land
 // on whole bytes, and errors that name the flag and the value.
-#include "harness/units.hpp"
+#include "harness/core/units.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <limits>
 #include <string>
 
-#include "harness/usage_error.hpp"
+#include "harness/core/usage_error.hpp"
 
 namespace redline {
 namespace {

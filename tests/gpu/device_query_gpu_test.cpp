@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "harness/environment.hpp"
+#include "harness/core/environment.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_query.cuh"
 

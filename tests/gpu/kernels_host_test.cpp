@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/environment.hpp"
+#include "harness/core/environment.hpp"
 #include "kernels/checkpoint_copy.cuh"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"

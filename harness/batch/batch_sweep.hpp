@@ -1,0 +1,52 @@
+// batch_sweep's engine: runs the user's training command once per batch size
+// (each trial a fresh child process), judges each trial, sweeps upward until
+// the first OOM, optionally bisects to the exact maximum, then finds the
+// saturation batch and builds the report. bench/batch_sweep.cpp only parses
+// flags into BatchSweepOptions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/report/report.hpp"
+#include "harness/measure/saturation.hpp"
+#include "harness/measure/sweep.hpp"
+
+namespace redline {
+
+inline constexpr const char* kBatchPlaceholder = "{bs}";
+inline constexpr const char* kBatchVariable = "REDLINE_BATCH_SIZE";
+
+struct BatchSweepOptions {
+  std::vector<std::string> command;  // {bs} in any argument becomes the batch size
+  std::vector<std::int64_t> axis;    // ascending batch sizes
+  SweepOptions sweep;
+  SaturationOptions saturation;
+  int repeats = 1;                 // trials per batch size; the median is used
+  double timeout_seconds = 1800;   // per trial
+  std::int64_t steps = 1;          // training steps one trial runs (wall-time throughput)
+  std::string metric_regex;        // empty: samples/s from wall time and steps
+  std::string metric_name = "samples_per_s";
+  std::vector<std::string> oom_regexes;
+  std::optional<std::int64_t> global_batch;
+  std::int64_t data_parallel = 1;
+  bool echo_output = false;  // stream each trial's output to stderr
+  int progress = -1;         // -1: when stderr is a terminal
+};
+
+struct BatchSweepOutcome {
+  Report report;
+  SweepResult sweep;
+  std::optional<std::int64_t> recommended_batch;
+  bool any_ok = false;
+};
+
+// Replaces every {bs} in `args` with `batch`.
+std::vector<std::string> substitute_batch(const std::vector<std::string>& args, std::int64_t batch);
+
+// Throws UsageError for bad options (bad regex, missing command...).
+BatchSweepOutcome run_batch_sweep(const BatchSweepOptions& options, Environment env);
+
+}  // namespace redline

@@ -1,0 +1,84 @@
+// The stages of checkpoint_bench on the host side, each one a report row:
+// the storage ceiling (raw write and read), buffered/fsync/O_DIRECT writes,
+// writer threads x chunk size, the safe synchronous save and each of its
+// safety steps, restore with verification, the async save against a CPU
+// load, and the Young/Daly frequency advice.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "harness/checkpoint/checkpoint_io.hpp"
+#include "harness/report/report.hpp"
+
+namespace redline {
+
+struct CheckpointConfig {
+  std::filesystem::path dir;
+  std::uint64_t bytes = 0;
+  unsigned threads = 4;
+  std::size_t chunk = 64u << 20;
+  bool fsync = true;
+  std::string name = "checkpoint.bin";
+  // Rounds of (raw write + fsync, safe save), alternating: the save is
+  // judged against the storage as it is at the same moment.
+  unsigned rounds = 3;
+};
+
+// One row: params stage, bytes, threads, chunk, fsync; metrics time_s and GBps (1e9 B/s).
+Row checkpoint_stage_row(const std::string& stage, std::uint64_t bytes, unsigned threads, std::size_t chunk,
+                         bool fsync, double seconds);
+
+struct StorageResults {
+  double save_s = 0;       // the whole synchronous safe save (the stall): median of the rounds
+};
+
+// Writes scratch files in cfg.dir (removed afterwards) and leaves the
+// checkpoint cfg.name with its manifest.
+StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* state, Report& report);
+
+// Restores cfg.name into `into`. A rejected checkpoint gives a row with status
+// "wrong" naming the file and std::nullopt; otherwise the restore seconds.
+std::optional<double> run_restore_stage(const CheckpointConfig& cfg, AlignedBuffer& into, Report& report);
+
+// A fixed single-thread FMA loop: the stand-in for training work when no
+// GPU load is available. Returns iterations per second over `seconds`, or
+// until `stop` becomes true when given (checked after each batch). At least
+// one batch runs, so the rate is measured over real work even when `stop` is
+// already true.
+double cpu_load_rate(double seconds, const std::function<bool()>& stop = {});
+
+// The training-like work an async save must not slow down: a rate (work
+// units per second) over `seconds`, or until `stop` becomes true when given;
+// at least one batch of work runs before `stop` is first asked.
+struct TrainingLoad {
+  std::string description;  // for the row's note: what stands in for training
+  std::function<double(double seconds, const std::function<bool()>& stop)> rate;
+};
+// cpu_load_rate as a TrainingLoad (no GPU).
+TrainingLoad cpu_training_load();
+
+struct AsyncResults {
+  double snapshot_s = 0;  // the only stall
+  double persist_s = 0;
+  double load_alone_per_s = 0, load_during_per_s = 0;
+};
+
+// Async save: `snapshot` copies the training state into `snapshot_data`
+// (GPU -> pinned, or host memcpy without a GPU) and returns its seconds; then
+// a background thread persists snapshot_data with safe_save while `load`
+// runs. `snapshot_label` names where the snapshot went in the note.
+AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<double()>& snapshot,
+                            const std::byte* snapshot_data, const std::string& snapshot_label,
+                            const TrainingLoad& load, Report& report);
+
+// Young/Daly rows (stage advice_sync / advice_async) and summary lines.
+void add_checkpoint_advice(const CheckpointConfig& cfg, double mtbf_s, const std::string& mtbf_source,
+                           std::optional<double> sync_save_s, std::optional<AsyncResults> async,
+                           std::optional<double> restore_s, Report& report);
+
+}  // namespace redline

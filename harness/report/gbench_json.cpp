@@ -1,0 +1,153 @@
+#include "harness/report/gbench_json.hpp"
+
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "harness/report/json_writer.hpp"
+
+namespace redline {
+namespace {
+
+void write_environment(JsonWriter& json, const Environment& env) {
+  json.begin_object();
+  json.key("redline_version").value(env.redline_version);
+  json.key("git_sha").value(env.git_sha);
+  json.key("timestamp_utc").value(env.timestamp_utc);
+  json.key("host").value(env.host);
+  json.key("cpu_model").value(env.cpu_model);
+  json.key("cpu_count").value(env.cpu_count);
+  json.key("os").value(env.os);
+  json.key("driver_version").value(env.driver_version);
+  json.key("cuda_driver_version").value(env.cuda_driver_version);
+  json.key("cuda_runtime_version").value(env.cuda_runtime_version);
+  json.key("cublas_version").value(env.cublas_version);
+  json.key("nccl_version").value(env.nccl_version);
+  json.key("mpi_library").value(env.mpi_library);
+  json.key("gpu_source").value(env.gpu_source);
+  json.key("gpus").begin_array();
+  for (const auto& gpu : env.gpus) {
+    json.begin_object();
+    json.key("index").value(gpu.index);
+    json.key("name").value(gpu.name);
+    json.key("uuid").value(gpu.uuid);
+    json.key("compute_capability").value(gpu.compute_capability);
+    // 0 means unknown for these (NVML reports neither SMs nor L2): null.
+    auto known = [&](const char* name, std::uint64_t value) {
+      json.key(name);
+      if (value) json.value(static_cast<std::int64_t>(value)); else json.null();
+    };
+    known("sm_count", static_cast<std::uint64_t>(gpu.sm_count));
+    known("memory_bytes", gpu.memory_bytes);
+    known("l2_bytes", gpu.l2_bytes);
+    // Unknown readings are null, never a guess.
+    auto optional = [&](const char* name, const auto& reading) {
+      json.key(name);
+      if (reading) json.value(static_cast<double>(*reading)); else json.null();
+    };
+    optional("sm_clock_mhz", gpu.sm_clock_mhz);
+    optional("max_sm_clock_mhz", gpu.max_sm_clock_mhz);
+    optional("temperature_c", gpu.temperature_c);
+    optional("power_w", gpu.power_w);
+    optional("throttle_reasons", gpu.throttle_reasons);
+    json.end_object();
+  }
+  json.end_array();
+  json.key("variables").begin_object();
+  for (const auto& [name, value] : env.variables) json.key(name).value(value);
+  json.end_object();
+  json.end_object();
+}
+
+// A parameter or metric named like one of Google Benchmark's own fields would
+// make a duplicate key; it gets a prefix instead.
+std::string field_name(const std::string& prefix, const std::string& name) {
+  static const std::set<std::string> reserved = {
+      "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+      "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
+      "error_occurred", "error_message", "case_key", "status", "note", "aggregate_name"};
+  return reserved.count(name) ? prefix + name : name;
+}
+
+}  // namespace
+
+std::string environment_json(const Environment& env) {
+  JsonWriter json;
+  write_environment(json, env);
+  return json.str();
+}
+
+std::string to_gbench_json(const Report& report) {
+  static const std::regex time_metric(R"(time_(ns|us|ms|s)$)");
+  JsonWriter json;
+  json.begin_object();
+  json.key("context").begin_object();
+  json.key("date").value(report.env.timestamp_utc);
+  json.key("host_name").value(report.env.host);
+  json.key("executable").value(report.tool);
+  json.key("num_cpus").value(report.env.cpu_count);
+  json.key("mhz_per_cpu").value(0);
+  json.key("cpu_scaling_enabled").value(false);
+  json.key("caches").begin_array().end_array();
+  json.key("library_build_type").value("release");
+  json.key("redline").begin_object();
+  json.key("tool").value(report.tool);
+  json.key("run_id").value(report.run_id);
+  json.key("environment");
+  write_environment(json, report.env);
+  json.key("summary").begin_object();
+  for (const auto& [name, value] : report.summary) json.key(name).value(value);
+  json.end_object();
+  json.end_object();
+  json.end_object();
+
+  std::map<std::string, int> repetitions;  // per case key
+  for (const Row& row : report.rows) ++repetitions[row.case_key()];
+
+  json.key("benchmarks").begin_array();
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const Row& row = report.rows[i];
+    std::string name = report.tool;
+    for (const auto& [k, v] : row.params) name += "/" + k + "=" + v;
+    double real_time = 0;
+    std::string unit = "ns";
+    for (const auto& [metric, value] : row.metrics) {
+      std::smatch m;
+      // A time not measured (NaN, a skipped row) leaves real_time at 0.
+      if (std::isfinite(value) && std::regex_search(metric, m, time_metric)) {
+        real_time = value;
+        unit = m[1];
+        break;
+      }
+    }
+    json.begin_object();
+    json.key("name").value(name);
+    json.key("family_index").value(0);
+    json.key("per_family_instance_index").value(static_cast<std::int64_t>(i));
+    json.key("run_name").value(name);
+    json.key("run_type").value("iteration");
+    json.key("repetitions").value(repetitions[row.case_key()]);
+    json.key("repetition_index").value(row.repetition);
+    json.key("threads").value(1);
+    json.key("iterations").value(1);
+    json.key("real_time").value(real_time);
+    json.key("cpu_time").value(real_time);
+    json.key("time_unit").value(unit);
+    if (row.status != "ok") {
+      json.key("error_occurred").value(true);
+      json.key("error_message").value(row.status + (row.note.empty() ? "" : ": " + row.note));
+    }
+    json.key("case_key").value(row.case_key());
+    json.key("status").value(row.status);
+    json.key("note").value(row.note);
+    for (const auto& [k, v] : row.params) json.key(field_name("param_", k)).value(v);
+    for (const auto& [k, v] : row.metrics) json.key(field_name("metric_", k)).value(v);
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+  return json.str();
+}
+
+}  // namespace redline

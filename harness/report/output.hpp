@@ -1,0 +1,27 @@
+// Where a finished (or interrupted) report goes: the console table on stdout
+// and, when asked, --csv and --json files, each written atomically.
+#pragma once
+
+#include <string>
+
+#include "harness/report/report.hpp"
+
+namespace redline {
+
+struct OutputOptions {
+  std::string csv_path;   // --csv FILE
+  std::string json_path;  // --json FILE
+  bool quiet = false;     // --quiet: no console table
+};
+
+// Before any work: a --csv/--json path that is a directory or whose
+// directory cannot be created is a UsageError naming the flag.
+void validate_output_paths(const OutputOptions& options);
+// The same check for one more output file a tool writes (named by `flag`).
+void validate_output_path(const char* flag, const std::string& path);
+
+// Throws std::runtime_error naming the file when a write fails; a failed
+// write never leaves a truncated file behind.
+void write_reports(const Report& report, const OutputOptions& options);
+
+}  // namespace redline

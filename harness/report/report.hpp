@@ -1,0 +1,54 @@
+// The one result model every tool fills: rows of parameters and metrics with
+// a status, plus the environment and the run's summary lines. Reporters
+// (console table, CSV, JSON) only read it. Column meanings: results/SCHEMA.md.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/core/environment.hpp"
+
+namespace redline {
+
+struct Row {
+  // Parameters in canonical order; the case key is built from them.
+  std::vector<std::pair<std::string, std::string>> params;
+  // Metric name carries its unit (time_us, samples_per_s); NaN = not measured.
+  std::vector<std::pair<std::string, double>> metrics;
+  // Repeated measurements of one case share its key; this tells them apart
+  // (Google Benchmark's repetition_index). Not part of the key.
+  int repetition = 0;
+  std::string status = "ok";  // ok, oom, error, timeout, skipped, wrong
+  std::string note;
+
+  // "batch_size=32;repeat=0": identifies the case across runs.
+  std::string case_key() const;
+  Row& param(std::string name, std::string value);
+  Row& metric(std::string name, double value);
+  // nullopt when the row has no such parameter / metric.
+  std::optional<std::string> param_value(const std::string& name) const;
+  std::optional<double> metric_value(const std::string& name) const;
+};
+
+struct Report {
+  std::string tool;
+  std::string run_id;
+  Environment env;
+  std::vector<Row> rows;
+  // Conclusions of the run (saturation point, recommended size...), in order.
+  std::vector<std::pair<std::string, std::string>> summary;
+
+  // Every parameter / metric name that appears in any row, first-seen order.
+  std::vector<std::string> param_names() const;
+  std::vector<std::string> metric_names() const;
+};
+
+// Starts a report for `tool`: environment captured, run id assigned.
+Report start_report(std::string tool, Environment env);
+
+// Shortest text that reads back as the same double; empty for NaN.
+std::string metric_text(double value);
+
+}  // namespace redline

@@ -1,0 +1,57 @@
+#include "harness/report/tool_main.hpp"
+
+#include <iostream>
+
+#include "harness/core/interrupt.hpp"
+#include "harness/core/usage_error.hpp"
+
+namespace redline {
+
+void add_output_flags(CLI::App& app, OutputOptions& output) {
+  app.add_option("--csv", output.csv_path, "Write the results as CSV to FILE (atomically)")->type_name("FILE");
+  app.add_option("--json", output.json_path, "Write the results as Google Benchmark JSON to FILE")->type_name("FILE");
+  app.add_flag("--quiet", output.quiet, "Do not print the results table");
+}
+
+int run_tool(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
+  const std::string tool = app.get_name();
+  // CLI11 says only "A subcommand is required" for a mistyped one: name it.
+  const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
+  if (!commands.empty() && argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* command : commands) {
+      found = found || command->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + command->get_name();
+    }
+    if (!found) {
+      std::cerr << tool << ": " << UsageError("COMMAND", argv[1], "unknown; use one of " + known).what() << '\n';
+      return kExitUsage;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << tool << ": " << e.what() << "\nRun '" << tool << " --help' for the flags.\n";
+    return kExitUsage;
+  }
+  try {
+    install_interrupt_handlers();
+    return body();
+  } catch (const UsageError& e) {
+    std::cerr << tool << ": " << e.what() << '\n';
+    return kExitUsage;
+  } catch (const CannotRun& e) {
+    std::cerr << tool << ": skipped: " << e.what() << '\n';
+    return kExitCannotRun;
+  } catch (const std::exception& e) {
+    std::cerr << tool << ": error: " << e.what() << '\n';
+    return kExitCheckFailed;
+  }
+}
+
+}  // namespace redline

@@ -1,0 +1,25 @@
+// What every tool's main() shares: the common output flags and the mapping
+// of failures to exit statuses (DESIGN: 0 ok, 1 check failed, 2 bad usage,
+// 77 cannot run here). CLI11 only collects text; values are validated by the
+// harness parsers so every message names the flag and the value.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+#include "harness/report/output.hpp"
+
+namespace redline {
+
+// Adds --csv, --json and --quiet to `app`.
+void add_output_flags(CLI::App& app, OutputOptions& output);
+
+// Parses argv with `app`, then runs `body`, which returns the exit status.
+// UsageError and CLI11 parse errors print "<tool>: <message>" and give 2;
+// CannotRun prints "<tool>: skipped: <reason>" and gives 77;
+// any other exception prints and gives 1. --help gives 0.
+int run_tool(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
+
+}  // namespace redline

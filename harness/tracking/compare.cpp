@@ -1,0 +1,486 @@
+#include "harness/tracking/compare.hpp"
+
+// How a metric is judged (README "redline compare" quotes this):
+//
+//   Cases are matched by (tool, case_key), using only rows whose status is ok.
+//   When both sides are run folders and one tool wrote more than one CSV in
+//   either (two suite entries running the same tool), the file name is part
+//   of the match too, and the tool shows as "tool[entry]".
+//   A metric is judged when it is present on both sides, SCHEMA.md gives it a
+//   direction, and SCHEMA.md marks it tracked (or --all-metrics). Metrics
+//   SCHEMA.md lacks are listed as not compared.
+//
+//   baseline, current = the medians over each side's repetitions
+//   change            = (current - baseline) / baseline
+//
+//   1. |change| <= threshold                    -> SAME
+//   2. both sides have >= 2 repetitions: two-sided Mann-Whitney U test
+//      (as Google Benchmark's compare.py):
+//        p < alpha                              -> FASTER or SLOWER (by the metric's direction)
+//        otherwise                              -> NOISY
+//   3. otherwise (a single value on a side), a noise band (as nvbench_compare):
+//        noise = the larger relative noise of the two sides, where a side's
+//        noise is its rows' time_cv metric (the CV of the measurement; the
+//        median when it has several rows), else the CV of its repetitions
+//        when it has several, else unknown.
+//        noise known and |change| <= 2 x noise  -> NOISY
+//        otherwise                              -> FASTER or SLOWER
+//
+//   Cases present on one side only are listed; so are cases whose rows are
+//   all failed (oom, error, ...) on one side, with their status. A case
+//   failing on both sides is not listed. The geometric mean runs over every
+//   judged metric of current/baseline (baseline/current when lower is
+//   better), so above 1 is an improvement; non-positive values are left out.
+//
+// With n <= 3 repetitions per side the smallest two-sided exact p is 0.1: such
+// a comparison can never be significant at alpha 0.05, and says NOISY. Use 5
+// or more repetitions when regressions must be judged by the U test.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "harness/report/console_table.hpp"
+#include "harness/report/json_writer.hpp"
+#include "harness/measure/stats.hpp"
+
+namespace redline {
+namespace {
+
+// The exact distribution is enumerated up to this many values per side.
+constexpr std::size_t kExactMaxN = 10;
+
+// Suite run folders name each tool's CSV after its suite entry.
+std::string entry_of(const RunResults& results, const ResultRow& row) {
+  if (row.file.empty() || row.file == results.source) return "";
+  return std::filesystem::path(row.file).stem().string();
+}
+
+using CaseId = std::tuple<std::string, std::string, std::string>;  // entry (or ""), tool, case_key
+
+struct CaseRows {
+  std::vector<const ResultRow*> baseline, current;
+};
+
+std::vector<const ResultRow*> ok_rows(const std::vector<const ResultRow*>& rows) {
+  std::vector<const ResultRow*> ok;
+  for (const ResultRow* row : rows)
+    if (row->status == "ok") ok.push_back(row);
+  return ok;
+}
+
+std::string statuses(const std::vector<const ResultRow*>& rows) {
+  std::vector<std::string> seen;
+  for (const ResultRow* row : rows)
+    if (std::find(seen.begin(), seen.end(), row->status) == seen.end()) seen.push_back(row->status);
+  std::string text;
+  for (const auto& s : seen) text += (text.empty() ? "" : ", ") + s;
+  return text;
+}
+
+std::vector<double> values_of(const std::vector<const ResultRow*>& rows, const std::string& metric) {
+  std::vector<double> values;
+  for (const ResultRow* row : rows)
+    if (auto it = row->metrics.find(metric); it != row->metrics.end()) values.push_back(it->second);
+  return values;
+}
+
+// A side's relative noise: its rows' own CV of the measurement (time_cv),
+// else the spread of its repetitions.
+std::optional<double> side_noise(const std::vector<const ResultRow*>& rows, const std::string& metric) {
+  std::vector<double> cvs;
+  for (const ResultRow* row : rows) {
+    if (!row->metrics.count(metric)) continue;
+    if (auto it = row->metrics.find("time_cv"); it != row->metrics.end()) cvs.push_back(std::fabs(it->second));
+  }
+  if (!cvs.empty()) return summarize(cvs).median;
+  const auto values = values_of(rows, metric);
+  if (values.size() >= 2) return std::fabs(summarize(values).cv);
+  return std::nullopt;
+}
+
+Verdict judge(MetricComparison& m, const std::vector<double>& base, const std::vector<double>& cur,
+              std::optional<double> base_noise, std::optional<double> cur_noise, const CompareOptions& options) {
+  const bool worse = m.better == Better::higher ? m.change < 0 : m.change > 0;
+  const Verdict moved = worse ? Verdict::slower : Verdict::faster;
+  if (base.size() >= 2 && cur.size() >= 2) {
+    m.p_value = mann_whitney_p(base, cur);
+    if (std::fabs(m.change) <= options.threshold) return Verdict::same;
+    return *m.p_value < options.alpha ? moved : Verdict::noisy;
+  }
+  if (base_noise || cur_noise) m.noise = std::max(base_noise.value_or(0), cur_noise.value_or(0));
+  if (std::fabs(m.change) <= options.threshold) return Verdict::same;
+  if (m.noise && std::fabs(m.change) <= 2 * *m.noise) return Verdict::noisy;
+  return moved;
+}
+
+std::string percent_text(double fraction, const char* format) {
+  if (std::isnan(fraction)) return "-";
+  if (std::isinf(fraction)) return fraction > 0 ? "+inf%" : "-inf%";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, format, 100 * fraction);
+  return buf;
+}
+
+std::string change_text(double change) { return percent_text(change, "%+.1f%%"); }
+
+std::string evidence_text(const MetricComparison& m) {
+  char buf[48];
+  if (m.p_value) {
+    std::snprintf(buf, sizeof buf, "p=%.3g", *m.p_value);
+    return buf;
+  }
+  if (m.noise) return "noise " + percent_text(*m.noise, "%.1f%%");
+  return "-";
+}
+
+std::string counts_line(const Comparison& c) {
+  std::map<Verdict, int> counts;
+  for (const auto& m : c.metrics) ++counts[m.verdict];
+  return std::to_string(c.metrics.size()) + " metrics compared: " + std::to_string(counts[Verdict::same]) +
+         " SAME, " + std::to_string(counts[Verdict::faster]) + " FASTER, " +
+         std::to_string(counts[Verdict::slower]) + " SLOWER, " + std::to_string(counts[Verdict::noisy]) + " NOISY";
+}
+
+std::string geomean_line(const Comparison& c) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4fx", c.geomean_improvement);
+  return std::string("geomean improvement (current vs baseline, above 1 is better): ") + buf;
+}
+
+const char* kNotComparedWhy = "no direction in results/SCHEMA.md";
+
+std::string format_text(const Comparison& c, const std::string& baseline_name, const std::string& current_name) {
+  std::string out = "baseline: " + baseline_name + "\ncurrent:  " + current_name + "\n\n";
+  if (c.metrics.empty()) {
+    out += "No metrics compared.\n";
+  } else {
+    std::vector<std::vector<std::string>> cells{
+        {"", "tool", "case", "metric", "baseline", "current", "change", "p / noise", "verdict"}};
+    for (const auto& m : c.metrics)
+      cells.push_back({m.verdict == Verdict::slower ? "!" : "", m.tool, m.case_key, m.metric, human_number(m.baseline),
+                       human_number(m.current), change_text(m.change), evidence_text(m), to_string(m.verdict)});
+    out += format_table(cells, {false, false, false, false, true, true, true, true, false});
+  }
+  auto list = [&](const char* title, const std::vector<std::string>& items) {
+    if (items.empty()) return;
+    out += std::string("\n") + title + ":\n";
+    for (const auto& item : items) out += "  " + item + "\n";
+  };
+  list("only in baseline", c.only_in_baseline);
+  list("tracked metric missing in current", c.missing_metrics);
+  list("only in current", c.only_in_current);
+  list((std::string("not compared (") + kNotComparedWhy + ")").c_str(), c.not_compared);
+  out += "\n" + counts_line(c) + "\n" + geomean_line(c) + "\n";
+  return out;
+}
+
+std::string md_escape(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '|' || ch == '\\' || ch == '*' || ch == '`' || ch == '<' || ch == '>' || ch == '[' || ch == ']')
+      out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+std::string md_code(const std::string& text) {
+  if (text.empty() || text.find('`') != std::string::npos || text.find('|') != std::string::npos)
+    return md_escape(text);
+  return "`" + text + "`";
+}
+
+std::string format_markdown(const Comparison& c, const std::string& baseline_name,
+                            const std::string& current_name) {
+  std::string out = "### redline compare\n\nBaseline: " + md_code(baseline_name) + ", current: " +
+                    md_code(current_name) + "\n\n";
+  if (c.metrics.empty()) {
+    out += "No metrics compared.\n";
+  } else {
+    out += "| tool | case | metric | baseline | current | change | p / noise | verdict |\n";
+    out += "|---|---|---|---:|---:|---:|---:|---|\n";
+    for (const auto& m : c.metrics) {
+      const std::string verdict = m.verdict == Verdict::slower ? "**! SLOWER**" : to_string(m.verdict);
+      out += "| " + md_escape(m.tool) + " | " + md_code(m.case_key) + " | " + md_code(m.metric) + " | " +
+             human_number(m.baseline) + " | " + human_number(m.current) + " | " + change_text(m.change) + " | " +
+             evidence_text(m) + " | " + verdict + " |\n";
+    }
+  }
+  auto list = [&](const std::string& title, const std::vector<std::string>& items) {
+    if (items.empty()) return;
+    out += "\n**" + title + ":**\n\n";
+    for (const auto& item : items) out += "- " + md_escape(item) + "\n";
+  };
+  list("Only in baseline", c.only_in_baseline);
+  list("Tracked metric missing in current", c.missing_metrics);
+  list("Only in current", c.only_in_current);
+  list(std::string("Not compared (") + kNotComparedWhy + ")", c.not_compared);
+  out += "\n" + counts_line(c) + "; " + geomean_line(c) + "\n";
+  return out;
+}
+
+std::string format_json(const Comparison& c, const std::string& baseline_name, const std::string& current_name) {
+  JsonWriter json;
+  json.begin_object();
+  json.key("baseline").value(baseline_name);
+  json.key("current").value(current_name);
+  json.key("metrics").begin_array();
+  for (const auto& m : c.metrics) {
+    json.begin_object();
+    json.key("tool").value(m.tool);
+    json.key("case_key").value(m.case_key);
+    json.key("metric").value(m.metric);
+    json.key("unit").value(m.unit);
+    json.key("better").value(m.better == Better::higher ? "higher" : "lower");
+    json.key("baseline").value(m.baseline);
+    json.key("current").value(m.current);
+    json.key("change").value(m.change);
+    json.key("baseline_n").value(m.baseline_n);
+    json.key("current_n").value(m.current_n);
+    json.key("p_value");
+    if (m.p_value) json.value(*m.p_value); else json.null();
+    json.key("noise");
+    if (m.noise) json.value(*m.noise); else json.null();
+    json.key("verdict").value(to_string(m.verdict));
+    json.end_object();
+  }
+  json.end_array();
+  auto list = [&](const char* name, const std::vector<std::string>& items) {
+    json.key(name).begin_array();
+    for (const auto& item : items) json.value(item);
+    json.end_array();
+  };
+  list("only_in_baseline", c.only_in_baseline);
+  list("only_in_current", c.only_in_current);
+  list("not_compared", c.not_compared);
+  list("missing_metrics", c.missing_metrics);
+  json.key("geomean_improvement").value(c.geomean_improvement);
+  json.key("any_slower").value(c.any_slower());
+  json.key("regressed").value(c.regressed());
+  json.end_object();
+  return json.str();
+}
+
+}  // namespace
+
+std::string to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::same: return "SAME";
+    case Verdict::faster: return "FASTER";
+    case Verdict::slower: return "SLOWER";
+    case Verdict::noisy: return "NOISY";
+  }
+  return "?";
+}
+
+bool Comparison::any_slower() const {
+  return std::any_of(metrics.begin(), metrics.end(), [](const auto& m) { return m.verdict == Verdict::slower; });
+}
+
+bool Comparison::regressed() const { return any_slower() || !only_in_baseline.empty() || !missing_metrics.empty(); }
+
+Comparison compare_results(const RunResults& baseline, const RunResults& current, const Schema& schema,
+                           const CompareOptions& options) {
+  // A tool whose rows come from several files of a run folder (two suite
+  // entries running the same tool) is matched file by file, so their cases
+  // never mix.
+  std::map<std::string, std::set<std::string>> base_entries, cur_entries;
+  for (const auto& row : baseline.rows) base_entries[row.tool].insert(entry_of(baseline, row));
+  for (const auto& row : current.rows) cur_entries[row.tool].insert(entry_of(current, row));
+  auto by_entry = [&](const std::string& tool) {
+    const auto b = base_entries.find(tool), c = cur_entries.find(tool);
+    if (b == base_entries.end() || c == cur_entries.end()) return false;
+    if (b->second.count("") || c->second.count("")) return false;  // a CSV given directly
+    return b->second.size() > 1 || c->second.size() > 1;
+  };
+
+  std::map<CaseId, CaseRows> cases;
+  std::vector<CaseId> order;  // baseline's order, then current's new cases
+  auto add = [&](const RunResults& results, bool is_baseline) {
+    for (const auto& row : results.rows) {
+      CaseId id{by_entry(row.tool) ? entry_of(results, row) : "", row.tool, row.case_key};
+      auto [it, inserted] = cases.try_emplace(id);
+      if (inserted) order.push_back(id);
+      (is_baseline ? it->second.baseline : it->second.current).push_back(&row);
+    }
+  };
+  add(baseline, true);
+  add(current, false);
+
+  // Metrics in the schema's order, so reports read the same every time.
+  auto schema_rank = [&](const std::string& metric) {
+    const auto spec = schema.find(metric);
+    if (!spec) return schema.metrics().size();
+    for (std::size_t i = 0; i < schema.metrics().size(); ++i)
+      if (schema.metrics()[i].name == spec->name) return i;
+    return schema.metrics().size();
+  };
+
+  Comparison comparison;
+  double log_sum = 0;
+  int log_count = 0;
+  for (const CaseId& id : order) {
+    const auto& [entry, tool, case_key] = id;
+    const CaseRows& rows = cases[id];
+    const std::string tool_label = entry.empty() ? tool : tool + "[" + entry + "]";
+    const std::string label = tool_label + " " + case_key;
+    if (rows.current.empty()) {
+      comparison.only_in_baseline.push_back(label);
+      continue;
+    }
+    if (rows.baseline.empty()) {
+      comparison.only_in_current.push_back(label);
+      continue;
+    }
+    const auto base_ok = ok_rows(rows.baseline), cur_ok = ok_rows(rows.current);
+    if (base_ok.empty() && cur_ok.empty()) continue;  // failing on both sides: nothing changed
+    if (cur_ok.empty()) {
+      comparison.only_in_baseline.push_back(label + " (no ok row in current: " + statuses(rows.current) + ")");
+      continue;
+    }
+    if (base_ok.empty()) {
+      comparison.only_in_current.push_back(label + " (no ok row in baseline: " + statuses(rows.baseline) + ")");
+      continue;
+    }
+
+    std::set<std::string> base_names, cur_names;
+    for (const ResultRow* row : base_ok)
+      for (const auto& [name, value] : row->metrics) base_names.insert(name);
+    for (const ResultRow* row : cur_ok)
+      for (const auto& [name, value] : row->metrics) cur_names.insert(name);
+    std::vector<std::string> names;
+    for (const auto& name : base_names) {
+      if (!schema.find(name)) {
+        if (std::find(comparison.not_compared.begin(), comparison.not_compared.end(), name) ==
+            comparison.not_compared.end())
+          comparison.not_compared.push_back(name);
+        continue;
+      }
+      if (cur_names.count(name)) {
+        names.push_back(name);
+      } else {
+        const MetricSpec spec = *schema.find(name);
+        if (spec.tracked || options.all_metrics) comparison.missing_metrics.push_back(label + " " + name);
+      }
+    }
+    for (const auto& name : cur_names)
+      if (!schema.find(name) && std::find(comparison.not_compared.begin(), comparison.not_compared.end(), name) ==
+                                    comparison.not_compared.end())
+        comparison.not_compared.push_back(name);
+    std::stable_sort(names.begin(), names.end(),
+                     [&](const std::string& a, const std::string& b) { return schema_rank(a) < schema_rank(b); });
+
+    for (const auto& name : names) {
+      const MetricSpec spec = *schema.find(name);
+      if (!spec.tracked && !options.all_metrics) continue;
+      const auto base_values = values_of(base_ok, name), cur_values = values_of(cur_ok, name);
+      MetricComparison m;
+      m.tool = tool_label;
+      m.case_key = case_key;
+      m.metric = name;
+      m.unit = spec.unit;
+      m.better = spec.better;
+      m.baseline = summarize(base_values).median;
+      m.current = summarize(cur_values).median;
+      m.baseline_n = static_cast<int>(base_values.size());
+      m.current_n = static_cast<int>(cur_values.size());
+      if (m.baseline != 0) m.change = (m.current - m.baseline) / m.baseline;
+      else if (m.current != 0) m.change = std::copysign(std::numeric_limits<double>::infinity(), m.current);
+      m.verdict = judge(m, base_values, cur_values, side_noise(base_ok, name), side_noise(cur_ok, name), options);
+      if (m.baseline > 0 && m.current > 0) {
+        const double ratio = m.better == Better::higher ? m.current / m.baseline : m.baseline / m.current;
+        log_sum += std::log(ratio);
+        ++log_count;
+      }
+      comparison.metrics.push_back(std::move(m));
+    }
+  }
+  std::sort(comparison.not_compared.begin(), comparison.not_compared.end());
+  if (log_count) comparison.geomean_improvement = std::exp(log_sum / log_count);
+  return comparison;
+}
+
+std::string format_comparison(const Comparison& comparison, CompareFormat format, const std::string& baseline_name,
+                              const std::string& current_name) {
+  switch (format) {
+    case CompareFormat::table: return format_text(comparison, baseline_name, current_name);
+    case CompareFormat::markdown: return format_markdown(comparison, baseline_name, current_name);
+    case CompareFormat::json: return format_json(comparison, baseline_name, current_name);
+  }
+  return "";
+}
+
+double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b) {
+  const std::size_t n1 = a.size(), n2 = b.size();
+  if (n1 == 0 || n2 == 0) return 1;
+
+  // Average ranks of the pooled sample; tie groups for the variance.
+  std::vector<std::pair<double, bool>> pooled;  // value, from a
+  for (double v : a) pooled.emplace_back(v, true);
+  for (double v : b) pooled.emplace_back(v, false);
+  std::sort(pooled.begin(), pooled.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  const std::size_t n = n1 + n2;
+  double rank_sum_a = 0, tie_term = 0;
+  bool ties = false;
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i;
+    while (j < n && pooled[j].first == pooled[i].first) ++j;
+    const double t = static_cast<double>(j - i);
+    const double rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;  // ranks i+1..j
+    for (std::size_t k = i; k < j; ++k)
+      if (pooled[k].second) rank_sum_a += rank;
+    if (j - i > 1) {
+      ties = true;
+      tie_term += t * t * t - t;
+    }
+    i = j;
+  }
+  const double dn1 = static_cast<double>(n1), dn2 = static_cast<double>(n2), dn = static_cast<double>(n);
+  const double u1 = rank_sum_a - dn1 * (dn1 + 1) / 2;  // pairs with a > b (ties count half)
+
+  if (!ties && n1 <= kExactMaxN && n2 <= kExactMaxN) {
+    // Exact null distribution of U: count[i][j][u] = orderings of i a-values
+    // and j b-values with U = u. The largest value is an a (beating all j
+    // b-values) or a b (beating none).
+    std::vector<std::vector<std::vector<double>>> count(n1 + 1, std::vector<std::vector<double>>(n2 + 1));
+    for (std::size_t i = 0; i <= n1; ++i) {
+      for (std::size_t j = 0; j <= n2; ++j) {
+        auto& f = count[i][j];
+        f.assign(i * j + 1, 0);
+        if (i == 0 || j == 0) {
+          f[0] = 1;
+          continue;
+        }
+        for (std::size_t u = 0; u <= i * j; ++u) {
+          if (u >= j && u - j < count[i - 1][j].size()) f[u] += count[i - 1][j][u - j];
+          if (u < count[i][j - 1].size()) f[u] += count[i][j - 1][u];
+        }
+      }
+    }
+    const auto& f = count[n1][n2];
+    const auto u = static_cast<std::size_t>(std::llround(u1));
+    double total = 0, at_most = 0, at_least = 0;
+    for (std::size_t k = 0; k < f.size(); ++k) {
+      total += f[k];
+      if (k <= u) at_most += f[k];
+      if (k >= u) at_least += f[k];
+    }
+    return std::min(1.0, 2 * std::min(at_most, at_least) / total);
+  }
+
+  // Normal approximation with tie correction and continuity correction.
+  const double mean = dn1 * dn2 / 2;
+  const double variance = dn1 * dn2 / 12 * ((dn + 1) - tie_term / (dn * (dn - 1)));
+  if (variance <= 0) return 1;  // every value equal
+  const double z = (std::fabs(u1 - mean) - 0.5) / std::sqrt(variance);
+  if (z <= 0) return 1;
+  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+}
+
+}  // namespace redline

@@ -1,0 +1,624 @@
+// `redline report`: one HTML file with everything inline (style, SVG charts)
+// and nothing that runs or loads: no script, no external URL, so it opens the
+// same from a CI artifact, a mail attachment or a laptop without network.
+#include "harness/tracking/html_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/report/console_table.hpp"
+#include "harness/measure/saturation.hpp"
+#include "harness/measure/stats.hpp"
+#include "harness/tracking/svg_chart.hpp"
+#include "harness/core/units.hpp"
+
+namespace redline {
+namespace {
+
+std::string esc(const std::string& text) { return escape_xml(text); }
+
+std::optional<double> to_number(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// Whole numbers as digits (batch 32, not 32.00); anything else for humans.
+std::string plain_number(double v) {
+  if (v == std::floor(v) && std::abs(v) < 1e15) return format_number(v, 0);
+  return human_number(v);
+}
+
+std::string size_or_number(double v, bool as_size) {
+  if (as_size && v >= 0 && v == std::floor(v) && v < 1.8e19) return format_size(static_cast<std::uint64_t>(v));
+  return plain_number(v);
+}
+
+std::string signed_percent(double fraction) {
+  const double pct = fraction * 100;
+  return (pct > 0 ? "+" : "") + format_number(pct, 1) + "%";
+}
+
+// Distinct values in first-seen order.
+template <typename Get>
+std::vector<std::string> distinct(const std::vector<ResultRow>& rows, Get get) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& row : rows) {
+    const std::string v = get(row);
+    if (!v.empty() && seen.insert(v).second) out.push_back(v);
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& values, std::size_t max_shown = 6) {
+  if (values.empty()) return "-";
+  std::string out;
+  for (std::size_t i = 0; i < values.size() && i < max_shown; ++i) out += (i ? ", " : "") + values[i];
+  if (values.size() > max_shown) out += " and " + std::to_string(values.size() - max_shown) + " more";
+  return out;
+}
+
+// Parameter names in case-key order (the tool's canonical order), then any
+// the keys did not name.
+std::vector<std::string> param_order(const std::vector<const ResultRow*>& rows) {
+  std::vector<std::string> order;
+  std::set<std::string> seen;
+  for (const ResultRow* row : rows) {
+    std::size_t start = 0;
+    while (start <= row->case_key.size()) {
+      const std::size_t end = std::min(row->case_key.find(';', start), row->case_key.size());
+      const std::string part = row->case_key.substr(start, end - start);
+      const std::size_t eq = part.find('=');
+      const std::string name = part.substr(0, eq);
+      if (eq != std::string::npos && row->params.count(name) && seen.insert(name).second) order.push_back(name);
+      start = end + 1;
+    }
+    for (const auto& [name, value] : row->params)
+      if (seen.insert(name).second) order.push_back(name);
+  }
+  return order;
+}
+
+std::string param(const ResultRow& row, const std::string& name) {
+  const auto it = row.params.find(name);
+  return it == row.params.end() ? std::string() : it->second;
+}
+
+// How one tool's rows become charts.
+struct ChartPlan {
+  std::string x;                    // the swept parameter
+  bool log_x = false;
+  std::vector<std::string> metrics;  // one chart per metric
+  std::string prediction;           // a metric overlaid as a dashed "model prediction" series
+  std::string series_param;         // splits a chart into series (allreduce: inplace)
+  std::set<std::string> not_grouping;  // parameters that neither split charts nor series
+};
+
+std::set<std::string> metric_names(const std::vector<const ResultRow*>& rows) {
+  std::set<std::string> names;
+  for (const ResultRow* row : rows)
+    for (const auto& [name, value] : row->metrics) names.insert(name);
+  return names;
+}
+
+std::set<double> numeric_values(const std::vector<const ResultRow*>& rows, const std::string& name, bool* all_numeric) {
+  std::set<double> values;
+  *all_numeric = true;
+  for (const ResultRow* row : rows) {
+    const auto v = to_number(param(*row, name));
+    if (v) values.insert(*v);
+    else *all_numeric = false;
+  }
+  return values;
+}
+
+// Sizes that grow by factors (1, 2, 4, ... or 8 bytes to 8G) read best on a
+// log2 axis; evenly spaced ones (8, 16, 24, ...) on a linear one.
+bool looks_geometric(const std::set<double>& xs) {
+  if (xs.size() < 3 || *xs.begin() <= 0 || *xs.rbegin() / *xs.begin() < 16) return false;
+  std::size_t growing = 0, steps = 0;
+  for (auto it = std::next(xs.begin()); it != xs.end(); ++it, ++steps)
+    if (*it / *std::prev(it) >= 1.5) ++growing;
+  return 2 * growing >= steps;
+}
+
+std::optional<ChartPlan> plan_charts(const std::string& tool, const std::vector<const ResultRow*>& rows,
+                                     const std::vector<std::string>& params, const Schema& schema) {
+  ChartPlan plan;
+  const std::set<std::string> metrics = metric_names(rows);
+  auto has_param = [&](const std::string& name) { return std::find(params.begin(), params.end(), name) != params.end(); };
+
+  if (tool == "batch_sweep" && has_param("batch_size")) {
+    plan.x = "batch_size";
+    if (metrics.count("samples_per_s")) plan.metrics.push_back("samples_per_s");
+    else
+      for (const auto& m : metrics)
+        if (m.size() > 6 && m.ends_with("_per_s")) {
+          plan.metrics.push_back(m);
+          break;
+        }
+  } else if (tool == "allreduce_bench" && has_param("bytes") && metrics.count("busbw_GBps")) {
+    plan.x = "bytes";
+    plan.log_x = true;
+    plan.metrics.push_back("busbw_GBps");
+    plan.series_param = "inplace";
+    plan.not_grouping = {"count", "group_hosts"};  // follow from bytes+dtype and group
+  } else if (tool == "gemm_bench" && metrics.count("tflops")) {
+    // The swept dimension is whichever of m, n, k takes the most values;
+    // linear, so the tile/wave sawtooth keeps its period.
+    std::size_t most = 0;
+    for (const char* dim : {"m", "n", "k"}) {
+      bool numeric = false;
+      const auto values = numeric_values(rows, dim, &numeric);
+      if (has_param(dim) && numeric && values.size() > most) {
+        most = values.size();
+        plan.x = dim;
+      }
+    }
+    plan.metrics.push_back("tflops");
+    if (metrics.count("predicted_tflops")) plan.prediction = "predicted_tflops";
+  }
+
+  if (plan.x.empty() || plan.metrics.empty()) {
+    // Any other tool: its tracked higher-is-better metrics against the first
+    // numeric parameter that varies.
+    plan = ChartPlan{};
+    for (const auto& name : params) {
+      bool numeric = false;
+      if (numeric_values(rows, name, &numeric).size() > 1 && numeric) {
+        plan.x = name;
+        break;
+      }
+    }
+    for (const auto& m : metrics) {
+      const auto spec = schema.find(m);
+      if (spec && spec->better == Better::higher && spec->tracked) plan.metrics.push_back(m);
+    }
+    if (plan.x.empty() || plan.metrics.empty()) return std::nullopt;
+  }
+
+  bool numeric = false;
+  const std::set<double> xs = numeric_values(rows, plan.x, &numeric);
+  if (!plan.log_x && tool != "gemm_bench") plan.log_x = looks_geometric(xs);
+
+  // A parameter that varies in lockstep with x (n and k of a square GEMM
+  // sweep, count for one dtype) would split every curve into single points.
+  for (const auto& name : params) {
+    if (name == plan.x || name == plan.series_param) continue;
+    std::map<std::string, std::set<std::string>> by_x;
+    std::set<std::string> values;
+    for (const ResultRow* row : rows) {
+      by_x[param(*row, plan.x)].insert(param(*row, name));
+      values.insert(param(*row, name));
+    }
+    const bool follows_x = std::all_of(by_x.begin(), by_x.end(), [](const auto& e) { return e.second.size() == 1; });
+    if (values.size() > 1 && follows_x) plan.not_grouping.insert(name);
+  }
+  return plan;
+}
+
+std::string unit_label(const std::string& metric, const Schema& schema) {
+  const auto spec = schema.find(metric);
+  if (spec && !spec->unit.empty()) return metric + " (" + spec->unit + ")";
+  return metric;
+}
+
+std::string series_name(const ChartPlan& plan, const std::string& value) {
+  if (plan.series_param.empty()) return "";
+  if (plan.series_param == "inplace") return value == "1" ? "in-place" : "out-of-place";
+  return plan.series_param + "=" + value;
+}
+
+struct CurvePoint {
+  double x, y;
+};
+
+// Median over repetitions at each x.
+std::vector<CurvePoint> median_curve(const std::vector<const ResultRow*>& rows, const std::string& x_param,
+                                     const std::string& metric) {
+  std::map<double, std::vector<double>> by_x;
+  for (const ResultRow* row : rows) {
+    const auto x = to_number(param(*row, x_param));
+    const auto it = row->metrics.find(metric);
+    if (x && it != row->metrics.end() && std::isfinite(it->second)) by_x[*x].push_back(it->second);
+  }
+  std::vector<CurvePoint> curve;
+  for (auto& [x, ys] : by_x) curve.push_back({x, summarize(ys).median});
+  return curve;
+}
+
+std::string saturation_text(const Saturation& s, const std::string& x_name, bool as_size, const std::string& unit) {
+  if (!s.best) return "no ok points";
+  if (!s.fraction) return "nothing measured above 0: no saturation point";
+  auto at = [&](const ThroughputPoint& p) {
+    return x_name + " " + size_or_number(p.size, as_size) + " (" + human_number(p.throughput) + " " + unit + ")";
+  };
+  std::string text = "best " + at(*s.best) + "; 90% of best reached at " + at(*s.fraction) + "; plateau ";
+  text += s.plateau ? "at " + at(*s.plateau) : "not reached (still gaining at the end of the sweep)";
+  return text;
+}
+
+std::vector<ChartMarker> saturation_markers(const Saturation& s, const std::string& x_name, bool as_size) {
+  std::vector<ChartMarker> markers;
+  if (!s.fraction) return markers;
+  const std::string fraction_x = size_or_number(s.fraction->size, as_size);
+  if (s.plateau && s.plateau->size == s.fraction->size) {
+    markers.push_back({s.fraction->size, s.fraction->throughput, "saturation: 90% of best and plateau, " + x_name +
+                                                                     " " + fraction_x});
+    return markers;
+  }
+  markers.push_back({s.fraction->size, s.fraction->throughput, "90% of best: " + x_name + " " + fraction_x});
+  if (s.plateau)
+    markers.push_back({s.plateau->size, s.plateau->throughput,
+                       "plateau: " + x_name + " " + size_or_number(s.plateau->size, as_size)});
+  return markers;
+}
+
+std::string data_table(const std::string& x_name, bool as_size, const std::vector<std::string>& names,
+                       const std::vector<std::vector<CurvePoint>>& curves) {
+  std::set<double> xs;
+  for (const auto& c : curves)
+    for (const auto& p : c) xs.insert(p.x);
+  std::string html = "<details><summary>data</summary><table class=\"data\"><thead><tr><th>" + esc(x_name) + "</th>";
+  for (const auto& n : names) html += "<th>" + esc(n) + "</th>";
+  html += "</tr></thead><tbody>\n";
+  for (const double x : xs) {
+    html += "<tr><td>" + esc(size_or_number(x, as_size)) + "</td>";
+    for (const auto& c : curves) {
+      const auto it = std::find_if(c.begin(), c.end(), [&](const CurvePoint& p) { return p.x == x; });
+      html += "<td>" + (it == c.end() ? std::string("-") : esc(human_number(it->y))) + "</td>";
+    }
+    html += "</tr>\n";
+  }
+  return html + "</tbody></table></details>\n";
+}
+
+std::string short_unit(const std::string& metric, const Schema& schema) {
+  const auto spec = schema.find(metric);
+  if (spec && !spec->unit.empty()) return spec->unit;
+  if (metric == "busbw_GBps") return "GB/s";
+  if (metric == "tflops") return "TFLOPS";
+  if (metric.ends_with("_per_s")) return metric.substr(0, metric.size() - 6) + "/s";
+  return "";
+}
+
+std::string file_stem(const std::string& file) {
+  const std::size_t slash = file.find_last_of('/');
+  std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
+  if (name.ends_with(".csv")) name.resize(name.size() - 4);
+  return name;
+}
+
+// One tool's charts: a figure per (source file, group of parameters, metric).
+std::string tool_sweeps(const std::string& tool, const std::vector<const ResultRow*>& all_rows, const Schema& schema) {
+  std::string html = "<h3>" + esc(tool) + "</h3>\n";
+  std::vector<const ResultRow*> rows;
+  std::vector<const ResultRow*> failed;
+  for (const ResultRow* row : all_rows) (row->status == "ok" ? rows : failed).push_back(row);
+
+  const std::vector<std::string> params = param_order(rows);
+  const auto plan = rows.empty() ? std::nullopt : plan_charts(tool, rows, params, schema);
+  if (!plan) {
+    html += "<p class=\"note\">Nothing to chart: " +
+            std::string(rows.empty() ? "no row ran ok." : "no numeric parameter varies, or no higher-is-better metric.") +
+            "</p>\n";
+  } else {
+    std::set<std::string> files;
+    for (const ResultRow* row : rows) files.insert(row->file + "\n" + row->run_id);
+    // Group key: source, then the grouping parameters in canonical order.
+    std::map<std::string, std::vector<const ResultRow*>> groups;
+    std::map<std::string, std::string> group_titles;
+    std::vector<std::string> group_order;
+    for (const ResultRow* row : rows) {
+      std::string key = row->file + "\n" + row->run_id;
+      std::string title = files.size() > 1 ? file_stem(row->file) + (row->file.empty() ? row->run_id : "") : "";
+      for (const auto& name : params) {
+        if (name == plan->x || name == plan->series_param || plan->not_grouping.count(name)) continue;
+        key += "\n" + name + "=" + param(*row, name);
+        title += (title.empty() ? "" : " ") + name + "=" + param(*row, name);
+      }
+      if (!groups.count(key)) {
+        group_order.push_back(key);
+        group_titles[key] = title;
+      }
+      groups[key].push_back(row);
+    }
+
+    const bool as_size = plan->log_x;
+    const std::string x_label = plan->x + (plan->log_x ? " (log2 scale)" : "");
+    html += "<div class=\"charts\">\n";
+    for (const auto& key : group_order) {
+      const auto& group = groups[key];
+      for (const auto& metric : plan->metrics) {
+        // Series: one per value of the series parameter (out-of-place first).
+        std::map<std::string, std::vector<const ResultRow*>> by_series;
+        for (const ResultRow* row : group)
+          by_series[plan->series_param.empty() ? "" : param(*row, plan->series_param)].push_back(row);
+
+        ChartSpec chart;
+        chart.title = tool + (group_titles[key].empty() ? "" : ": " + group_titles[key]);
+        chart.x_label = x_label;
+        chart.y_label = unit_label(metric, schema);
+        chart.log_x = plan->log_x;
+        std::vector<std::string> names;
+        std::vector<std::vector<CurvePoint>> curves;
+        std::vector<std::string> captions;
+        const std::string unit = short_unit(metric, schema);
+        for (const auto& [value, series_rows] : by_series) {
+          std::vector<CurvePoint> curve = median_curve(series_rows, plan->x, metric);
+          std::string name = series_name(*plan, value);
+          if (name.empty()) name = plan->prediction.empty() ? metric : "measured " + metric;
+          ChartSeries series{name, {}, false};
+          std::vector<ThroughputPoint> points;
+          for (const auto& p : curve) {
+            series.points.emplace_back(p.x, p.y);
+            points.push_back({p.x, p.y});
+          }
+          const Saturation s = analyze_saturation(points);
+          // The first series (out-of-place, or the only one) carries the markers.
+          if (chart.series.empty()) chart.markers = saturation_markers(s, plan->x, as_size);
+          captions.push_back((by_series.size() > 1 ? name + ": " : std::string()) +
+                             saturation_text(s, plan->x, as_size, unit));
+          chart.series.push_back(std::move(series));
+          names.push_back(name);
+          curves.push_back(std::move(curve));
+        }
+        if (!plan->prediction.empty()) {
+          std::vector<CurvePoint> predicted = median_curve(group, plan->x, plan->prediction);
+          ChartSeries model{"model prediction", {}, true};
+          for (const auto& p : predicted) model.points.emplace_back(p.x, p.y);
+          chart.series.push_back(std::move(model));
+          names.push_back("model prediction");
+          curves.push_back(std::move(predicted));
+        }
+        html += "<figure class=\"sweep\">\n" + render_svg_chart(chart) + "<figcaption>";
+        for (std::size_t i = 0; i < captions.size(); ++i) html += (i ? "<br>" : "") + esc(captions[i]);
+        html += "</figcaption>\n" + data_table(plan->x, as_size, names, curves) + "</figure>\n";
+      }
+    }
+    html += "</div>\n";
+  }
+
+  if (!failed.empty()) {
+    html += "<p class=\"note\">Rows not ok (" + std::to_string(failed.size()) + "):</p>\n<ul class=\"failed\">\n";
+    constexpr std::size_t kShown = 20;
+    for (std::size_t i = 0; i < failed.size() && i < kShown; ++i) {
+      std::string note = failed[i]->note;
+      if (note.size() > 120) note = note.substr(0, 117) + "...";
+      html += "<li><code>" + esc(failed[i]->case_key) + "</code> <span class=\"status\">" + esc(failed[i]->status) +
+              "</span>" + (note.empty() ? "" : " " + esc(note)) + "</li>\n";
+    }
+    if (failed.size() > kShown) html += "<li>and " + std::to_string(failed.size() - kShown) + " more</li>\n";
+    html += "</ul>\n";
+  }
+  return html;
+}
+
+std::string sweeps_section(const RunResults& run, const Schema& schema) {
+  std::string html = "<section id=\"sweeps\">\n<h2>Sweeps</h2>\n";
+  std::vector<std::string> tools;
+  std::map<std::string, std::vector<const ResultRow*>> by_tool;
+  for (const auto& row : run.rows) {
+    if (!by_tool.count(row.tool)) tools.push_back(row.tool);
+    by_tool[row.tool].push_back(&row);
+  }
+  if (tools.empty()) html += "<p class=\"note\">The run has no rows.</p>\n";
+  for (const auto& tool : tools) html += tool_sweeps(tool, by_tool[tool], schema);
+  return html + "</section>\n";
+}
+
+int verdict_rank(Verdict v) {
+  switch (v) {
+    case Verdict::slower: return 0;
+    case Verdict::noisy: return 1;
+    case Verdict::faster: return 2;
+    case Verdict::same: return 3;
+  }
+  return 4;
+}
+
+std::string verdict_class(Verdict v) {
+  switch (v) {
+    case Verdict::slower: return "regression";
+    case Verdict::faster: return "improvement";
+    case Verdict::noisy: return "noisy";
+    case Verdict::same: return "same";
+  }
+  return "";
+}
+
+std::string case_list(const std::string& heading, const std::vector<std::string>& items) {
+  if (items.empty()) return "";
+  std::string html = "<h3>" + esc(heading) + " (" + std::to_string(items.size()) + ")</h3>\n<ul class=\"cases\">\n";
+  for (const auto& item : items) html += "<li><code>" + esc(item) + "</code></li>\n";
+  return html + "</ul>\n";
+}
+
+std::string comparison_section(const Comparison& cmp, const std::string& baseline_name) {
+  std::string html = "<section id=\"comparison\">\n<h2>Comparison</h2>\n";
+  std::size_t counts[4] = {0, 0, 0, 0};
+  for (const auto& m : cmp.metrics) ++counts[verdict_rank(m.verdict)];
+  html += "<p class=\"summary\">Baseline: <code>" + esc(baseline_name.empty() ? "-" : baseline_name) + "</code>. " +
+          std::to_string(cmp.metrics.size()) + " metrics compared: <b>" + std::to_string(counts[0]) +
+          " SLOWER</b>, " + std::to_string(counts[2]) + " FASTER, " + std::to_string(counts[1]) + " NOISY, " +
+          std::to_string(counts[3]) + " SAME. Geometric mean of current/baseline, oriented so that above 1 is " +
+          "better: <b>" + format_number(cmp.geomean_improvement, 3) + "</b> (" +
+          signed_percent(cmp.geomean_improvement - 1) + ").</p>\n";
+  if (!cmp.metrics.empty()) {
+    std::vector<const MetricComparison*> sorted;
+    for (const auto& m : cmp.metrics) sorted.push_back(&m);
+    // Regressions first: they are what the reader came for.
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
+      return verdict_rank(a->verdict) < verdict_rank(b->verdict);
+    });
+    html += "<table class=\"compare\"><thead><tr><th>tool</th><th>case</th><th>metric</th><th>baseline</th>"
+            "<th>current</th><th>change</th><th>verdict</th><th>evidence</th></tr></thead><tbody>\n";
+    for (const auto* m : sorted) {
+      std::string evidence = "n=" + std::to_string(m->baseline_n) + " vs " + std::to_string(m->current_n);
+      if (m->p_value) evidence = "p=" + format_number(*m->p_value, 3) + ", " + evidence;
+      else if (m->noise) evidence = "noise &plusmn;" + esc(format_number(*m->noise * 100, 1)) + "%, " + evidence;
+      html += "<tr class=\"" + verdict_class(m->verdict) + "\"><td>" + esc(m->tool) + "</td><td><code>" +
+              esc(m->case_key) + "</code></td><td>" + esc(m->metric) + (m->better == Better::higher ? " &uarr;" : " &darr;") +
+              "</td><td class=\"num\">" + esc(human_number(m->baseline)) + "</td><td class=\"num\">" +
+              esc(human_number(m->current)) + "</td><td class=\"num\">" + esc(signed_percent(m->change)) +
+              "</td><td class=\"verdict\">" + esc(to_string(m->verdict)) + "</td><td>" + evidence + "</td></tr>\n";
+    }
+    html += "</tbody></table>\n<p class=\"note\">&uarr; higher is better, &darr; lower is better "
+            "(results/SCHEMA.md).</p>\n";
+  }
+  html += case_list("Cases only in the baseline", cmp.only_in_baseline);
+  html += case_list("Tracked metrics missing in the current run", cmp.missing_metrics);
+  html += case_list("Cases only in the current run", cmp.only_in_current);
+  html += case_list("Metrics not compared (no direction in the schema)", cmp.not_compared);
+  return html + "</section>\n";
+}
+
+std::string history_section(const std::vector<HistorySeries>& history, const Schema& schema) {
+  std::string html = "<section id=\"history\">\n<h2>History</h2>\n<div class=\"charts\">\n";
+  for (const auto& series : history) {
+    ChartSpec chart;
+    chart.title = series.tool + ": " + series.case_key;
+    chart.y_label = unit_label(series.metric, schema);
+    const auto date = [](const HistoryPoint& p) { return p.timestamp_utc.substr(0, 10); };
+    chart.x_label = "run";
+    if (!series.points.empty() && !series.points.front().timestamp_utc.empty())
+      chart.x_label += " (1 = " + date(series.points.front()) + ", " + std::to_string(series.points.size()) + " = " +
+                       date(series.points.back()) + ")";
+    ChartSeries line{series.metric, {}, false};
+    for (std::size_t i = 0; i < series.points.size(); ++i)
+      line.points.emplace_back(static_cast<double>(i + 1), series.points[i].value);
+    chart.series.push_back(std::move(line));
+    // The trend findings (the same method as `redline history`), marked on the chart and listed.
+    const auto findings = detect_trends(series, schema);
+    std::string listed;
+    for (const auto& f : findings) {
+      for (std::size_t i = 0; i < series.points.size(); ++i)
+        if (series.points[i].run_id == f.run_id)
+          chart.markers.push_back({static_cast<double>(i + 1), series.points[i].value, f.kind});
+      listed += "<li class=\"" + std::string(f.worse ? "regression" : "improvement") + "\">" +
+                esc(std::string(f.worse ? "worse " : "better ") + f.kind + " at " + f.run_id + ": " +
+                    human_number(f.before) + " -> " + human_number(f.after) + " (" + (f.change > 0 ? "+" : "") +
+                    format_number(100 * f.change, 1) + "%)") + "</li>\n";
+    }
+    html += "<figure class=\"history\">\n" + render_svg_chart(chart);
+    if (!listed.empty()) html += "<ul class=\"trends\">\n" + listed + "</ul>\n";
+    html += "<details><summary>runs</summary><table class=\"data\"><thead><tr><th>#</th><th>date (UTC)</th>"
+            "<th>run</th><th>" + esc(series.metric) + "</th></tr></thead><tbody>\n";
+    for (std::size_t i = 0; i < series.points.size(); ++i) {
+      const auto& p = series.points[i];
+      html += "<tr><td>" + std::to_string(i + 1) + "</td><td>" + esc(p.timestamp_utc) + "</td><td><code>" +
+              esc(p.run_id) + "</code></td><td>" + esc(human_number(p.value)) + "</td></tr>\n";
+    }
+    html += "</tbody></table></details></figure>\n";
+  }
+  return html + "</div>\n</section>\n";
+}
+
+constexpr const char* kStyle = R"(
+body { font-family: system-ui, sans-serif; margin: 0 auto; padding: 16px 24px; max-width: 1360px; color: #222222; }
+h1 { font-size: 1.6em; margin: 0 0 8px 0; }
+h2 { border-bottom: 2px solid #cccccc; padding-bottom: 4px; margin-top: 32px; }
+h3 { margin-top: 24px; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { border: 1px solid #d0d0d0; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.meta th { width: 9em; }
+code { font-family: monospace, monospace; font-size: 0.9em; }
+nav a { margin-right: 1em; color: #0b5394; }
+.charts { display: flex; flex-wrap: wrap; gap: 16px; }
+figure { margin: 0; padding: 8px; border: 1px solid #dddddd; border-radius: 4px; background: #ffffff; }
+figcaption { font-size: 0.85em; max-width: 640px; margin-top: 4px; }
+details { font-size: 0.85em; margin-top: 4px; }
+svg.chart { display: block; max-width: 100%; height: auto; }
+tr.regression td { background: #f8c9c5; }
+ul.trends li.regression { color: #a00000; font-weight: bold; }
+ul.trends li.improvement { color: #1a6b1a; }
+tr.regression td.verdict { color: #a40e0e; font-weight: bold; }
+tr.improvement td { background: #cdeccd; }
+tr.improvement td.verdict { color: #0e6b0e; font-weight: bold; }
+tr.noisy td { background: #fdf1c7; }
+.note { color: #555555; font-size: 0.9em; }
+.status { font-weight: bold; }
+.how p { max-width: 60em; line-height: 1.45; }
+)";
+
+std::string how_to_read() {
+  return "<section id=\"how-to-read\" class=\"how\">\n<h2>How to read this</h2>\n"
+         "<p><b>Saturation point.</b> Each sweep chart plots throughput against the swept size (medians over "
+         "repetitions, ok rows only). The diamond marks the <i>fraction point</i>, the smallest size whose "
+         "throughput reaches 90% of the best measured, which the collective and GEMM tools call their saturation "
+         "size; a second diamond marks the <i>plateau point</i>, the first size where doubling adds less than 5% "
+         "throughput. Below the plateau, doubling the batch (or message) roughly doubles throughput; above it, "
+         "more only costs memory. A series still rising at its end has no plateau.</p>\n"
+         "<p><b>busbw.</b> algbw is the message size divided by the time, what the application sees. busbw "
+         "multiplies it by the collective's bus factor (2(n-1)/n for all_reduce, (n-1)/n for all_gather, "
+         "reduce_scatter and alltoall, 1 for the rest), so it is comparable to the slowest link's bandwidth "
+         "(NVLink, PCIe or the NIC) whatever the rank count: nccl-tests' definition, see the README's "
+         "\"Reading algbw and busbw\". GB/s is 1e9 bytes per second, TFLOPS 1e12 operations per second; sizes are "
+         "binary (1K = 1024).</p>\n"
+         "<p><b>GEMM model.</b> The dashed \"model prediction\" line is the throughput the tile/wave quantization "
+         "model expects; where the measured curve dips with it, the shape, not the kernel, is at fault.</p>\n"
+         "<p><b>Comparison.</b> Cases are matched by case key. SLOWER (red) means significantly worse than the "
+         "threshold in the metric's bad direction (Mann-Whitney U test with repetitions, otherwise a noise band "
+         "from each side's CV); FASTER (green) the opposite; NOISY means the change is within the noise. The "
+         "geometric mean summarises every compared metric, above 1 being better.</p>\n"
+         "<p><b>History.</b> One point per nightly run, oldest first; the trend findings (level shifts, one-night "
+         "regressions) are printed by <code>redline history</code>.</p>\n"
+         "</section>\n";
+}
+
+}  // namespace
+
+std::string render_html_report(const ReportInputs& inputs) {
+  const std::string title = inputs.title.empty() ? "redline report" : inputs.title;
+  const auto& rows = inputs.run.rows;
+
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
+                     esc(title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+
+  html += "<header>\n<h1>" + esc(title) + "</h1>\n<table class=\"meta\">\n";
+  auto meta = [&](const std::string& name, const std::string& value) {
+    html += "<tr><th>" + esc(name) + "</th><td>" + esc(value) + "</td></tr>\n";
+  };
+  const auto run_ids = distinct(rows, [](const ResultRow& r) { return r.run_id; });
+  meta(run_ids.size() > 1 ? "run ids" : "run id", joined(run_ids));
+  meta("host", joined(distinct(rows, [](const ResultRow& r) { return r.host; })));
+  meta("gpu", joined(distinct(rows, [](const ResultRow& r) { return r.gpu; })));
+  auto timestamps = distinct(rows, [](const ResultRow& r) { return r.timestamp_utc; });
+  std::sort(timestamps.begin(), timestamps.end());
+  meta("time (UTC)", timestamps.empty() ? "-"
+                     : timestamps.size() == 1 ? timestamps.front()
+                                              : timestamps.front() + " to " + timestamps.back());
+  meta("tools", joined(distinct(rows, [](const ResultRow& r) { return r.tool; }), 20));
+  if (!inputs.run.source.empty()) meta("results", inputs.run.source);
+  if (inputs.comparison) meta("baseline", inputs.baseline_name.empty() ? "-" : inputs.baseline_name);
+  html += "</table>\n";
+  html += "<nav>";
+  if (inputs.comparison) html += "<a href=\"#comparison\">Comparison</a>";
+  html += "<a href=\"#sweeps\">Sweeps</a>";
+  if (!inputs.history.empty()) html += "<a href=\"#history\">History</a>";
+  html += "<a href=\"#how-to-read\">How to read this</a></nav>\n</header>\n";
+
+  // The comparison first: on a nightly report, regressions are what the reader came for.
+  if (inputs.comparison) html += comparison_section(*inputs.comparison, inputs.baseline_name);
+  html += sweeps_section(inputs.run, inputs.schema);
+  if (!inputs.history.empty()) html += history_section(inputs.history, inputs.schema);
+  html += how_to_read();
+  html += "</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace redline

@@ -1,0 +1,323 @@
+// Line charts as inline SVG, sized in pixels and laid out by hand: title,
+// legend, plot area with grid and ticks, series, marked points. The output is
+// an <svg> element meant to sit inside an HTML page, so it carries no xmlns
+// (which would be the page's only URL).
+#include "harness/tracking/svg_chart.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/report/console_table.hpp"
+#include "harness/core/units.hpp"
+
+namespace redline {
+namespace {
+
+// Tableau 10: distinct for the common kinds of colour blindness, and none of
+// them is used by the report's own styling (its rendering test looks for the
+// first one in the screenshot).
+constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+constexpr int kPaletteSize = static_cast<int>(sizeof kPalette / sizeof kPalette[0]);
+
+constexpr double kFontSize = 12;
+constexpr double kCharWidth = 6.6;  // average glyph advance of a 12px sans-serif font, for layout
+
+
+// Coordinates with one decimal: enough for a pixel grid, short output.
+std::string px(double v) { return format_number(std::abs(v) < 0.05 ? 0.0 : v, 1); }
+
+// 1, 2, 2.5 or 5 times a power of ten, about range/target.
+double nice_step(double range, int target) {
+  const double raw = range / target;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  const double f = raw / magnitude;
+  const double nice = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
+  return nice * magnitude;
+}
+
+// Decimals needed to print multiples of `step` exactly.
+int step_decimals(double step) {
+  for (int d = 0; d < 8; ++d) {
+    const double scaled = step * std::pow(10.0, d);
+    if (std::abs(scaled - std::round(scaled)) < 1e-6 * std::max(1.0, scaled)) return d;
+  }
+  return 8;
+}
+
+// A linear tick: plain digits up to a million, then decimal k/M/G/T suffixes
+// (throughput in the millions reads better as 2.5M than 2500000).
+std::string linear_tick_label(double value, double step) {
+  const double mag = std::abs(value);
+  if (mag >= 1e6 && mag < 1e15) {
+    static constexpr const char* kSuffix[] = {"M", "G", "T"};
+    int unit = 0;
+    double scale = 1e6;
+    while (unit < 2 && mag >= scale * 1000) {
+      scale *= 1000;
+      ++unit;
+    }
+    return format_number(value / scale, step_decimals(step / scale)) + kSuffix[unit];
+  }
+  if (mag != 0 && (mag < 1e-4 || mag >= 1e15)) return human_number(value);
+  return format_number(value, step_decimals(step));
+}
+
+// A log2 tick at 2^exponent: a size (1K, 64M) from 1 up, a plain number below.
+std::string log_tick_label(int exponent) {
+  if (exponent >= 0 && exponent < 63) return format_size(std::uint64_t{1} << exponent);
+  return human_number(std::ldexp(1.0, exponent));
+}
+
+struct Tick {
+  double value;
+  std::string label;
+};
+
+// One axis: the range it shows, how a value maps onto [0, 1], its ticks.
+struct Axis {
+  bool log = false;
+  double lo = 0, hi = 1;  // in axis units (log2 of the value for a log axis)
+  std::vector<Tick> ticks;
+
+  double unit(double value) const {
+    const double v = log ? std::log2(value) : value;
+    return (v - lo) / (hi - lo);
+  }
+};
+
+Axis linear_axis(double min, double max, bool integers, int target_ticks) {
+  Axis axis;
+  if (min == max) {
+    const double pad = min == 0 ? 1 : std::abs(min) * 0.1;
+    min -= pad;
+    max += pad;
+  }
+  double step = nice_step(max - min, target_ticks);
+  // Run numbers and batch sizes: no fractional ticks (2.5 becomes 2).
+  if (integers) step = std::max(1.0, step == std::floor(step) ? step : std::floor(step));
+  axis.lo = std::floor(min / step + 1e-9) * step;
+  axis.hi = std::ceil(max / step - 1e-9) * step;
+  if (axis.hi <= axis.lo) axis.hi = axis.lo + step;
+  for (int i = 0;; ++i) {
+    double v = axis.lo + i * step;
+    if (v > axis.hi + step * 1e-6) break;
+    if (std::abs(v) < step * 1e-9) v = 0;  // no "-0" from rounding
+    axis.ticks.push_back({v, linear_tick_label(v, step)});
+  }
+  return axis;
+}
+
+Axis log2_axis(double min, double max) {
+  Axis axis;
+  axis.log = true;
+  int lo = static_cast<int>(std::floor(std::log2(min) + 1e-9));
+  int hi = static_cast<int>(std::ceil(std::log2(max) - 1e-9));
+  if (hi <= lo) {
+    --lo;
+    ++hi;
+  }
+  axis.lo = lo;
+  axis.hi = hi;
+  // At most about ten labels: every power of two on a short axis, every
+  // second or third one on a long sweep (8 bytes to 8G is 30 doublings).
+  const int every = std::max(1, (hi - lo + 9) / 10);
+  for (int e = lo; e <= hi; e += every) axis.ticks.push_back({std::ldexp(1.0, e), log_tick_label(e)});
+  return axis;
+}
+
+bool usable(double x, double y, bool log_x) { return std::isfinite(x) && std::isfinite(y) && (!log_x || x > 0); }
+
+double text_width(const std::string& text) { return static_cast<double>(text.size()) * kCharWidth; }
+
+struct LegendItem {
+  double x, y;
+  const ChartSeries* series;
+  const char* colour;
+};
+
+}  // namespace
+
+std::string escape_xml(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_svg_chart(const ChartSpec& spec) {
+  const double width = std::max(spec.width, 200);
+  const double height = std::max(spec.height, 150);
+
+  // Legend entries flow left to right under the title, wrapping into rows.
+  std::vector<LegendItem> legend;
+  double legend_rows = 0;
+  {
+    constexpr double kLeft = 70, kRowHeight = 16;
+    double x = kLeft;
+    double row = 0;
+    for (std::size_t i = 0; i < spec.series.size(); ++i) {
+      const double item_width = 28 + text_width(spec.series[i].name) + 16;
+      if (x + item_width > width - 10 && x > kLeft) {
+        x = kLeft;
+        ++row;
+      }
+      legend.push_back({x, 40 + row * kRowHeight, &spec.series[i], kPalette[i % kPaletteSize]});
+      x += item_width;
+    }
+    legend_rows = spec.series.empty() ? 0 : row + 1;
+  }
+
+  const double left = 70, right = 24, bottom = 52;
+  const double top = 34 + legend_rows * 16 + 10;
+  const double plot_w = width - left - right;
+  const double plot_h = std::max(40.0, height - top - bottom);
+
+  std::string svg;
+  svg += "<svg class=\"chart\" width=\"" + px(width) + "\" height=\"" + px(height) + "\" viewBox=\"0 0 " + px(width) +
+         " " + px(height) + "\" role=\"img\" font-family=\"sans-serif\" font-size=\"" + px(kFontSize) + "\">\n";
+  svg += "<title>" + escape_xml(spec.title) + "</title>\n";
+  svg += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  svg += "<text class=\"chart-title\" x=\"" + px(width / 2) +
+         "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">" + escape_xml(spec.title) +
+         "</text>\n";
+
+  // The data range covers every usable point and marker.
+  double x_min = std::numeric_limits<double>::infinity(), x_max = -x_min;
+  double y_min = x_min, y_max = -x_min;
+  bool x_integers = true;
+  auto include = [&](double x, double y) {
+    x_min = std::min(x_min, x);
+    x_max = std::max(x_max, x);
+    y_min = std::min(y_min, y);
+    y_max = std::max(y_max, y);
+    x_integers = x_integers && x == std::floor(x);
+  };
+  for (const auto& series : spec.series)
+    for (const auto& [x, y] : series.points)
+      if (usable(x, y, spec.log_x)) include(x, y);
+  for (const auto& m : spec.markers)
+    if (usable(m.x, m.y, spec.log_x)) include(m.x, m.y);
+
+  // Frame of the plot area, drawn with or without data.
+  const std::string frame = "<rect class=\"plot-area\" x=\"" + px(left) + "\" y=\"" + px(top) + "\" width=\"" +
+                            px(plot_w) + "\" height=\"" + px(plot_h) +
+                            "\" fill=\"none\" stroke=\"#888888\" stroke-width=\"1\"/>\n";
+
+  if (!std::isfinite(x_min)) {
+    svg += frame;
+    svg += "<text class=\"no-data\" x=\"" + px(left + plot_w / 2) + "\" y=\"" + px(top + plot_h / 2) +
+           "\" text-anchor=\"middle\" fill=\"#666666\">no data</text>\n";
+    svg += "</svg>\n";
+    return svg;
+  }
+
+  const Axis x_axis = spec.log_x ? log2_axis(x_min, x_max) : linear_axis(x_min, x_max, x_integers, 8);
+  // Throughput-like charts read best from zero, so a positive range starts there.
+  const Axis y_axis = linear_axis(std::min(0.0, y_min), std::max(0.0, y_max), false, 6);
+  auto sx = [&](double x) { return left + x_axis.unit(x) * plot_w; };
+  auto sy = [&](double y) { return top + plot_h - y_axis.unit(y) * plot_h; };
+
+  // Grid and ticks.
+  svg += "<g class=\"grid\" stroke=\"#e4e4e4\" stroke-width=\"1\">\n";
+  for (const auto& t : y_axis.ticks)
+    svg += "<line x1=\"" + px(left) + "\" x2=\"" + px(left + plot_w) + "\" y1=\"" + px(sy(t.value)) + "\" y2=\"" +
+           px(sy(t.value)) + "\"/>\n";
+  for (const auto& t : x_axis.ticks)
+    svg += "<line x1=\"" + px(sx(t.value)) + "\" x2=\"" + px(sx(t.value)) + "\" y1=\"" + px(top) + "\" y2=\"" +
+           px(top + plot_h) + "\"/>\n";
+  svg += "</g>\n";
+  svg += frame;
+  svg += "<g class=\"x-axis\" fill=\"#333333\" text-anchor=\"middle\">\n";
+  for (const auto& t : x_axis.ticks)
+    svg += "<text x=\"" + px(sx(t.value)) + "\" y=\"" + px(top + plot_h + 16) + "\">" + escape_xml(t.label) +
+           "</text>\n";
+  svg += "</g>\n";
+  svg += "<g class=\"y-axis\" fill=\"#333333\" text-anchor=\"end\">\n";
+  for (const auto& t : y_axis.ticks)
+    svg += "<text x=\"" + px(left - 6) + "\" y=\"" + px(sy(t.value) + 4) + "\">" + escape_xml(t.label) + "</text>\n";
+  svg += "</g>\n";
+  svg += "<text class=\"x-label\" x=\"" + px(left + plot_w / 2) + "\" y=\"" + px(top + plot_h + 38) +
+         "\" text-anchor=\"middle\">" + escape_xml(spec.x_label) + "</text>\n";
+  svg += "<text class=\"y-label\" transform=\"translate(16 " + px(top + plot_h / 2) +
+         ") rotate(-90)\" text-anchor=\"middle\">" + escape_xml(spec.y_label) + "</text>\n";
+
+  // Series: a line through the points in x order, a dot on each.
+  for (std::size_t i = 0; i < spec.series.size(); ++i) {
+    const ChartSeries& series = spec.series[i];
+    const char* colour = kPalette[i % kPaletteSize];
+    std::vector<std::pair<double, double>> points;
+    for (const auto& [x, y] : series.points)
+      if (usable(x, y, spec.log_x)) points.emplace_back(x, y);
+    std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    svg += "<g class=\"series-group\">\n";
+    if (!points.empty()) {
+      std::string d;
+      for (std::size_t p = 0; p < points.size(); ++p)
+        d += (p == 0 ? "M" : " L") + px(sx(points[p].first)) + " " + px(sy(points[p].second));
+      svg += "<path class=\"series\" d=\"" + d + "\" fill=\"none\" stroke=\"" + colour +
+             "\" stroke-width=\"2.5\" stroke-linejoin=\"round\"" +
+             (series.dashed ? " stroke-dasharray=\"7 5\"" : "") + "><title>" + escape_xml(series.name) +
+             "</title></path>\n";
+    }
+    for (const auto& [x, y] : points)
+      svg += "<circle class=\"point\" cx=\"" + px(sx(x)) + "\" cy=\"" + px(sy(y)) + "\" r=\"" +
+             (series.dashed ? "2.5" : "3.5") + "\" fill=\"" + (series.dashed ? "#ffffff" : colour) + "\" stroke=\"" +
+             colour + "\" stroke-width=\"1.5\"/>\n";
+    svg += "</g>\n";
+  }
+
+  // Markers: a black-edged diamond with a guide line down to the x axis and a
+  // label; labels of later markers sit higher so that neighbours stay legible.
+  for (std::size_t i = 0; i < spec.markers.size(); ++i) {
+    const ChartMarker& m = spec.markers[i];
+    if (!usable(m.x, m.y, spec.log_x)) continue;
+    const double mx = sx(m.x), my = sy(m.y);
+    // Throughput curves rise from the lower left, so the space above and to
+    // the left of a point is usually free; labels go there when they fit.
+    const bool on_left = mx - 9 - text_width(m.label) * 11 / kFontSize >= left + 4;
+    const double label_y = std::max(top + 12, my - 12 - 16 * static_cast<double>(i));
+    svg += "<g class=\"marker\">\n";
+    svg += "<line x1=\"" + px(mx) + "\" x2=\"" + px(mx) + "\" y1=\"" + px(my) + "\" y2=\"" + px(top + plot_h) +
+           "\" stroke=\"#555555\" stroke-width=\"1\" stroke-dasharray=\"2 3\"/>\n";
+    svg += "<path d=\"M" + px(mx) + " " + px(my - 7) + " L" + px(mx + 7) + " " + px(my) + " L" + px(mx) + " " +
+           px(my + 7) + " L" + px(mx - 7) + " " + px(my) +
+           " Z\" fill=\"#ffd700\" stroke=\"#000000\" stroke-width=\"1.5\"/>\n";
+    svg += "<text x=\"" + px(on_left ? mx - 9 : mx + 9) + "\" y=\"" + px(label_y) + "\" text-anchor=\"" +
+           (on_left ? "end" : "start") +
+           "\" font-size=\"11\" fill=\"#000000\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">" +
+           escape_xml(m.label) + "</text>\n";
+    svg += "</g>\n";
+  }
+
+  // Legend: a short line in the series' style, then its name.
+  if (!legend.empty()) {
+    svg += "<g class=\"legend\">\n";
+    for (const auto& item : legend) {
+      svg += "<line x1=\"" + px(item.x) + "\" x2=\"" + px(item.x + 22) + "\" y1=\"" + px(item.y - 4) + "\" y2=\"" +
+             px(item.y - 4) + "\" stroke=\"" + item.colour + "\" stroke-width=\"2.5\"" +
+             (item.series->dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>\n";
+      svg += "<text x=\"" + px(item.x + 28) + "\" y=\"" + px(item.y) + "\">" + escape_xml(item.series->name) +
+             "</text>\n";
+    }
+    svg += "</g>\n";
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace redline
