@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collectives/collective.hpp"
+#include "harness/core/splitmix64.hpp"
 
 namespace redline {
 namespace {
@@ -22,25 +23,19 @@ constexpr std::uint64_t kClasses = 4096;
 // Inputs stay small so that exact integer sums cannot hide in rounding.
 constexpr std::int64_t kMaxMagnitude = 100;
 
-std::uint64_t mix(std::uint64_t z) {  // splitmix64's finalizer
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
-std::uint64_t class_of(std::size_t i, std::uint64_t seed) { return mix(mix(seed) ^ i) % kClasses; }
+std::uint64_t class_of(std::size_t i, std::uint64_t seed) { return splitmix64(splitmix64(seed) ^ i) % kClasses; }
 
 std::uint64_t rank_hash(std::uint64_t seed, int rank, std::uint64_t cls) {
   constexpr std::uint64_t kRankSpread = 0x6a09e667f3bcc909;
   const std::uint64_t rank_key = static_cast<std::uint64_t>(rank) * kRankSpread;
-  return mix(mix(seed ^ rank_key) + cls);
+  return splitmix64(splitmix64(seed ^ rank_key) + cls);
 }
 
 // Uniform in [0, m) from the top 32 bits of a hash, without a division.
 std::uint64_t below(std::uint64_t h, std::uint64_t m) { return ((h >> 32) * m) >> 32; }
 
-std::uint64_t class_hash(std::uint64_t seed, std::uint64_t cls) { return mix(mix(seed ^ 0xbb67ae8584caa73bull) + cls); }
+std::uint64_t class_hash(std::uint64_t seed, std::uint64_t cls) { return splitmix64(splitmix64(seed ^ 0xbb67ae8584caa73bull) + cls); }
 
 void check_case(const CollectiveCase& c) {
   if (c.nranks < 1) throw std::invalid_argument("collective case with " + std::to_string(c.nranks) + " ranks");

@@ -180,7 +180,7 @@ struct LtGemm::State {
   std::uint64_t seed_for(std::size_t set, int operand) const {
     // random_fill mixes its seed, so distinct values give unrelated inputs.
     // Hashing, not seed + offset: seeds 1 and 2 must not share operands.
-    return random_detail::splitmix64(options.seed) ^ random_detail::splitmix64(set * 4 + operand + 1);
+    return splitmix64(options.seed) ^ splitmix64(set * 4 + operand + 1);
   }
 };
 

@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "harness/core/splitmix64.hpp"
+
 namespace redline {
 
 template <typename T>
@@ -26,14 +28,6 @@ concept RandomIntegerType = std::same_as<T, std::int8_t> || std::same_as<T, std:
 
 namespace random_detail {
 
-// SplitMix64's output function: a cheap bijective mixer that passes BigCrush.
-__host__ __device__ inline std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // Counter-based: no generator state, so any thread (or the CPU) computes any
 // element directly and the result cannot depend on the launch shape. The seed
 // is mixed first so that neighbouring seeds give unrelated sequences rather
@@ -41,7 +35,7 @@ __host__ __device__ inline std::uint64_t splitmix64(std::uint64_t x) {
 // to be redrawn.
 __host__ __device__ inline std::uint64_t random_bits_at(std::uint64_t seed, std::uint64_t index, std::uint32_t draw) {
   const std::uint64_t key = splitmix64(splitmix64(seed) ^ draw);
-  return splitmix64(key + index * 0x9E3779B97F4A7C15ull);
+  return splitmix64(key + index * kSplitMix64Step);
 }
 
 // The top 53 bits as a double in [0, 1): every value is exact.

@@ -1,6 +1,7 @@
 // results/history.csv: appending runs, reading series back, and the trend
 // detection (step, last-run, drift) on planted series with fixed pseudo-noise.
 #include "harness/tracking/history.hpp"
+#include "harness/core/splitmix64.hpp"
 
 #include <gtest/gtest.h>
 
@@ -48,10 +49,8 @@ const Schema& schema() {
 
 // Deterministic noise in [-1, 1): splitmix64, the same on every platform.
 double noise(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
+  const std::uint64_t z = splitmix64(state);
+  state += kSplitMix64Step;
   return static_cast<double>(z >> 11) / static_cast<double>(1ULL << 52) - 1.0;
 }
 

@@ -2,6 +2,7 @@
 
 #include "harness/core/clock.hpp"
 #include "harness/core/interrupt.hpp"
+#include "harness/core/splitmix64.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -178,10 +179,7 @@ void fill_random(std::byte* data, std::size_t bytes, std::uint64_t seed, unsigne
   threads = std::max(1u, threads);
   auto fill = [&](std::size_t from, std::size_t to) {
     for (std::size_t i = from; i < to; ++i) {
-      std::uint64_t x = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-      x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-      x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-      x ^= x >> 31;
+      const std::uint64_t x = splitmix64(seed + i * kSplitMix64Step);
       std::memcpy(data + i * 8, &x, 8);
     }
   };
