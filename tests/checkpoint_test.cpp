@@ -32,28 +32,18 @@
 #include "harness/report/csv_reader.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/report/report.hpp"
+#include "tests/support.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;
+using redline::testing::TempDir;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "checkpoint_test.XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+// Every test of these suites gets a fresh temporary directory, dir_.
+class CheckpointIo : public redline::testing::TempDirTest {};
+class CheckpointStages : public redline::testing::TempDirTest {};
+class CheckpointBench : public redline::testing::TempDirTest {};
 
 AlignedBuffer random_state(std::size_t bytes, std::uint64_t seed = 7) {
   AlignedBuffer b(bytes);
@@ -138,7 +128,7 @@ TEST(CheckpointModel, YoungDaly) {
 // A persist can finish before the load's first look at `stop`. The load still
 // runs a batch first, so its rate is measured over real work: 0 would read as
 // a 100% slowdown.
-TEST(CheckpointStages, CpuLoadRunsABatchEvenWhenStopIsAlreadyTrue) {
+TEST_F(CheckpointStages, CpuLoadRunsABatchEvenWhenStopIsAlreadyTrue) {
   int asked = 0;
   const double rate = cpu_load_rate(60, [&] {
     ++asked;
@@ -150,7 +140,7 @@ TEST(CheckpointStages, CpuLoadRunsABatchEvenWhenStopIsAlreadyTrue) {
   EXPECT_GT(cpu_load_rate(0), 0);
 }
 
-TEST(CheckpointIo, Xxh64KnownValues) {
+TEST_F(CheckpointIo, Xxh64KnownValues) {
   EXPECT_EQ(xxh64("", 0), 0xEF46DB3751D8E999ull);
   EXPECT_EQ(xxh64("abc", 3), 0x44BC2CF5AD770999ull);
   std::string longer(1000, 'x');
@@ -159,39 +149,37 @@ TEST(CheckpointIo, Xxh64KnownValues) {
   EXPECT_NE(h, xxh64(longer.data(), longer.size()));
 }
 
-TEST(CheckpointIo, SaveThenRestoreRoundTrips) {
-  TempDir dir;
+TEST_F(CheckpointIo, SaveThenRestoreRoundTrips) {
   const std::size_t bytes = (8u << 20) + 123;  // an unaligned tail
   const auto state = random_state(bytes);
   for (bool direct_ok : {false, true}) {
     (void)direct_ok;
-    safe_save(dir.path(), "checkpoint.bin", state.data(), bytes, {.threads = 3, .chunk = 1u << 20, .fsync = true});
+    safe_save(dir_, "checkpoint.bin", state.data(), bytes, {.threads = 3, .chunk = 1u << 20, .fsync = true});
     AlignedBuffer into;
-    const auto r = restore_checkpoint(dir.path(), "checkpoint.bin", into, 3, 1 << 20);
+    const auto r = restore_checkpoint(dir_, "checkpoint.bin", into, 3, 1 << 20);
     EXPECT_EQ(r.bytes, bytes);
     EXPECT_EQ(std::memcmp(into.data(), state.data(), bytes), 0);
   }
-  EXPECT_FALSE(fs::exists(checkpoint_paths(dir.path(), "checkpoint.bin").temp));
+  EXPECT_FALSE(fs::exists(checkpoint_paths(dir_, "checkpoint.bin").temp));
 }
 
 // The manifest is made durable before either rename: a save that fails
 // there (here a directory blocks its temporary name) leaves the previous
 // checkpoint whole and restorable, not new data beside an old manifest.
-TEST(CheckpointIo, AManifestFailureLeavesThePreviousCheckpointRestorable) {
-  TempDir dir;
+TEST_F(CheckpointIo, AManifestFailureLeavesThePreviousCheckpointRestorable) {
   const std::size_t bytes = 1u << 20;
   const auto first = random_state(bytes, 1), second = random_state(bytes, 2);
-  safe_save(dir.path(), "checkpoint.bin", first.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true});
-  const fs::path blocker = checkpoint_paths(dir.path(), "checkpoint.bin").manifest_temp;
+  safe_save(dir_, "checkpoint.bin", first.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true});
+  const fs::path blocker = checkpoint_paths(dir_, "checkpoint.bin").manifest_temp;
   fs::create_directory(blocker);
   EXPECT_THROW(
-      safe_save(dir.path(), "checkpoint.bin", second.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true}),
+      safe_save(dir_, "checkpoint.bin", second.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true}),
       std::runtime_error);
   fs::remove(blocker);
   AlignedBuffer into;
-  ASSERT_NO_THROW(restore_checkpoint(dir.path(), "checkpoint.bin", into, 2, 1 << 20));
+  ASSERT_NO_THROW(restore_checkpoint(dir_, "checkpoint.bin", into, 2, 1 << 20));
   EXPECT_EQ(std::memcmp(into.data(), first.data(), bytes), 0) << "the previous checkpoint is the one restored";
-  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
+  const auto paths = checkpoint_paths(dir_, "checkpoint.bin");
   EXPECT_FALSE(fs::exists(paths.temp)) << "the temporary data is removed";
   EXPECT_FALSE(fs::exists(paths.previous)) << "the second name for the previous data is dropped";
 }
@@ -199,19 +187,18 @@ TEST(CheckpointIo, AManifestFailureLeavesThePreviousCheckpointRestorable) {
 // If the manifest's rename fails after the data's (here the manifest's name
 // is a non-empty directory), the previous data is renamed back under its
 // name, and the error says so.
-TEST(CheckpointIo, AFailedManifestRenamePutsThePreviousDataBack) {
-  TempDir dir;
+TEST_F(CheckpointIo, AFailedManifestRenamePutsThePreviousDataBack) {
   const std::size_t bytes = 256u << 10;
   const auto first = random_state(bytes, 1), second = random_state(bytes, 2);
-  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
-  safe_save(dir.path(), "checkpoint.bin", first.data(), bytes, {.threads = 1, .chunk = 64u << 10, .fsync = true});
+  const auto paths = checkpoint_paths(dir_, "checkpoint.bin");
+  safe_save(dir_, "checkpoint.bin", first.data(), bytes, {.threads = 1, .chunk = 64u << 10, .fsync = true});
   fs::remove(paths.manifest);
   fs::create_directories(paths.manifest / "occupied");
   try {
-    safe_save(dir.path(), "checkpoint.bin", second.data(), bytes, {.threads = 1, .chunk = 64u << 10, .fsync = true});
+    safe_save(dir_, "checkpoint.bin", second.data(), bytes, {.threads = 1, .chunk = 64u << 10, .fsync = true});
     ADD_FAILURE() << "the save should have failed at the manifest's rename";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("the previous checkpoint is back in place"), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), "the previous checkpoint is back in place");
   }
   std::ifstream in(paths.data, std::ios::binary);
   std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -222,24 +209,22 @@ TEST(CheckpointIo, AFailedManifestRenamePutsThePreviousDataBack) {
   EXPECT_FALSE(fs::exists(paths.manifest_temp));
 }
 
-TEST(CheckpointIo, DirectWriteMatchesBufferedWhenSupported) {
-  TempDir dir;
-  if (!supports_direct_io(dir.path())) GTEST_SKIP() << dir.path() << " refuses O_DIRECT";
+TEST_F(CheckpointIo, DirectWriteMatchesBufferedWhenSupported) {
+  if (!supports_direct_io(dir_)) GTEST_SKIP() << dir_ << " refuses O_DIRECT";
   const std::size_t bytes = (4u << 20) + 77;
   const auto state = random_state(bytes);
-  write_file(dir.path() / "d.bin", state.data(), bytes, {.threads = 2, .chunk = 1u << 20, .fsync = true, .direct = true});
+  write_file(dir_ / "d.bin", state.data(), bytes, {.threads = 2, .chunk = 1u << 20, .fsync = true, .direct = true});
   AlignedBuffer back(bytes);
-  EXPECT_TRUE(read_file(dir.path() / "d.bin", back.data(), bytes, true, 2, 1 << 20).direct);
+  EXPECT_TRUE(read_file(dir_ / "d.bin", back.data(), bytes, true, 2, 1 << 20).direct);
   EXPECT_EQ(std::memcmp(back.data(), state.data(), bytes), 0);
 }
 
-TEST(CheckpointIo, RefusesACorruptedByteNamingTheFileAndTheChunk) {
-  TempDir dir;
+TEST_F(CheckpointIo, RefusesACorruptedByteNamingTheFileAndTheChunk) {
   const std::size_t bytes = 1u << 20;
   const auto state = random_state(bytes);
   // 64 KiB chunks, each with its own checksum: the flipped byte's is named.
-  safe_save(dir.path(), "checkpoint.bin", state.data(), bytes, {.threads = 3, .chunk = 64u << 10, .fsync = true});
-  const fs::path data = dir.path() / "checkpoint.bin";
+  safe_save(dir_, "checkpoint.bin", state.data(), bytes, {.threads = 3, .chunk = 64u << 10, .fsync = true});
+  const fs::path data = dir_ / "checkpoint.bin";
   const std::size_t flipped = 5 * (64u << 10) + 123;
   {
     std::fstream f(data, std::ios::in | std::ios::out | std::ios::binary);
@@ -247,119 +232,113 @@ TEST(CheckpointIo, RefusesACorruptedByteNamingTheFileAndTheChunk) {
     char c = static_cast<char>(state.data()[flipped]) ^ 0x01;
     f.write(&c, 1);
   }
-  const std::string why = rejection(dir.path());
-  EXPECT_NE(why.find(data.string()), std::string::npos) << why;
-  EXPECT_NE(why.find("corrupt"), std::string::npos) << why;
-  EXPECT_NE(why.find("bytes 327680..393216"), std::string::npos) << why;
+  const std::string why = rejection(dir_);
+  EXPECT_CONTAINS(why, data.string());
+  EXPECT_CONTAINS(why, "corrupt");
+  EXPECT_CONTAINS(why, "bytes 327680..393216");
 }
 
 // A manifest whose checksums do not fit its size and chunk, or are not hex,
 // is refused naming the manifest, never half-checked.
-TEST(CheckpointIo, RefusesAMalformedManifest) {
-  TempDir dir;
+TEST_F(CheckpointIo, RefusesAMalformedManifest) {
   const auto state = random_state(3000);
-  safe_save(dir.path(), "checkpoint.bin", state.data(), 3000, {.threads = 1, .chunk = 1024, .fsync = true});
-  const fs::path manifest = dir.path() / "checkpoint.bin.manifest";
+  safe_save(dir_, "checkpoint.bin", state.data(), 3000, {.threads = 1, .chunk = 1024, .fsync = true});
+  const fs::path manifest = dir_ / "checkpoint.bin.manifest";
   const std::string h = "0123456789abcdef";
   for (const std::string& tail : {"chunk 1024\nxxh64 " + h + " " + h,                          // 2 of 3 chunks
                                   "chunk 1024\nxxh64 " + h + " " + h + " 0123456789abcdeg",   // not hex
                                   "chunk 1024\nxxh64 " + h + " " + h + " " + h + " " + h,     // one too many
                                   std::string("chunk 18446744073709551615\nxxh64")}) {  // a count that would wrap to 0
     std::ofstream(manifest) << "redline-checkpoint 2\nfile checkpoint.bin\nbytes 3000\n" << tail << "\n";
-    const std::string why = rejection(dir.path());
-    EXPECT_NE(why.find(manifest.string()), std::string::npos) << why;
-    EXPECT_NE(why.find("malformed"), std::string::npos) << why;
+    const std::string why = rejection(dir_);
+    EXPECT_CONTAINS(why, manifest.string());
+    EXPECT_CONTAINS(why, "malformed");
   }
 }
 
 // Checkpoints saved before per-chunk checksums (one XXH64 of the whole file,
 // manifest version 1) still restore, and are still refused when corrupt.
-TEST(CheckpointIo, RestoresAVersionOneManifest) {
-  TempDir dir;
+TEST_F(CheckpointIo, RestoresAVersionOneManifest) {
   const std::size_t bytes = (1u << 20) + 7;
   const auto state = random_state(bytes);
-  safe_save(dir.path(), "checkpoint.bin", state.data(), bytes, {});
+  safe_save(dir_, "checkpoint.bin", state.data(), bytes, {});
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(xxh64(state.data(), bytes)));
-  std::ofstream(dir.path() / "checkpoint.bin.manifest")
+  std::ofstream(dir_ / "checkpoint.bin.manifest")
       << "redline-checkpoint 1\nfile checkpoint.bin\nbytes " << bytes << "\nxxh64 " << hex << "\n";
   AlignedBuffer into;
-  restore_checkpoint(dir.path(), "checkpoint.bin", into, 2, 1u << 18);
+  restore_checkpoint(dir_, "checkpoint.bin", into, 2, 1u << 18);
   EXPECT_EQ(std::memcmp(into.data(), state.data(), bytes), 0);
   {
-    std::fstream f(dir.path() / "checkpoint.bin", std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(dir_ / "checkpoint.bin", std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(100);
     char c = static_cast<char>(state.data()[100]) ^ 0x01;
     f.write(&c, 1);
   }
-  EXPECT_NE(rejection(dir.path()).find("corrupt"), std::string::npos);
+  EXPECT_CONTAINS(rejection(dir_), "corrupt");
 }
 
-TEST(CheckpointIo, RefusesATruncatedFileNamingTheFile) {
-  TempDir dir;
+TEST_F(CheckpointIo, RefusesATruncatedFileNamingTheFile) {
   const std::size_t bytes = 1u << 20;
   const auto state = random_state(bytes);
-  safe_save(dir.path(), "checkpoint.bin", state.data(), bytes, {});
-  const fs::path data = dir.path() / "checkpoint.bin";
+  safe_save(dir_, "checkpoint.bin", state.data(), bytes, {});
+  const fs::path data = dir_ / "checkpoint.bin";
   fs::resize_file(data, bytes / 2);
-  const std::string why = rejection(dir.path());
-  EXPECT_NE(why.find(data.string()), std::string::npos) << why;
-  EXPECT_NE(why.find("torn"), std::string::npos) << why;
+  const std::string why = rejection(dir_);
+  EXPECT_CONTAINS(why, data.string());
+  EXPECT_CONTAINS(why, "torn");
 }
 
 // A deferred save keeps the previous data under a second name through the
 // rename (so its blocks are not freed inside the stall) until released; the
 // new checkpoint restores meanwhile, and a leftover from a crash is cleared.
-TEST(CheckpointIo, DeferredSaveKeepsThePreviousDataUntilReleased) {
-  TempDir dir;
+TEST_F(CheckpointIo, DeferredSaveKeepsThePreviousDataUntilReleased) {
   const std::size_t bytes = 1u << 20;
   const auto old_state = random_state(bytes, 1), new_state = random_state(bytes, 2);
-  safe_save(dir.path(), "checkpoint.bin", old_state.data(), bytes, {});
-  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
-  safe_save(dir.path(), "checkpoint.bin", new_state.data(), bytes, {}, PreviousData::defer);
+  safe_save(dir_, "checkpoint.bin", old_state.data(), bytes, {});
+  const auto paths = checkpoint_paths(dir_, "checkpoint.bin");
+  safe_save(dir_, "checkpoint.bin", new_state.data(), bytes, {}, PreviousData::defer);
   ASSERT_TRUE(fs::exists(paths.previous));
   std::ifstream kept(paths.previous, std::ios::binary);
   std::vector<char> previous(bytes);
   kept.read(previous.data(), static_cast<std::streamsize>(bytes));
   EXPECT_EQ(std::memcmp(previous.data(), old_state.data(), bytes), 0) << "the previous data, unchanged";
   AlignedBuffer into;
-  restore_checkpoint(dir.path(), "checkpoint.bin", into, 2, 1u << 18);
+  restore_checkpoint(dir_, "checkpoint.bin", into, 2, 1u << 18);
   EXPECT_EQ(std::memcmp(into.data(), new_state.data(), bytes), 0);
-  release_previous_checkpoint(dir.path(), "checkpoint.bin");
+  release_previous_checkpoint(dir_, "checkpoint.bin");
   EXPECT_FALSE(fs::exists(paths.previous));
   // A leftover (a save that crashed before releasing) goes before the next link.
-  safe_save(dir.path(), "checkpoint.bin", old_state.data(), bytes, {}, PreviousData::defer);
-  safe_save(dir.path(), "checkpoint.bin", new_state.data(), bytes, {}, PreviousData::defer);
+  safe_save(dir_, "checkpoint.bin", old_state.data(), bytes, {}, PreviousData::defer);
+  safe_save(dir_, "checkpoint.bin", new_state.data(), bytes, {}, PreviousData::defer);
   kept = std::ifstream(paths.previous, std::ios::binary);
   kept.read(previous.data(), static_cast<std::streamsize>(bytes));
   EXPECT_EQ(std::memcmp(previous.data(), old_state.data(), bytes), 0) << "the last previous, not the leftover";
   // The default releases inside the save.
-  safe_save(dir.path(), "checkpoint.bin", old_state.data(), bytes, {});
+  safe_save(dir_, "checkpoint.bin", old_state.data(), bytes, {});
   EXPECT_FALSE(fs::exists(paths.previous));
 }
 
-TEST(CheckpointIo, RefusesACheckpointWithoutManifest) {
-  TempDir dir;
+TEST_F(CheckpointIo, RefusesACheckpointWithoutManifest) {
   const auto state = random_state(4096);
-  safe_save(dir.path(), "checkpoint.bin", state.data(), 4096, {});
-  fs::remove(dir.path() / "checkpoint.bin.manifest");
-  const std::string why = rejection(dir.path());
-  EXPECT_NE(why.find((dir.path() / "checkpoint.bin").string()), std::string::npos) << why;
-  EXPECT_NE(why.find("no manifest"), std::string::npos) << why;
+  safe_save(dir_, "checkpoint.bin", state.data(), 4096, {});
+  fs::remove(dir_ / "checkpoint.bin.manifest");
+  const std::string why = rejection(dir_);
+  EXPECT_CONTAINS(why, (dir_ / "checkpoint.bin").string());
+  EXPECT_CONTAINS(why, "no manifest");
 }
 
-TEST(CheckpointIo, WriterKilledMidSaveLeavesNothingThatLooksComplete) {
-  TempDir dir;
+TEST_F(CheckpointIo, WriterKilledMidSaveLeavesNothingThatLooksComplete) {
   // A previous complete checkpoint: the killed save must not leave it
   // looking valid with half-new content either.
   const auto old_state = random_state(1u << 20);
-  safe_save(dir.path(), "checkpoint.bin", old_state.data(), old_state.size(), {});
-  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
+  safe_save(dir_, "checkpoint.bin", old_state.data(), old_state.size(), {});
+  const auto paths = checkpoint_paths(dir_, "checkpoint.bin");
 
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    ::execl(CHECKPOINT_WRITER_CHILD_BIN, CHECKPOINT_WRITER_CHILD_BIN, dir.path().c_str(), "checkpoint.bin",
+    ::execl(CHECKPOINT_WRITER_CHILD_BIN, CHECKPOINT_WRITER_CHILD_BIN, dir_.c_str(), "checkpoint.bin",
             std::to_string(std::size_t{1} << 30).c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
@@ -385,14 +364,13 @@ TEST(CheckpointIo, WriterKilledMidSaveLeavesNothingThatLooksComplete) {
   // restores bit for bit; the half-written file only has the hidden temp name.
   EXPECT_TRUE(fs::exists(paths.manifest));
   AlignedBuffer back(old_state.size());
-  const auto r = restore_checkpoint(dir.path(), "checkpoint.bin", back, 2, 1 << 20);
+  const auto r = restore_checkpoint(dir_, "checkpoint.bin", back, 2, 1 << 20);
   EXPECT_EQ(r.bytes, old_state.size());
   EXPECT_EQ(std::memcmp(back.data(), old_state.data(), old_state.size()), 0) << "the old checkpoint was damaged";
 }
 
-TEST(CheckpointIo, FullDiskGivesAClearErrorAndLeavesNothingPartial) {
-  TempDir dir;
-  SmallTmpfs small(dir.path() / "small");
+TEST_F(CheckpointIo, FullDiskGivesAClearErrorAndLeavesNothingPartial) {
+  SmallTmpfs small(dir_ / "small");
   if (!small.mounted()) GTEST_SKIP() << small.why_not();
   const fs::path mnt = small.path();
   const auto state = random_state(16u << 20);
@@ -401,74 +379,69 @@ TEST(CheckpointIo, FullDiskGivesAClearErrorAndLeavesNothingPartial) {
     FAIL() << "a 16 MiB save fit in an 8 MiB tmpfs";
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("No space left on device"), std::string::npos) << what;
-    EXPECT_NE(what.find(".checkpoint.bin.tmp"), std::string::npos) << what;
+    EXPECT_CONTAINS(what, "No space left on device");
+    EXPECT_CONTAINS(what, ".checkpoint.bin.tmp");
   }
   EXPECT_TRUE(fs::is_empty(mnt)) << "a failed save left files behind";
   EXPECT_FALSE(rejection(mnt).empty());
 }
 
-TEST(CheckpointBench, ArgumentValidationNamesTheFlag) {
-  TempDir dir;
-  const fs::path a_file = dir.path() / "plain_file";
+TEST_F(CheckpointBench, ArgumentValidationNamesTheFlag) {
+  const fs::path a_file = dir_ / "plain_file";
   std::ofstream(a_file) << "x";
   struct Case {
     std::vector<std::string> args;
     std::string expect;
   };
   const std::vector<Case> cases = {
-      {{"all", "--size", "0", "--dir", dir.path().string()}, "--size '0'"},
-      {{"all", "--size", "12Q", "--dir", dir.path().string()}, "--size '12Q'"},
-      {{"all", "--size", "1M", "--dir", (dir.path() / "missing").string()}, "does not exist"},
+      {{"all", "--size", "0", "--dir", dir_.string()}, "--size '0'"},
+      {{"all", "--size", "12Q", "--dir", dir_.string()}, "--size '12Q'"},
+      {{"all", "--size", "1M", "--dir", (dir_ / "missing").string()}, "does not exist"},
       {{"all", "--size", "1M", "--dir", a_file.string()}, "is not a directory"},
-      {{"all", "--size", "1M", "--dir", dir.path().string(), "--threads", "abc"}, "--threads 'abc'"},
-      {{"all", "--size", "1M", "--dir", dir.path().string(), "--mtbf", "-3"}, "--mtbf '-3'"},
-      {{"all", "--model", "7q", "--dir", dir.path().string()}, "--model '7q'"},
-      {{"all", "--size", "1M", "--dir", dir.path().string(), "--optimizer", "lion"}, "--optimizer 'lion'"},
-      {{"frobnicate", "--size", "1M", "--dir", dir.path().string()}, "COMMAND 'frobnicate'"},
-      {{"save", "--size", "1M", "--dir", dir.path().string(), "--rounds", "0"}, "--rounds '0'"},
+      {{"all", "--size", "1M", "--dir", dir_.string(), "--threads", "abc"}, "--threads 'abc'"},
+      {{"all", "--size", "1M", "--dir", dir_.string(), "--mtbf", "-3"}, "--mtbf '-3'"},
+      {{"all", "--model", "7q", "--dir", dir_.string()}, "--model '7q'"},
+      {{"all", "--size", "1M", "--dir", dir_.string(), "--optimizer", "lion"}, "--optimizer 'lion'"},
+      {{"frobnicate", "--size", "1M", "--dir", dir_.string()}, "COMMAND 'frobnicate'"},
+      {{"save", "--size", "1M", "--dir", dir_.string(), "--rounds", "0"}, "--rounds '0'"},
   };
   for (const auto& c : cases) {
     const auto r = bench(c.args);
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find(c.expect), std::string::npos) << "expected '" << c.expect << "' in: " << r.output;
+    EXPECT_CONTAINS(r.output, c.expect);
     if (c.expect.find("exist") != std::string::npos || c.expect.find("directory") != std::string::npos) {
-      EXPECT_NE(r.output.find("--dir"), std::string::npos) << r.output;
+      EXPECT_CONTAINS(r.output, "--dir");
     }
   }
 }
 
 // A directory no file can be created in is refused for a save (exit 2), and
 // a restore, which only reads, still works there: a read-only mount.
-TEST(CheckpointBench, ReadOnlyDirectoryRefusesSavesAndServesRestores) {
-  TempDir dir;
-  SmallTmpfs small(dir.path() / "ro");
+TEST_F(CheckpointBench, ReadOnlyDirectoryRefusesSavesAndServesRestores) {
+  SmallTmpfs small(dir_ / "ro");
   if (!small.mounted()) GTEST_SKIP() << small.why_not();
   const fs::path mnt = small.path();
   ASSERT_EQ(bench({"save", "--size", "1M", "--rounds", "1", "--dir", mnt.string(), "--quiet"}).exit_code, 0);
   ASSERT_EQ(::mount(nullptr, mnt.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr), 0) << std::strerror(errno);
   const auto save = bench({"save", "--size", "1M", "--dir", mnt.string()});
   EXPECT_EQ(save.exit_code, 2) << save.output;
-  EXPECT_NE(save.output.find("--dir '" + mnt.string() + "': is not writable (cannot create .redline-probe-"),
-            std::string::npos)
-      << save.output;
-  EXPECT_NE(save.output.find(": Read-only file system)"), std::string::npos) << save.output;
+  EXPECT_CONTAINS(save.output, "--dir '" + mnt.string() + "': is not writable (cannot create .redline-probe-");
+  EXPECT_CONTAINS(save.output, ": Read-only file system)");
   const auto restore = bench({"restore", "--dir", mnt.string(), "--quiet"});
   EXPECT_EQ(restore.exit_code, 0) << restore.output;
 }
 
-TEST(CheckpointBench, GpuOnlyWithoutGpuExits77) {
+TEST_F(CheckpointBench, GpuOnlyWithoutGpuExits77) {
   const auto r = bench({"gpu", "--size", "1M"});
   if (r.exit_code == 0) GTEST_SKIP() << "a GPU is usable here";
   EXPECT_EQ(r.exit_code, 77) << r.output;
-  EXPECT_NE(r.output.find("skipped"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "skipped");
 }
 
-TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
-  TempDir dir;
-  const fs::path csv = dir.path() / "out.csv";
+TEST_F(CheckpointBench, EndToEndWritesEveryStageRow) {
+  const fs::path csv = dir_ / "out.csv";
   // --keep: `all` cleans up after itself otherwise (checked at the end).
-  const auto r = bench({"all", "--size", "64M", "--dir", dir.path().string(), "--csv", csv.string(), "--quiet", "--keep"});
+  const auto r = bench({"all", "--size", "64M", "--dir", dir_.string(), "--csv", csv.string(), "--quiet", "--keep"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(csv);
   std::stringstream text;
@@ -477,8 +450,8 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
                             "save.checksum", "save.fsync_file", "save.rename", "save.fsync_dir", "save.manifest",
                             "async.snapshot", "async.persist", "async.load", "restore.read", "restore.verify",
                             "advice_sync", "advice_async", "gpu.d2h", "restore.h2d", "release_previous"})
-    EXPECT_NE(text.str().find(std::string("stage=") + stage), std::string::npos) << stage << "\n" << text.str();
-  EXPECT_TRUE(fs::exists(dir.path() / "checkpoint.bin.manifest"));
+    EXPECT_CONTAINS(text.str(), std::string("stage=") + stage);
+  EXPECT_TRUE(fs::exists(dir_ / "checkpoint.bin.manifest"));
   // Restore runs --rounds (4 by default) times too and reports the median round.
   const CsvTable t = read_csv(csv);
   bool restore_row = false;
@@ -500,14 +473,14 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
   }
   ASSERT_TRUE(sync_cost && async_cost && share);
   EXPECT_NEAR(*share, 100 * *async_cost / *sync_cost, 1e-6 * *share);
-  for (const auto& e : fs::directory_iterator(dir.path()))
-    EXPECT_EQ(e.path().filename().string().find(".redline-checkpoint-scratch"), std::string::npos) << e.path();
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_NOT_CONTAINS(e.path().filename().string(), ".redline-checkpoint-scratch");
   // restore alone re-reads and verifies what the run left.
-  const auto again = bench({"restore", "--dir", dir.path().string(), "--quiet"});
+  const auto again = bench({"restore", "--dir", dir_.string(), "--quiet"});
   EXPECT_EQ(again.exit_code, 0) << again.output;
   // and refuses it once corrupted (exit 1, naming the file).
   {
-    std::fstream f(dir.path() / "checkpoint.bin", std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(dir_ / "checkpoint.bin", std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(1000);
     char c = 0;
     f.read(&c, 1);
@@ -515,9 +488,9 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
     f.seekp(1000);
     f.write(&c, 1);
   }
-  const auto bad = bench({"restore", "--dir", dir.path().string()});
+  const auto bad = bench({"restore", "--dir", dir_.string()});
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
-  EXPECT_NE(bad.output.find((dir.path() / "checkpoint.bin").string()), std::string::npos) << bad.output;
+  EXPECT_CONTAINS(bad.output, (dir_ / "checkpoint.bin").string());
 }
 
 // The save is judged against raw writes paired with it: the save row's
@@ -525,11 +498,11 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
 // step rows come from one round, so they add up to the save row. An even
 // round count (the default, which balances the pair's order) takes the lower
 // middle round for both, and says so.
-TEST(CheckpointBench, SaveRoundsAlternateWithRawWritesAndCompareMedians) {
+TEST_F(CheckpointBench, SaveRoundsAlternateWithRawWritesAndCompareMedians) {
   for (const auto& [rounds, median] : {std::pair<std::string, std::string>{"3", "median of 3 rounds"},
                                        {"4", "median of 4 rounds (the lower middle one)"}}) {
     SCOPED_TRACE("--rounds " + rounds);
-    TempDir dir;
+    const TempDir dir("checkpoint_test");
     const fs::path csv = dir.path() / "out.csv";
     const auto r = bench(
         {"save", "--size", "16M", "--dir", dir.path().string(), "--rounds", rounds, "--csv", csv.string(), "--quiet"});
@@ -551,9 +524,9 @@ TEST(CheckpointBench, SaveRoundsAlternateWithRawWritesAndCompareMedians) {
     ASSERT_TRUE(save && paired) << "save and raw_write_paired rows";
     const double save_s = std::stod(t.value(*save, "time_s")), paired_s = std::stod(t.value(*paired, "time_s"));
     EXPECT_NEAR(std::stod(t.value(*save, "ceiling_pct")), 100 * paired_s / save_s, 1e-6 * 100 * paired_s / save_s);
-    EXPECT_NE(t.value(*save, "note").find(median), std::string::npos) << t.value(*save, "note");
-    EXPECT_NE(t.value(*paired, "note").find(median), std::string::npos) << t.value(*paired, "note");
-    if (rounds == "3") EXPECT_EQ(t.value(*save, "note").find("lower middle"), std::string::npos);
+    EXPECT_CONTAINS(t.value(*save, "note"), median);
+    EXPECT_CONTAINS(t.value(*paired, "note"), median);
+    if (rounds == "3") EXPECT_NOT_CONTAINS(t.value(*save, "note"), "lower middle");
     EXPECT_FALSE(t.value(*save, "time_cv").empty());
     // The steps are timed inside the save; only the gaps between them are not.
     EXPECT_LE(steps, save_s * (1 + 1e-9));
@@ -562,17 +535,18 @@ TEST(CheckpointBench, SaveRoundsAlternateWithRawWritesAndCompareMedians) {
 
 // Ctrl-C during the storage stages: the stage running finishes, later ones
 // do not start, the report keeps what was measured, and the exit is 128+2.
-TEST(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
-  TempDir dir;
-  const fs::path csv = dir.path() / "out.csv";
-  const fs::path data = dir.path() / "data";
+TEST_F(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
+  const fs::path csv = dir_ / "out.csv";
+  const fs::path data = dir_ / "data";
   fs::create_directory(data);
   ChildSpec spec;
-  // The signal goes once the first storage file appears, whatever the start-up took.
+  // The signal goes once the first storage stage's scratch file appears,
+  // whatever the start-up took. Not just any file: the --dir check's probe
+  // file comes earlier, before any stage has begun.
   spec.argv = {"/bin/sh", "-c",
                std::string(CHECKPOINT_BENCH_BIN) + " all --size 512M --dir " + data.string() + " --csv " +
-                   csv.string() + " --quiet & pid=$!; while [ -z \"$(ls -A " + data.string() +
-                   ")\" ]; do sleep 0.05; done; kill -INT $pid; wait $pid"};
+                   csv.string() + " --quiet & pid=$!; until ls -A " + data.string() +
+                   " | grep -q scratch; do sleep 0.05; done; kill -INT $pid; wait $pid"};
   spec.timeout_seconds = 300;
   const ChildResult r = run_child(spec);
   EXPECT_EQ(r.exit_code, 128 + SIGINT) << r.output;
@@ -593,10 +567,9 @@ TEST(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
 // A signal during the storage stages ends them after the part under way:
 // its row is kept, nothing after it runs, no save time is made up, and the
 // scratch file is gone.
-TEST(CheckpointStages, AnInterruptStopsBetweenParts) {
-  TempDir dir;
+TEST_F(CheckpointStages, AnInterruptStopsBetweenParts) {
   CheckpointConfig cfg;
-  cfg.dir = dir.path();
+  cfg.dir = dir_;
   cfg.bytes = 1 << 20;
   cfg.chunk = 1 << 20;
   std::vector<std::byte> state(cfg.bytes, std::byte{7});
@@ -607,15 +580,15 @@ TEST(CheckpointStages, AnInterruptStopsBetweenParts) {
   ASSERT_EQ(report.rows.size(), 1u);
   EXPECT_EQ(report.rows[0].param_value("stage"), "raw_write");
   EXPECT_EQ(out.save_s, 0);
-  EXPECT_TRUE(fs::is_empty(dir.path()));
+  EXPECT_TRUE(fs::is_empty(dir_));
 }
 
 // Signalled once the scratch file exists, and once `all`'s own checkpoint
 // (which it removes at its end) does.
-TEST(CheckpointBench, ASecondSignalStillRemovesTheScratchFiles) {
+TEST_F(CheckpointBench, ASecondSignalStillRemovesTheScratchFiles) {
   for (const std::string appears : {"scratch", "^redline-checkpoint-.*bin$"}) {
     SCOPED_TRACE(appears);
-    TempDir dir;
+    const TempDir dir("checkpoint_test");
     const fs::path data = dir.path() / "data";
     fs::create_directory(data);
     ChildSpec spec;
@@ -632,16 +605,15 @@ TEST(CheckpointBench, ASecondSignalStillRemovesTheScratchFiles) {
 
 // `all` writes under a name of its own and removes only that: a checkpoint
 // the user keeps in the same directory is never replaced or deleted.
-TEST(CheckpointBench, AllLeavesTheUsersCheckpointAlone) {
-  TempDir dir;
-  std::ofstream(dir.path() / "checkpoint.bin") << "mine";
-  std::ofstream(dir.path() / "checkpoint.bin.manifest") << "mine too";
-  const auto r = bench({"all", "--size", "4M", "--rounds", "1", "--dir", dir.path().string(), "--quiet"});
+TEST_F(CheckpointBench, AllLeavesTheUsersCheckpointAlone) {
+  std::ofstream(dir_ / "checkpoint.bin") << "mine";
+  std::ofstream(dir_ / "checkpoint.bin.manifest") << "mine too";
+  const auto r = bench({"all", "--size", "4M", "--rounds", "1", "--dir", dir_.string(), "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::set<std::string> left;
-  for (const auto& e : fs::directory_iterator(dir.path())) left.insert(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(dir_)) left.insert(e.path().filename().string());
   EXPECT_EQ(left, (std::set<std::string>{"checkpoint.bin", "checkpoint.bin.manifest"}));
-  std::ifstream in(dir.path() / "checkpoint.bin");
+  std::ifstream in(dir_ / "checkpoint.bin");
   std::string content;
   in >> content;
   EXPECT_EQ(content, "mine");
@@ -649,9 +621,9 @@ TEST(CheckpointBench, AllLeavesTheUsersCheckpointAlone) {
 
 // The previous checkpoint's release is measured only where there was one:
 // a single save into an empty directory frees nothing and says so.
-TEST(CheckpointBench, ReleasePreviousOnlyWhereThereWasOne) {
+TEST_F(CheckpointBench, ReleasePreviousOnlyWhereThereWasOne) {
   for (const auto& [rounds, status] : {std::pair<std::string, std::string>{"1", "skipped"}, {"2", "ok"}}) {
-    TempDir dir;
+    const TempDir dir("checkpoint_test");
     const fs::path csv = dir.path() / "out.csv";
     const auto r = bench({"save", "--size", "8M", "--dir", dir.path().string(), "--rounds", rounds, "--csv",
                           csv.string(), "--quiet"});
@@ -668,31 +640,25 @@ TEST(CheckpointBench, ReleasePreviousOnlyWhereThereWasOne) {
   }
 }
 
-TEST(CheckpointBench, AllLeavesTheDirectoryAsItFoundIt) {
-  TempDir dir;
-  const auto r = bench({"all", "--size", "8M", "--dir", dir.path().string(), "--quiet"});
+TEST_F(CheckpointBench, AllLeavesTheDirectoryAsItFoundIt) {
+  const auto r = bench({"all", "--size", "8M", "--dir", dir_.string(), "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const auto& e : fs::directory_iterator(dir.path())) ADD_FAILURE() << "left behind: " << e.path();
+  for (const auto& e : fs::directory_iterator(dir_)) ADD_FAILURE() << "left behind: " << e.path();
 }
 
-namespace {
-
-TEST(CheckpointBench, AFullDiskIsAnErrorRowAndTheReportIsKept) {
-  TempDir dir;
-  SmallTmpfs small(dir.path() / "small");
+TEST_F(CheckpointBench, AFullDiskIsAnErrorRowAndTheReportIsKept) {
+  SmallTmpfs small(dir_ / "small");
   if (!small.mounted()) GTEST_SKIP() << small.why_not();
   const fs::path mnt = small.path();
-  const fs::path csv = dir.path() / "out.csv";
+  const fs::path csv = dir_ / "out.csv";
   const auto r = bench({"all", "--size", "16M", "--dir", mnt.string(), "--csv", csv.string(), "--quiet"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   ASSERT_TRUE(fs::exists(csv)) << "the stages measured before the failure were lost\n" << r.output;
   std::ifstream in(csv);
   std::stringstream text;
   text << in.rdbuf();
-  EXPECT_NE(text.str().find("stage=save"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find(",error,"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("No space left on device"), std::string::npos) << text.str();
-  EXPECT_NE(r.output.find("warning: --dir has "), std::string::npos) << "warned before the save: " << r.output;
+  EXPECT_CONTAINS(text.str(), "stage=save");
+  EXPECT_CONTAINS(text.str(), ",error,");
+  EXPECT_CONTAINS(text.str(), "No space left on device");
+  EXPECT_CONTAINS(r.output, "warning: --dir has ");
 }
-
-}  // namespace
