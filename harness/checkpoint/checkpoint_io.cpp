@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,29 +31,10 @@ namespace {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// --- XXH64 ------------------------------------------------------------------
-constexpr std::uint64_t P1 = 0x9E3779B185EBCA87ull, P2 = 0xC2B2AE3D27D4EB4Full, P3 = 0x165667B19E3779F9ull,
-                        P4 = 0x85EBCA77C2B2AE63ull, P5 = 0x27D4EB2F165667C5ull;
-inline std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-inline std::uint64_t read64(const unsigned char* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;  // little-endian hosts only (x86-64, aarch64)
-}
-inline std::uint32_t read32(const unsigned char* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-inline std::uint64_t xxh_round(std::uint64_t acc, std::uint64_t input) {
-  acc += input * P2;
-  acc = rotl(acc, 31);
-  return acc * P1;
-}
-inline std::uint64_t xxh_merge(std::uint64_t acc, std::uint64_t val) {
-  acc ^= xxh_round(0, val);
-  return acc * P1 + P4;
-}
+// XXH64 (libxxhash): fast enough to checksum a checkpoint without becoming the
+// stall. It detects torn and corrupted files, not deliberate tampering (not
+// cryptographic). Every manifest version holds XXH64s with seed 0.
+std::uint64_t xxh64(const std::byte* data, std::size_t length) { return XXH64(data, length, 0); }
 
 // An open descriptor closed on every exit path.
 struct Fd {
@@ -118,52 +100,6 @@ std::string hex64(std::uint64_t v) {
 }
 
 }  // namespace
-
-std::uint64_t xxh64(const void* data, std::size_t length, std::uint64_t seed) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  const unsigned char* const end = p + length;
-  std::uint64_t h;
-  if (length >= 32) {
-    std::uint64_t v1 = seed + P1 + P2, v2 = seed + P2, v3 = seed, v4 = seed - P1;
-    const unsigned char* const limit = end - 32;
-    do {
-      v1 = xxh_round(v1, read64(p));
-      v2 = xxh_round(v2, read64(p + 8));
-      v3 = xxh_round(v3, read64(p + 16));
-      v4 = xxh_round(v4, read64(p + 24));
-      p += 32;
-    } while (p <= limit);
-    h = rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18);
-    h = xxh_merge(h, v1);
-    h = xxh_merge(h, v2);
-    h = xxh_merge(h, v3);
-    h = xxh_merge(h, v4);
-  } else {
-    h = seed + P5;
-  }
-  h += static_cast<std::uint64_t>(length);
-  while (p + 8 <= end) {
-    h ^= xxh_round(0, read64(p));
-    h = rotl(h, 27) * P1 + P4;
-    p += 8;
-  }
-  if (p + 4 <= end) {
-    h ^= static_cast<std::uint64_t>(read32(p)) * P1;
-    h = rotl(h, 23) * P2 + P3;
-    p += 4;
-  }
-  while (p < end) {
-    h ^= (*p) * P5;
-    h = rotl(h, 11) * P1;
-    ++p;
-  }
-  h ^= h >> 33;
-  h *= P2;
-  h ^= h >> 29;
-  h *= P3;
-  h ^= h >> 32;
-  return h;
-}
 
 AlignedBuffer::AlignedBuffer(std::size_t bytes) : size_(bytes) {
   const std::size_t rounded = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);

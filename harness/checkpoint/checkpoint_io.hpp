@@ -17,11 +17,6 @@
 
 namespace redline {
 
-// XXH64 (the xxHash 64-bit spec), implemented here: ~10 GB/s on one core,
-// fast enough to checksum a checkpoint without becoming the stall. It detects
-// torn and corrupted files, not deliberate tampering (not cryptographic).
-std::uint64_t xxh64(const void* data, std::size_t length, std::uint64_t seed = 0);
-
 // 4096-byte aligned host memory (O_DIRECT needs aligned buffers), freed on
 // every exit path.
 class AlignedBuffer {
