@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -555,8 +556,6 @@ TEST_F(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
   for (const auto& e : fs::directory_iterator(data)) ADD_FAILURE() << "left behind: " << e.path();
 }
 
-// A second signal ends the run at once (no destructors run), as `timeout`
-// does by signalling twice: the state-sized scratch files go all the same.
 // A signal during the storage stages ends them after the part under way:
 // its row is kept, nothing after it runs, no save time is made up, and the
 // scratch file is gone.
@@ -576,6 +575,38 @@ TEST_F(CheckpointStages, AnInterruptStopsBetweenParts) {
   EXPECT_TRUE(fs::is_empty(dir_));
 }
 
+// The storage stage table is the run: its stages write rows in the table's
+// order, each under its own name, and say what they measure.
+TEST_F(CheckpointStages, TheStorageStagesRunInTheTablesOrder) {
+  CheckpointConfig cfg;
+  cfg.dir = dir_;
+  cfg.bytes = 1 << 20;
+  cfg.chunk = 1 << 20;
+  cfg.rounds = 2;
+  const auto state = random_state(cfg.bytes);
+  Report report;
+  const StorageResults out = run_storage_stages(cfg, state.data(), report);
+  EXPECT_GT(out.save_s, 0);
+  std::vector<std::string> table, first_seen;
+  for (const StorageStage& stage : storage_stages()) {
+    table.emplace_back(stage.name);
+    EXPECT_FALSE(stage.measures.empty()) << stage.name;
+  }
+  for (const Row& row : report.rows) {
+    const std::string stage = row.param_value("stage").value_or("");
+    if (std::find(table.begin(), table.end(), stage) != table.end() &&
+        std::find(first_seen.begin(), first_seen.end(), stage) == first_seen.end())
+      first_seen.push_back(stage);
+  }
+  EXPECT_EQ(first_seen, table);
+  // What is left: the checkpoint and its manifest; the scratch files are gone.
+  std::set<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir_)) left.insert(e.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{"checkpoint.bin", "checkpoint.bin.manifest"}));
+}
+
+// A second signal ends the run at once (no destructors run), as `timeout`
+// does by signalling twice: the state-sized scratch files go all the same.
 // Signalled once the scratch file exists, and once `all`'s own checkpoint
 // (which it removes at its end) does.
 TEST_F(CheckpointBench, ASecondSignalStillRemovesTheScratchFiles) {
