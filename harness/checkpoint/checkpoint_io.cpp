@@ -250,6 +250,72 @@ double release_previous_checkpoint(const fs::path& dir, const std::string& name)
   return steady_seconds() - t;
 }
 
+namespace {
+
+// Version 2: the data's name and size, then an XXH64 per chunk.
+std::string manifest_text(const std::string& name, std::size_t bytes, const ChunkChecksums& checksums) {
+  std::ostringstream manifest;
+  manifest << "redline-checkpoint 2\nfile " << name << "\nbytes " << bytes << "\nchunk " << checksums.chunk
+           << "\nxxh64";
+  for (std::uint64_t h : checksums.xxh64) manifest << ' ' << hex64(h);
+  manifest << "\n";
+  return manifest.str();
+}
+
+// How far the renames got, for the clean-up after a failure.
+struct Renames {
+  bool linked = false;        // the previous data also has its second name
+  bool data_renamed = false;  // the new data is under the checkpoint's name
+};
+
+// The manifest's rename failed after the data's. The old manifest is still in
+// place: put the old data back beside it, durably, so the previous checkpoint
+// stays whole; the error says what became of it.
+[[noreturn]] void put_previous_back(const fs::path& dir, const CheckpointPaths& paths, Renames& renames, int err) {
+  std::string what = "renaming " + paths.manifest_temp.string() + " to " + paths.manifest.string() +
+                     " failed: " + errno_text(err);
+  if (renames.linked && ::rename(paths.previous.c_str(), paths.data.c_str()) == 0) {
+    renames.linked = false;
+    try {
+      fsync_directory(dir);
+    } catch (const std::exception&) {
+      // The data is back under its name; only its durability is unsure.
+    }
+    what += "; the previous checkpoint is back in place";
+  } else if (renames.linked) {
+    what += "; the previous checkpoint's data is kept as " + paths.previous.string();
+  }
+  throw std::runtime_error(what);
+}
+
+// A second name for the previous data (a leftover of a crashed save goes
+// first): the data's rename then does not free its blocks inside the stall,
+// and a manifest rename that fails can put it back. Where hard links are
+// refused, the rename frees it as before. Then the data and the manifest are
+// renamed in, back to back.
+void rename_into_place(const fs::path& dir, const std::string& name, const CheckpointPaths& paths,
+                       Renames& renames) {
+  release_previous_checkpoint(dir, name);
+  renames.linked = ::link(paths.data.c_str(), paths.previous.c_str()) == 0;
+  if (::rename(paths.temp.c_str(), paths.data.c_str()) != 0)
+    throw std::runtime_error("renaming " + paths.temp.string() + " to " + paths.data.string() +
+                             " failed: " + errno_text(errno));
+  renames.data_renamed = true;
+  if (::rename(paths.manifest_temp.c_str(), paths.manifest.c_str()) != 0) put_previous_back(dir, paths, renames, errno);
+}
+
+// After a failed save: the temporary files go, and the second name of the
+// previous data goes when the data's own name still holds that data (nothing
+// was renamed); after a failed put-back it is the last copy.
+void remove_failed_save(const CheckpointPaths& paths, const Renames& renames) {
+  std::error_code ec;
+  fs::remove(paths.temp, ec);
+  fs::remove(paths.manifest_temp, ec);
+  if (renames.linked && !renames.data_renamed) fs::remove(paths.previous, ec);
+}
+
+}  // namespace
+
 SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byte* data, std::size_t bytes,
                     const WriteOptions& options, PreviousData previous) {
   const CheckpointPaths paths = checkpoint_paths(dir, name);
@@ -265,12 +331,9 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
   // between them (or the filesystem reordering them before the directory
   // fsync) leaves data and manifest that disagree, which restore refuses; it
   // never accepts a mismatch.
-  std::error_code ec;
-
-  double t = 0;
-  ChunkChecksums checksums;
-  bool linked = false, data_renamed = false;
+  Renames renames;
   try {
+    ChunkChecksums checksums;
     const WriteTimes w = write_file(paths.temp, data, bytes, options, &checksums);
     steps.write_s = w.write_s;
     steps.fsync_file_s = w.fsync_s;
@@ -278,59 +341,22 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
         std::max<std::size_t>(1, std::min<std::size_t>(options.threads, checksums.xxh64.size()));
     steps.checksum_s = checksums.hashing_s / static_cast<double>(writers);
 
-    t = steady_seconds();
-    std::ostringstream manifest;
-    manifest << "redline-checkpoint 2\nfile " << name << "\nbytes " << bytes << "\nchunk " << checksums.chunk
-             << "\nxxh64";
-    for (std::uint64_t h : checksums.xxh64) manifest << ' ' << hex64(h);
-    manifest << "\n";
+    double t = steady_seconds();
     // Always fsynced: --no-fsync leaves only the data's fsync out.
-    write_durably(paths.manifest_temp, manifest.str());
+    write_durably(paths.manifest_temp, manifest_text(name, bytes, checksums));
     steps.manifest_s = steady_seconds() - t;
 
     t = steady_seconds();
-    // A second name for the previous data (a leftover of a crashed save goes
-    // first): the rename below then does not free its blocks inside the
-    // stall, and a manifest rename that fails can put it back. Where hard
-    // links are refused, the rename frees it as before.
-    release_previous_checkpoint(dir, name);
-    linked = ::link(paths.data.c_str(), paths.previous.c_str()) == 0;
-    steps.kept_previous = linked;
-    if (::rename(paths.temp.c_str(), paths.data.c_str()) != 0)
-      throw std::runtime_error("renaming " + paths.temp.string() + " to " + paths.data.string() +
-                               " failed: " + errno_text(errno));
-    data_renamed = true;
-    if (::rename(paths.manifest_temp.c_str(), paths.manifest.c_str()) != 0) {
-      const int err = errno;
-      std::string what = "renaming " + paths.manifest_temp.string() + " to " + paths.manifest.string() +
-                         " failed: " + errno_text(err);
-      // The old manifest is still in place: put the old data back beside it,
-      // durably, so the previous checkpoint stays whole.
-      if (linked && ::rename(paths.previous.c_str(), paths.data.c_str()) == 0) {
-        linked = false;
-        try {
-          fsync_directory(dir);
-        } catch (const std::exception&) {
-          // The data is back under its name; only its durability is unsure.
-        }
-        what += "; the previous checkpoint is back in place";
-      } else if (linked) {
-        what += "; the previous checkpoint's data is kept as " + paths.previous.string();
-      }
-      throw std::runtime_error(what);
-    }
+    rename_into_place(dir, name, paths, renames);
+    steps.kept_previous = renames.linked;
     steps.rename_s = steady_seconds() - t;
   } catch (...) {
-    fs::remove(paths.temp, ec);
-    fs::remove(paths.manifest_temp, ec);
-    // The second name goes when the data's own name still holds that data
-    // (nothing was renamed); after a failed put-back it is the last copy.
-    if (linked && !data_renamed) fs::remove(paths.previous, ec);
+    remove_failed_save(paths, renames);
     throw;
   }
   // One directory fsync makes both renames durable; it is the manifest's, so
   // --no-fsync keeps it too.
-  t = steady_seconds();
+  const double t = steady_seconds();
   fsync_directory(dir);
   steps.fsync_dir_s = steady_seconds() - t;
   if (previous == PreviousData::release) {
