@@ -39,7 +39,7 @@ struct Flags {
   std::string size, params, model, optimizer = "adam", dir;
   std::string threads = "4", chunk = "64M", rounds = "4";
   std::string mtbf, gpu_mtbf, gpus;
-  bool no_fsync = false, keep = false;
+  bool no_fsync = false, keep = false, overwrite = false;
   OutputOptions output;
 };
 
@@ -116,6 +116,12 @@ Plan to_plan(const Flags& f) {
   // write checkpoint.bin, the name a later `restore` reads.
   p.own_checkpoint = p.save && p.restore && !f.keep;
   if (p.own_checkpoint) p.cfg.name = "redline-checkpoint-" + host_and_pid() + ".bin";
+  // A benchmark never destroys a file it did not create: checkpoint.bin may
+  // replace only a checkpoint redline saved, unless the user says so.
+  if (p.save && !p.own_checkpoint && !f.overwrite)
+    if (const auto problem = foreign_checkpoint_problem(p.cfg.dir, p.cfg.name))
+      throw UsageError("--dir", f.dir,
+                       *problem + ": refusing to replace a file redline did not write (--overwrite replaces it)");
   p.cfg.rounds = static_cast<unsigned>(parse_count_between("--rounds", f.rounds, 1, 100));
 
   if (!f.mtbf.empty() && !f.gpu_mtbf.empty())
@@ -216,6 +222,8 @@ int main(int argc, char** argv) {
   app.add_option("--dir", f.dir, "Directory on the storage to measure (checkpoint.bin is left there)")->type_name("PATH");
   app.add_flag("--no-fsync", f.no_fsync, "Save without the data's fsync (NOT durable): shows what it costs");
   app.add_flag("--keep", f.keep, "With all: keep the checkpoint in --dir (save alone always keeps it)");
+  app.add_flag("--overwrite", f.overwrite,
+               "Replace a checkpoint.bin in --dir that redline did not save (refused otherwise)");
   app.add_option("--threads", f.threads, "Writer/reader threads of the save and restore (default 4)");
   app.add_option("--chunk", f.chunk, "Bytes per write/read call (default 64M)")->type_name("SIZE");
   app.add_option("--rounds", f.rounds,

@@ -85,6 +85,17 @@ class SmallTmpfs {
   std::string why_not_;
 };
 
+std::string content_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::set<std::string> names_in(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
 ChildResult bench(std::vector<std::string> args) {
   ChildSpec spec;
   spec.argv = {CHECKPOINT_BENCH_BIN};
@@ -192,8 +203,7 @@ TEST_F(CheckpointIo, AFailedManifestRenamePutsThePreviousDataBack) {
   } catch (const std::runtime_error& e) {
     EXPECT_CONTAINS(e.what(), "the previous checkpoint is back in place");
   }
-  std::ifstream in(paths.data, std::ios::binary);
-  std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string back = content_of(paths.data);
   ASSERT_EQ(back.size(), bytes);
   EXPECT_EQ(std::memcmp(back.data(), first.data(), bytes), 0) << "the data under the checkpoint's name is the previous";
   EXPECT_FALSE(fs::exists(paths.previous));
@@ -322,6 +332,38 @@ TEST_F(CheckpointIo, RefusesACheckpointWithoutManifest) {
   EXPECT_CONTAINS(why, "no manifest");
 }
 
+// A save may replace a redline checkpoint, never a file redline did not
+// write: each way the checkpoint's names can be taken is told apart, naming
+// the file.
+TEST_F(CheckpointIo, ForeignCheckpointProblemNamesAFileRedlineDidNotWrite) {
+  const auto paths = checkpoint_paths(dir_, "checkpoint.bin");
+  const std::string data = paths.data.string(), manifest = paths.manifest.string();
+  auto problem = [&] { return foreign_checkpoint_problem(dir_, "checkpoint.bin").value_or(""); };
+  EXPECT_EQ(problem(), "") << "nothing there";
+  const auto state = random_state(4096);
+  safe_save(dir_, "checkpoint.bin", state.data(), state.size(), {});
+  EXPECT_EQ(problem(), "") << "a redline checkpoint";
+  fs::remove(paths.data);
+  EXPECT_EQ(problem(), "") << "a redline manifest whose data is gone";
+
+  std::ofstream(paths.data) << "mine";  // the user's file, beside a redline manifest
+  EXPECT_EQ(problem(), data + " is not the checkpoint its redline manifest describes (4 bytes, the manifest says 4096)");
+  fs::remove(paths.manifest);
+  EXPECT_EQ(problem(), data + " exists without a redline manifest (checkpoint.bin.manifest)");
+  std::ofstream(paths.manifest) << "my notes";
+  EXPECT_EQ(problem(), data + " exists and " + manifest + " is not a redline manifest of it");
+  fs::remove(paths.data);
+  EXPECT_EQ(problem(), manifest + " exists and is not a redline manifest");
+  fs::remove(paths.manifest);
+
+  fs::create_directory(paths.data);
+  EXPECT_EQ(problem(), data + " exists and is not a file");
+  fs::remove(paths.data);
+  safe_save(dir_, "real.bin", state.data(), state.size(), {});
+  fs::create_symlink(dir_ / "real.bin", paths.data);
+  EXPECT_EQ(problem(), data + " exists and is not a file") << "a link is the user's, wherever it points";
+}
+
 TEST_F(CheckpointIo, WriterKilledMidSaveLeavesNothingThatLooksComplete) {
   // A previous complete checkpoint: the killed save must not leave it
   // looking valid with half-new content either.
@@ -374,7 +416,7 @@ TEST_F(CheckpointIo, FullDiskGivesAClearErrorAndLeavesNothingPartial) {
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
     EXPECT_CONTAINS(what, "No space left on device");
-    EXPECT_CONTAINS(what, ".checkpoint.bin.tmp");
+    EXPECT_CONTAINS(what, ".checkpoint.bin.redline-tmp");
   }
   EXPECT_TRUE(fs::is_empty(mnt)) << "a failed save left files behind";
   EXPECT_FALSE(rejection(mnt).empty());
@@ -600,9 +642,7 @@ TEST_F(CheckpointStages, TheStorageStagesRunInTheTablesOrder) {
   }
   EXPECT_EQ(first_seen, table);
   // What is left: the checkpoint and its manifest; the scratch files are gone.
-  std::set<std::string> left;
-  for (const auto& e : fs::directory_iterator(dir_)) left.insert(e.path().filename().string());
-  EXPECT_EQ(left, (std::set<std::string>{"checkpoint.bin", "checkpoint.bin.manifest"}));
+  EXPECT_EQ(names_in(dir_), (std::set<std::string>{"checkpoint.bin", "checkpoint.bin.manifest"}));
 }
 
 // A second signal ends the run at once (no destructors run), as `timeout`
@@ -634,13 +674,50 @@ TEST_F(CheckpointBench, AllLeavesTheUsersCheckpointAlone) {
   std::ofstream(dir_ / "checkpoint.bin.manifest") << "mine too";
   const auto r = bench({"all", "--size", "4M", "--rounds", "1", "--dir", dir_.string(), "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::set<std::string> left;
-  for (const auto& e : fs::directory_iterator(dir_)) left.insert(e.path().filename().string());
-  EXPECT_EQ(left, (std::set<std::string>{"checkpoint.bin", "checkpoint.bin.manifest"}));
-  std::ifstream in(dir_ / "checkpoint.bin");
-  std::string content;
-  in >> content;
-  EXPECT_EQ(content, "mine");
+  EXPECT_EQ(names_in(dir_), (std::set<std::string>{"checkpoint.bin", "checkpoint.bin.manifest"}));
+  EXPECT_EQ(content_of(dir_ / "checkpoint.bin"), "mine");
+}
+
+// A checkpoint.bin that redline did not save is never replaced: `save` and
+// `all --keep` (which write that name) refuse with exit 2 naming the file and
+// touch nothing; --overwrite replaces it, and the checkpoint then written is
+// redline's own, which later saves replace without being told.
+TEST_F(CheckpointBench, SaveRefusesToReplaceAFileItDidNotWrite) {
+  const fs::path mine = dir_ / "checkpoint.bin";
+  std::ofstream(mine) << "my model";
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"save"}, {"all", "--keep"}}) {
+    SCOPED_TRACE(command.front());
+    std::vector<std::string> args = command;
+    args.insert(args.end(), {"--size", "1M", "--rounds", "1", "--dir", dir_.string()});
+    const auto r = bench(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_CONTAINS(r.output, "--dir '" + dir_.string() + "': " + mine.string() + " exists without a redline manifest");
+    EXPECT_CONTAINS(r.output, "--overwrite");
+    EXPECT_EQ(content_of(mine), "my model");
+    EXPECT_EQ(names_in(dir_), std::set<std::string>{"checkpoint.bin"});
+  }
+  const auto replaced = bench({"save", "--size", "1M", "--rounds", "1", "--dir", dir_.string(), "--overwrite", "--quiet"});
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.output;
+  EXPECT_EQ(fs::file_size(mine), 1u << 20);
+  const auto again = bench({"save", "--size", "2M", "--rounds", "1", "--dir", dir_.string(), "--quiet"});
+  EXPECT_EQ(again.exit_code, 0) << "redline's own checkpoint is replaced without --overwrite\n" << again.output;
+  EXPECT_EQ(bench({"restore", "--dir", dir_.string(), "--quiet"}).exit_code, 0);
+}
+
+// The save's own files have names that say redline: files of the user's with
+// the generic names a save could have used (.checkpoint.bin.tmp,
+// .checkpoint.bin.previous, ...) are neither replaced nor removed, over
+// rounds that write, rename and free a previous checkpoint.
+TEST_F(CheckpointBench, SaveLeavesTheUsersOtherFilesAlone) {
+  const std::vector<std::string> theirs = {".checkpoint.bin.tmp", ".checkpoint.bin.manifest.tmp",
+                                           ".checkpoint.bin.previous", "checkpoint.bin.tmp", "notes.txt"};
+  for (const auto& name : theirs) std::ofstream(dir_ / name) << "user's " << name;
+  const auto r = bench({"all", "--keep", "--size", "1M", "--rounds", "2", "--dir", dir_.string(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const auto& name : theirs) EXPECT_EQ(content_of(dir_ / name), "user's " + name);
+  std::set<std::string> expected(theirs.begin(), theirs.end());
+  expected.insert({"checkpoint.bin", "checkpoint.bin.manifest"});
+  EXPECT_EQ(names_in(dir_), expected);
 }
 
 // The previous checkpoint's release is measured only where there was one:

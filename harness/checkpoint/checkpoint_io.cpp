@@ -219,7 +219,7 @@ ReadTimes read_file(const fs::path& path, std::byte* into, std::size_t bytes, bo
 }
 
 bool supports_direct_io(const fs::path& dir) {
-  const fs::path probe = dir / (".redline-direct-probe-" + std::to_string(::getpid()));
+  const fs::path probe = dir / (".redline-direct-probe-" + host_and_pid());
   Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644));
   const bool ok = fd.fd >= 0;
   if (ok || errno != ENOENT) ::unlink(probe.c_str());
@@ -238,8 +238,35 @@ std::optional<std::string> directory_problem(const fs::path& dir, bool writes) {
 }
 
 CheckpointPaths checkpoint_paths(const fs::path& dir, const std::string& name) {
-  return {dir / name, dir / ("." + name + ".tmp"), dir / (name + ".manifest"), dir / ("." + name + ".manifest.tmp"),
-          dir / ("." + name + ".previous")};
+  return {dir / name, dir / ("." + name + ".redline-tmp"), dir / (name + ".manifest"),
+          dir / ("." + name + ".manifest.redline-tmp"), dir / ("." + name + ".redline-previous")};
+}
+
+std::optional<std::string> foreign_checkpoint_problem(const fs::path& dir, const std::string& name) {
+  const CheckpointPaths paths = checkpoint_paths(dir, name);
+  std::error_code ec;
+  // symlink_status: a link in the checkpoint's place is the user's, wherever it points.
+  const auto data = fs::symlink_status(paths.data, ec), manifest = fs::symlink_status(paths.manifest, ec);
+  if (!fs::exists(data) && !fs::exists(manifest)) return std::nullopt;
+  if (fs::exists(data) && !fs::is_regular_file(data)) return paths.data.string() + " exists and is not a file";
+  if (!fs::exists(manifest))
+    return paths.data.string() + " exists without a redline manifest (" + paths.manifest.filename().string() + ")";
+  const std::string not_a_redline_manifest =
+      fs::exists(data) ? paths.data.string() + " exists and " + paths.manifest.string() + " is not a redline manifest of it"
+                       : paths.manifest.string() + " exists and is not a redline manifest";
+  if (!fs::is_regular_file(manifest)) return not_a_redline_manifest;
+  Manifest m;
+  try {
+    m = read_manifest(dir, name);
+  } catch (const CheckpointRejected&) {
+    return not_a_redline_manifest;
+  }
+  if (!fs::exists(data)) return std::nullopt;  // a redline manifest whose data is gone
+  const auto size = fs::file_size(paths.data, ec);
+  if (ec || size != m.bytes)
+    return paths.data.string() + " is not the checkpoint its redline manifest describes (" + std::to_string(size) +
+           " bytes, the manifest says " + std::to_string(m.bytes) + ")";
+  return std::nullopt;
 }
 
 double release_previous_checkpoint(const fs::path& dir, const std::string& name) {
