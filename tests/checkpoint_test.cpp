@@ -1,8 +1,9 @@
 // checkpoint_bench's model, safety and failure paths on real files with real
 // fsync in a temporary directory: the state-size model, the Young/Daly
-// numbers, the async save's CPU load, checksum refusal, a writer killed
-// mid-save, a full disk, argument validation, and an end-to-end run. No
-// timing assertions.
+// numbers, the async save's CPU load, checksum refusal, manifests written by
+// older versions, a writer killed mid-save, a full disk, the storage stage
+// table, argument validation, files of the user's that a save must not
+// replace, and an end-to-end run. No timing assertions.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
