@@ -16,6 +16,22 @@ endmacro()
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
 
+# --- xxHash: the checkpoint room's checksums (required) --------------------------
+# xxHash's own CMake package where it was installed from source; Debian's
+# libxxhash-dev ships only the header and the library, found here.
+find_package(xxHash CONFIG QUIET)
+if(NOT TARGET xxHash::xxhash)
+  find_path(XXHASH_INCLUDE_DIR xxhash.h)
+  find_library(XXHASH_LIBRARY xxhash)
+  if(NOT XXHASH_INCLUDE_DIR OR NOT XXHASH_LIBRARY)
+    message(FATAL_ERROR "xxhash.h and libxxhash not found: install libxxhash-dev (scripts/setup does), "
+                        "or set XXHASH_INCLUDE_DIR and XXHASH_LIBRARY")
+  endif()
+  add_library(xxHash::xxhash UNKNOWN IMPORTED)
+  set_target_properties(xxHash::xxhash PROPERTIES IMPORTED_LOCATION "${XXHASH_LIBRARY}"
+                                                  INTERFACE_INCLUDE_DIRECTORIES "${XXHASH_INCLUDE_DIR}")
+endif()
+
 # --- CUDA: enabled when nvcc is found ------------------------------------------
 set(REDLINE_HAVE_CUDA OFF)
 if(REDLINE_ENABLE_CUDA)

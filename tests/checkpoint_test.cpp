@@ -1,14 +1,16 @@
 // checkpoint_bench's model, safety and failure paths on real files with real
 // fsync in a temporary directory: the state-size model, the Young/Daly
-// numbers, the async save's CPU load, checksum refusal, a writer killed
-// mid-save, a full disk, argument validation, and an end-to-end run. No
-// timing assertions.
+// numbers, the async save's CPU load, checksum refusal, manifests written by
+// older versions, a writer killed mid-save, a full disk, the storage stage
+// table, argument validation, files of the user's that a save must not
+// replace, and an end-to-end run. No timing assertions.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -32,28 +34,18 @@
 #include "harness/report/csv_reader.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/report/report.hpp"
+#include "tests/support.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;
+using redline::testing::TempDir;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "checkpoint_test.XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+// Every test of these suites gets a fresh temporary directory, dir_.
+class CheckpointIo : public redline::testing::TempDirTest {};
+class CheckpointStages : public redline::testing::TempDirTest {};
+class CheckpointBench : public redline::testing::TempDirTest {};
 
 AlignedBuffer random_state(std::size_t bytes, std::uint64_t seed = 7) {
   AlignedBuffer b(bytes);
@@ -93,6 +85,17 @@ class SmallTmpfs {
   bool mounted_ = false;
   std::string why_not_;
 };
+
+std::string content_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::set<std::string> names_in(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
 
 ChildResult bench(std::vector<std::string> args) {
   ChildSpec spec;
@@ -138,7 +141,7 @@ TEST(CheckpointModel, YoungDaly) {
 // A persist can finish before the load's first look at `stop`. The load still
 // runs a batch first, so its rate is measured over real work: 0 would read as
 // a 100% slowdown.
-TEST(CheckpointStages, CpuLoadRunsABatchEvenWhenStopIsAlreadyTrue) {
+TEST_F(CheckpointStages, CpuLoadRunsABatchEvenWhenStopIsAlreadyTrue) {
   int asked = 0;
   const double rate = cpu_load_rate(60, [&] {
     ++asked;
@@ -150,48 +153,37 @@ TEST(CheckpointStages, CpuLoadRunsABatchEvenWhenStopIsAlreadyTrue) {
   EXPECT_GT(cpu_load_rate(0), 0);
 }
 
-TEST(CheckpointIo, Xxh64KnownValues) {
-  EXPECT_EQ(xxh64("", 0), 0xEF46DB3751D8E999ull);
-  EXPECT_EQ(xxh64("abc", 3), 0x44BC2CF5AD770999ull);
-  std::string longer(1000, 'x');
-  const auto h = xxh64(longer.data(), longer.size());
-  longer[500] = 'y';
-  EXPECT_NE(h, xxh64(longer.data(), longer.size()));
-}
-
-TEST(CheckpointIo, SaveThenRestoreRoundTrips) {
-  TempDir dir;
+TEST_F(CheckpointIo, SaveThenRestoreRoundTrips) {
   const std::size_t bytes = (8u << 20) + 123;  // an unaligned tail
   const auto state = random_state(bytes);
   for (bool direct_ok : {false, true}) {
     (void)direct_ok;
-    safe_save(dir.path(), "checkpoint.bin", state.data(), bytes, {.threads = 3, .chunk = 1u << 20, .fsync = true});
+    safe_save(dir_, "checkpoint.bin", state.data(), bytes, {.threads = 3, .chunk = 1u << 20, .fsync = true});
     AlignedBuffer into;
-    const auto r = restore_checkpoint(dir.path(), "checkpoint.bin", into, 3, 1 << 20);
+    const auto r = restore_checkpoint(dir_, "checkpoint.bin", into, 3, 1 << 20);
     EXPECT_EQ(r.bytes, bytes);
     EXPECT_EQ(std::memcmp(into.data(), state.data(), bytes), 0);
   }
-  EXPECT_FALSE(fs::exists(checkpoint_paths(dir.path(), "checkpoint.bin").temp));
+  EXPECT_FALSE(fs::exists(checkpoint_paths(dir_, "checkpoint.bin").temp));
 }
 
 // The manifest is made durable before either rename: a save that fails
 // there (here a directory blocks its temporary name) leaves the previous
 // checkpoint whole and restorable, not new data beside an old manifest.
-TEST(CheckpointIo, AManifestFailureLeavesThePreviousCheckpointRestorable) {
-  TempDir dir;
+TEST_F(CheckpointIo, AManifestFailureLeavesThePreviousCheckpointRestorable) {
   const std::size_t bytes = 1u << 20;
   const auto first = random_state(bytes, 1), second = random_state(bytes, 2);
-  safe_save(dir.path(), "checkpoint.bin", first.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true});
-  const fs::path blocker = checkpoint_paths(dir.path(), "checkpoint.bin").manifest_temp;
+  safe_save(dir_, "checkpoint.bin", first.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true});
+  const fs::path blocker = checkpoint_paths(dir_, "checkpoint.bin").manifest_temp;
   fs::create_directory(blocker);
   EXPECT_THROW(
-      safe_save(dir.path(), "checkpoint.bin", second.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true}),
+      safe_save(dir_, "checkpoint.bin", second.data(), bytes, {.threads = 2, .chunk = 256u << 10, .fsync = true}),
       std::runtime_error);
   fs::remove(blocker);
   AlignedBuffer into;
-  ASSERT_NO_THROW(restore_checkpoint(dir.path(), "checkpoint.bin", into, 2, 1 << 20));
+  ASSERT_NO_THROW(restore_checkpoint(dir_, "checkpoint.bin", into, 2, 1 << 20));
   EXPECT_EQ(std::memcmp(into.data(), first.data(), bytes), 0) << "the previous checkpoint is the one restored";
-  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
+  const auto paths = checkpoint_paths(dir_, "checkpoint.bin");
   EXPECT_FALSE(fs::exists(paths.temp)) << "the temporary data is removed";
   EXPECT_FALSE(fs::exists(paths.previous)) << "the second name for the previous data is dropped";
 }
@@ -199,22 +191,20 @@ TEST(CheckpointIo, AManifestFailureLeavesThePreviousCheckpointRestorable) {
 // If the manifest's rename fails after the data's (here the manifest's name
 // is a non-empty directory), the previous data is renamed back under its
 // name, and the error says so.
-TEST(CheckpointIo, AFailedManifestRenamePutsThePreviousDataBack) {
-  TempDir dir;
+TEST_F(CheckpointIo, AFailedManifestRenamePutsThePreviousDataBack) {
   const std::size_t bytes = 256u << 10;
   const auto first = random_state(bytes, 1), second = random_state(bytes, 2);
-  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
-  safe_save(dir.path(), "checkpoint.bin", first.data(), bytes, {.threads = 1, .chunk = 64u << 10, .fsync = true});
+  const auto paths = checkpoint_paths(dir_, "checkpoint.bin");
+  safe_save(dir_, "checkpoint.bin", first.data(), bytes, {.threads = 1, .chunk = 64u << 10, .fsync = true});
   fs::remove(paths.manifest);
   fs::create_directories(paths.manifest / "occupied");
   try {
-    safe_save(dir.path(), "checkpoint.bin", second.data(), bytes, {.threads = 1, .chunk = 64u << 10, .fsync = true});
+    safe_save(dir_, "checkpoint.bin", second.data(), bytes, {.threads = 1, .chunk = 64u << 10, .fsync = true});
     ADD_FAILURE() << "the save should have failed at the manifest's rename";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("the previous checkpoint is back in place"), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), "the previous checkpoint is back in place");
   }
-  std::ifstream in(paths.data, std::ios::binary);
-  std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string back = content_of(paths.data);
   ASSERT_EQ(back.size(), bytes);
   EXPECT_EQ(std::memcmp(back.data(), first.data(), bytes), 0) << "the data under the checkpoint's name is the previous";
   EXPECT_FALSE(fs::exists(paths.previous));
@@ -222,24 +212,22 @@ TEST(CheckpointIo, AFailedManifestRenamePutsThePreviousDataBack) {
   EXPECT_FALSE(fs::exists(paths.manifest_temp));
 }
 
-TEST(CheckpointIo, DirectWriteMatchesBufferedWhenSupported) {
-  TempDir dir;
-  if (!supports_direct_io(dir.path())) GTEST_SKIP() << dir.path() << " refuses O_DIRECT";
+TEST_F(CheckpointIo, DirectWriteMatchesBufferedWhenSupported) {
+  if (!supports_direct_io(dir_)) GTEST_SKIP() << dir_ << " refuses O_DIRECT";
   const std::size_t bytes = (4u << 20) + 77;
   const auto state = random_state(bytes);
-  write_file(dir.path() / "d.bin", state.data(), bytes, {.threads = 2, .chunk = 1u << 20, .fsync = true, .direct = true});
+  write_file(dir_ / "d.bin", state.data(), bytes, {.threads = 2, .chunk = 1u << 20, .fsync = true, .direct = true});
   AlignedBuffer back(bytes);
-  EXPECT_TRUE(read_file(dir.path() / "d.bin", back.data(), bytes, true, 2, 1 << 20).direct);
+  EXPECT_TRUE(read_file(dir_ / "d.bin", back.data(), bytes, true, 2, 1 << 20).direct);
   EXPECT_EQ(std::memcmp(back.data(), state.data(), bytes), 0);
 }
 
-TEST(CheckpointIo, RefusesACorruptedByteNamingTheFileAndTheChunk) {
-  TempDir dir;
+TEST_F(CheckpointIo, RefusesACorruptedByteNamingTheFileAndTheChunk) {
   const std::size_t bytes = 1u << 20;
   const auto state = random_state(bytes);
   // 64 KiB chunks, each with its own checksum: the flipped byte's is named.
-  safe_save(dir.path(), "checkpoint.bin", state.data(), bytes, {.threads = 3, .chunk = 64u << 10, .fsync = true});
-  const fs::path data = dir.path() / "checkpoint.bin";
+  safe_save(dir_, "checkpoint.bin", state.data(), bytes, {.threads = 3, .chunk = 64u << 10, .fsync = true});
+  const fs::path data = dir_ / "checkpoint.bin";
   const std::size_t flipped = 5 * (64u << 10) + 123;
   {
     std::fstream f(data, std::ios::in | std::ios::out | std::ios::binary);
@@ -247,119 +235,147 @@ TEST(CheckpointIo, RefusesACorruptedByteNamingTheFileAndTheChunk) {
     char c = static_cast<char>(state.data()[flipped]) ^ 0x01;
     f.write(&c, 1);
   }
-  const std::string why = rejection(dir.path());
-  EXPECT_NE(why.find(data.string()), std::string::npos) << why;
-  EXPECT_NE(why.find("corrupt"), std::string::npos) << why;
-  EXPECT_NE(why.find("bytes 327680..393216"), std::string::npos) << why;
+  const std::string why = rejection(dir_);
+  EXPECT_CONTAINS(why, data.string());
+  EXPECT_CONTAINS(why, "corrupt");
+  EXPECT_CONTAINS(why, "bytes 327680..393216");
 }
 
 // A manifest whose checksums do not fit its size and chunk, or are not hex,
 // is refused naming the manifest, never half-checked.
-TEST(CheckpointIo, RefusesAMalformedManifest) {
-  TempDir dir;
+TEST_F(CheckpointIo, RefusesAMalformedManifest) {
   const auto state = random_state(3000);
-  safe_save(dir.path(), "checkpoint.bin", state.data(), 3000, {.threads = 1, .chunk = 1024, .fsync = true});
-  const fs::path manifest = dir.path() / "checkpoint.bin.manifest";
+  safe_save(dir_, "checkpoint.bin", state.data(), 3000, {.threads = 1, .chunk = 1024, .fsync = true});
+  const fs::path manifest = dir_ / "checkpoint.bin.manifest";
   const std::string h = "0123456789abcdef";
   for (const std::string& tail : {"chunk 1024\nxxh64 " + h + " " + h,                          // 2 of 3 chunks
                                   "chunk 1024\nxxh64 " + h + " " + h + " 0123456789abcdeg",   // not hex
                                   "chunk 1024\nxxh64 " + h + " " + h + " " + h + " " + h,     // one too many
                                   std::string("chunk 18446744073709551615\nxxh64")}) {  // a count that would wrap to 0
     std::ofstream(manifest) << "redline-checkpoint 2\nfile checkpoint.bin\nbytes 3000\n" << tail << "\n";
-    const std::string why = rejection(dir.path());
-    EXPECT_NE(why.find(manifest.string()), std::string::npos) << why;
-    EXPECT_NE(why.find("malformed"), std::string::npos) << why;
+    const std::string why = rejection(dir_);
+    EXPECT_CONTAINS(why, manifest.string());
+    EXPECT_CONTAINS(why, "malformed");
   }
 }
 
-// Checkpoints saved before per-chunk checksums (one XXH64 of the whole file,
-// manifest version 1) still restore, and are still refused when corrupt.
-TEST(CheckpointIo, RestoresAVersionOneManifest) {
-  TempDir dir;
-  const std::size_t bytes = (1u << 20) + 7;
-  const auto state = random_state(bytes);
-  safe_save(dir.path(), "checkpoint.bin", state.data(), bytes, {});
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(xxh64(state.data(), bytes)));
-  std::ofstream(dir.path() / "checkpoint.bin.manifest")
-      << "redline-checkpoint 1\nfile checkpoint.bin\nbytes " << bytes << "\nxxh64 " << hex << "\n";
-  AlignedBuffer into;
-  restore_checkpoint(dir.path(), "checkpoint.bin", into, 2, 1u << 18);
-  EXPECT_EQ(std::memcmp(into.data(), state.data(), bytes), 0);
-  {
-    std::fstream f(dir.path() / "checkpoint.bin", std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(100);
-    char c = static_cast<char>(state.data()[100]) ^ 0x01;
-    f.write(&c, 1);
+// Manifests as redline wrote them before its XXH64 came from libxxhash: the
+// checksums below were computed by that code (its own XXH64) for these 3000
+// bytes. Version 1 holds one XXH64 of the whole file, version 2 one per 1024
+// bytes. Both still restore, and both are still refused when corrupt.
+TEST_F(CheckpointIo, RestoresManifestsWrittenBeforeLibxxhash) {
+  std::string data(3000, '\0');
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i * 131) ^ (i >> 5));
+  const std::string head = "file checkpoint.bin\nbytes 3000\n";
+  for (const std::string& manifest :
+       {"redline-checkpoint 1\n" + head + "xxh64 ac8e94eed182c1ea\n",
+        "redline-checkpoint 2\n" + head + "chunk 1024\nxxh64 d72b8804fbff65b4 952cd05ce9d17c16 3a5eaaf742519937\n"}) {
+    SCOPED_TRACE(manifest);
+    std::ofstream(dir_ / "checkpoint.bin", std::ios::binary) << data;
+    std::ofstream(dir_ / "checkpoint.bin.manifest") << manifest;
+    AlignedBuffer into;
+    ASSERT_NO_THROW(restore_checkpoint(dir_, "checkpoint.bin", into, 2, 1024));
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(into.data()), into.size()), data);
+    data[2500] ^= 0x01;  // in the last chunk
+    std::ofstream(dir_ / "checkpoint.bin", std::ios::binary) << data;
+    EXPECT_CONTAINS(rejection(dir_), "corrupt");
+    data[2500] ^= 0x01;
   }
-  EXPECT_NE(rejection(dir.path()).find("corrupt"), std::string::npos);
 }
 
-TEST(CheckpointIo, RefusesATruncatedFileNamingTheFile) {
-  TempDir dir;
+TEST_F(CheckpointIo, RefusesATruncatedFileNamingTheFile) {
   const std::size_t bytes = 1u << 20;
   const auto state = random_state(bytes);
-  safe_save(dir.path(), "checkpoint.bin", state.data(), bytes, {});
-  const fs::path data = dir.path() / "checkpoint.bin";
+  safe_save(dir_, "checkpoint.bin", state.data(), bytes, {});
+  const fs::path data = dir_ / "checkpoint.bin";
   fs::resize_file(data, bytes / 2);
-  const std::string why = rejection(dir.path());
-  EXPECT_NE(why.find(data.string()), std::string::npos) << why;
-  EXPECT_NE(why.find("torn"), std::string::npos) << why;
+  const std::string why = rejection(dir_);
+  EXPECT_CONTAINS(why, data.string());
+  EXPECT_CONTAINS(why, "torn");
 }
 
 // A deferred save keeps the previous data under a second name through the
 // rename (so its blocks are not freed inside the stall) until released; the
 // new checkpoint restores meanwhile, and a leftover from a crash is cleared.
-TEST(CheckpointIo, DeferredSaveKeepsThePreviousDataUntilReleased) {
-  TempDir dir;
+TEST_F(CheckpointIo, DeferredSaveKeepsThePreviousDataUntilReleased) {
   const std::size_t bytes = 1u << 20;
   const auto old_state = random_state(bytes, 1), new_state = random_state(bytes, 2);
-  safe_save(dir.path(), "checkpoint.bin", old_state.data(), bytes, {});
-  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
-  safe_save(dir.path(), "checkpoint.bin", new_state.data(), bytes, {}, PreviousData::defer);
+  safe_save(dir_, "checkpoint.bin", old_state.data(), bytes, {});
+  const auto paths = checkpoint_paths(dir_, "checkpoint.bin");
+  safe_save(dir_, "checkpoint.bin", new_state.data(), bytes, {}, PreviousData::defer);
   ASSERT_TRUE(fs::exists(paths.previous));
   std::ifstream kept(paths.previous, std::ios::binary);
   std::vector<char> previous(bytes);
   kept.read(previous.data(), static_cast<std::streamsize>(bytes));
   EXPECT_EQ(std::memcmp(previous.data(), old_state.data(), bytes), 0) << "the previous data, unchanged";
   AlignedBuffer into;
-  restore_checkpoint(dir.path(), "checkpoint.bin", into, 2, 1u << 18);
+  restore_checkpoint(dir_, "checkpoint.bin", into, 2, 1u << 18);
   EXPECT_EQ(std::memcmp(into.data(), new_state.data(), bytes), 0);
-  release_previous_checkpoint(dir.path(), "checkpoint.bin");
+  release_previous_checkpoint(dir_, "checkpoint.bin");
   EXPECT_FALSE(fs::exists(paths.previous));
   // A leftover (a save that crashed before releasing) goes before the next link.
-  safe_save(dir.path(), "checkpoint.bin", old_state.data(), bytes, {}, PreviousData::defer);
-  safe_save(dir.path(), "checkpoint.bin", new_state.data(), bytes, {}, PreviousData::defer);
+  safe_save(dir_, "checkpoint.bin", old_state.data(), bytes, {}, PreviousData::defer);
+  safe_save(dir_, "checkpoint.bin", new_state.data(), bytes, {}, PreviousData::defer);
   kept = std::ifstream(paths.previous, std::ios::binary);
   kept.read(previous.data(), static_cast<std::streamsize>(bytes));
   EXPECT_EQ(std::memcmp(previous.data(), old_state.data(), bytes), 0) << "the last previous, not the leftover";
   // The default releases inside the save.
-  safe_save(dir.path(), "checkpoint.bin", old_state.data(), bytes, {});
+  safe_save(dir_, "checkpoint.bin", old_state.data(), bytes, {});
   EXPECT_FALSE(fs::exists(paths.previous));
 }
 
-TEST(CheckpointIo, RefusesACheckpointWithoutManifest) {
-  TempDir dir;
+TEST_F(CheckpointIo, RefusesACheckpointWithoutManifest) {
   const auto state = random_state(4096);
-  safe_save(dir.path(), "checkpoint.bin", state.data(), 4096, {});
-  fs::remove(dir.path() / "checkpoint.bin.manifest");
-  const std::string why = rejection(dir.path());
-  EXPECT_NE(why.find((dir.path() / "checkpoint.bin").string()), std::string::npos) << why;
-  EXPECT_NE(why.find("no manifest"), std::string::npos) << why;
+  safe_save(dir_, "checkpoint.bin", state.data(), 4096, {});
+  fs::remove(dir_ / "checkpoint.bin.manifest");
+  const std::string why = rejection(dir_);
+  EXPECT_CONTAINS(why, (dir_ / "checkpoint.bin").string());
+  EXPECT_CONTAINS(why, "no manifest");
 }
 
-TEST(CheckpointIo, WriterKilledMidSaveLeavesNothingThatLooksComplete) {
-  TempDir dir;
+// A save may replace a redline checkpoint, never a file redline did not
+// write: each way the checkpoint's names can be taken is told apart, naming
+// the file.
+TEST_F(CheckpointIo, ForeignCheckpointProblemNamesAFileRedlineDidNotWrite) {
+  const auto paths = checkpoint_paths(dir_, "checkpoint.bin");
+  const std::string data = paths.data.string(), manifest = paths.manifest.string();
+  auto problem = [&] { return foreign_checkpoint_problem(dir_, "checkpoint.bin").value_or(""); };
+  EXPECT_EQ(problem(), "") << "nothing there";
+  const auto state = random_state(4096);
+  safe_save(dir_, "checkpoint.bin", state.data(), state.size(), {});
+  EXPECT_EQ(problem(), "") << "a redline checkpoint";
+  fs::remove(paths.data);
+  EXPECT_EQ(problem(), "") << "a redline manifest whose data is gone";
+
+  std::ofstream(paths.data) << "mine";  // the user's file, beside a redline manifest
+  EXPECT_EQ(problem(), data + " is not the checkpoint its redline manifest describes (4 bytes, the manifest says 4096)");
+  fs::remove(paths.manifest);
+  EXPECT_EQ(problem(), data + " exists without a redline manifest (checkpoint.bin.manifest)");
+  std::ofstream(paths.manifest) << "my notes";
+  EXPECT_EQ(problem(), data + " exists and " + manifest + " is not a redline manifest of it");
+  fs::remove(paths.data);
+  EXPECT_EQ(problem(), manifest + " exists and is not a redline manifest");
+  fs::remove(paths.manifest);
+
+  fs::create_directory(paths.data);
+  EXPECT_EQ(problem(), data + " exists and is not a file");
+  fs::remove(paths.data);
+  safe_save(dir_, "real.bin", state.data(), state.size(), {});
+  fs::create_symlink(dir_ / "real.bin", paths.data);
+  EXPECT_EQ(problem(), data + " exists and is not a file") << "a link is the user's, wherever it points";
+}
+
+TEST_F(CheckpointIo, WriterKilledMidSaveLeavesNothingThatLooksComplete) {
   // A previous complete checkpoint: the killed save must not leave it
   // looking valid with half-new content either.
   const auto old_state = random_state(1u << 20);
-  safe_save(dir.path(), "checkpoint.bin", old_state.data(), old_state.size(), {});
-  const auto paths = checkpoint_paths(dir.path(), "checkpoint.bin");
+  safe_save(dir_, "checkpoint.bin", old_state.data(), old_state.size(), {});
+  const auto paths = checkpoint_paths(dir_, "checkpoint.bin");
 
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    ::execl(CHECKPOINT_WRITER_CHILD_BIN, CHECKPOINT_WRITER_CHILD_BIN, dir.path().c_str(), "checkpoint.bin",
+    ::execl(CHECKPOINT_WRITER_CHILD_BIN, CHECKPOINT_WRITER_CHILD_BIN, dir_.c_str(), "checkpoint.bin",
             std::to_string(std::size_t{1} << 30).c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
@@ -385,14 +401,13 @@ TEST(CheckpointIo, WriterKilledMidSaveLeavesNothingThatLooksComplete) {
   // restores bit for bit; the half-written file only has the hidden temp name.
   EXPECT_TRUE(fs::exists(paths.manifest));
   AlignedBuffer back(old_state.size());
-  const auto r = restore_checkpoint(dir.path(), "checkpoint.bin", back, 2, 1 << 20);
+  const auto r = restore_checkpoint(dir_, "checkpoint.bin", back, 2, 1 << 20);
   EXPECT_EQ(r.bytes, old_state.size());
   EXPECT_EQ(std::memcmp(back.data(), old_state.data(), old_state.size()), 0) << "the old checkpoint was damaged";
 }
 
-TEST(CheckpointIo, FullDiskGivesAClearErrorAndLeavesNothingPartial) {
-  TempDir dir;
-  SmallTmpfs small(dir.path() / "small");
+TEST_F(CheckpointIo, FullDiskGivesAClearErrorAndLeavesNothingPartial) {
+  SmallTmpfs small(dir_ / "small");
   if (!small.mounted()) GTEST_SKIP() << small.why_not();
   const fs::path mnt = small.path();
   const auto state = random_state(16u << 20);
@@ -401,74 +416,69 @@ TEST(CheckpointIo, FullDiskGivesAClearErrorAndLeavesNothingPartial) {
     FAIL() << "a 16 MiB save fit in an 8 MiB tmpfs";
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("No space left on device"), std::string::npos) << what;
-    EXPECT_NE(what.find(".checkpoint.bin.tmp"), std::string::npos) << what;
+    EXPECT_CONTAINS(what, "No space left on device");
+    EXPECT_CONTAINS(what, ".checkpoint.bin.redline-tmp");
   }
   EXPECT_TRUE(fs::is_empty(mnt)) << "a failed save left files behind";
   EXPECT_FALSE(rejection(mnt).empty());
 }
 
-TEST(CheckpointBench, ArgumentValidationNamesTheFlag) {
-  TempDir dir;
-  const fs::path a_file = dir.path() / "plain_file";
+TEST_F(CheckpointBench, ArgumentValidationNamesTheFlag) {
+  const fs::path a_file = dir_ / "plain_file";
   std::ofstream(a_file) << "x";
   struct Case {
     std::vector<std::string> args;
     std::string expect;
   };
   const std::vector<Case> cases = {
-      {{"all", "--size", "0", "--dir", dir.path().string()}, "--size '0'"},
-      {{"all", "--size", "12Q", "--dir", dir.path().string()}, "--size '12Q'"},
-      {{"all", "--size", "1M", "--dir", (dir.path() / "missing").string()}, "does not exist"},
+      {{"all", "--size", "0", "--dir", dir_.string()}, "--size '0'"},
+      {{"all", "--size", "12Q", "--dir", dir_.string()}, "--size '12Q'"},
+      {{"all", "--size", "1M", "--dir", (dir_ / "missing").string()}, "does not exist"},
       {{"all", "--size", "1M", "--dir", a_file.string()}, "is not a directory"},
-      {{"all", "--size", "1M", "--dir", dir.path().string(), "--threads", "abc"}, "--threads 'abc'"},
-      {{"all", "--size", "1M", "--dir", dir.path().string(), "--mtbf", "-3"}, "--mtbf '-3'"},
-      {{"all", "--model", "7q", "--dir", dir.path().string()}, "--model '7q'"},
-      {{"all", "--size", "1M", "--dir", dir.path().string(), "--optimizer", "lion"}, "--optimizer 'lion'"},
-      {{"frobnicate", "--size", "1M", "--dir", dir.path().string()}, "COMMAND 'frobnicate'"},
-      {{"save", "--size", "1M", "--dir", dir.path().string(), "--rounds", "0"}, "--rounds '0'"},
+      {{"all", "--size", "1M", "--dir", dir_.string(), "--threads", "abc"}, "--threads 'abc'"},
+      {{"all", "--size", "1M", "--dir", dir_.string(), "--mtbf", "-3"}, "--mtbf '-3'"},
+      {{"all", "--model", "7q", "--dir", dir_.string()}, "--model '7q'"},
+      {{"all", "--size", "1M", "--dir", dir_.string(), "--optimizer", "lion"}, "--optimizer 'lion'"},
+      {{"frobnicate", "--size", "1M", "--dir", dir_.string()}, "COMMAND 'frobnicate'"},
+      {{"save", "--size", "1M", "--dir", dir_.string(), "--rounds", "0"}, "--rounds '0'"},
   };
   for (const auto& c : cases) {
     const auto r = bench(c.args);
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find(c.expect), std::string::npos) << "expected '" << c.expect << "' in: " << r.output;
+    EXPECT_CONTAINS(r.output, c.expect);
     if (c.expect.find("exist") != std::string::npos || c.expect.find("directory") != std::string::npos) {
-      EXPECT_NE(r.output.find("--dir"), std::string::npos) << r.output;
+      EXPECT_CONTAINS(r.output, "--dir");
     }
   }
 }
 
 // A directory no file can be created in is refused for a save (exit 2), and
 // a restore, which only reads, still works there: a read-only mount.
-TEST(CheckpointBench, ReadOnlyDirectoryRefusesSavesAndServesRestores) {
-  TempDir dir;
-  SmallTmpfs small(dir.path() / "ro");
+TEST_F(CheckpointBench, ReadOnlyDirectoryRefusesSavesAndServesRestores) {
+  SmallTmpfs small(dir_ / "ro");
   if (!small.mounted()) GTEST_SKIP() << small.why_not();
   const fs::path mnt = small.path();
   ASSERT_EQ(bench({"save", "--size", "1M", "--rounds", "1", "--dir", mnt.string(), "--quiet"}).exit_code, 0);
   ASSERT_EQ(::mount(nullptr, mnt.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr), 0) << std::strerror(errno);
   const auto save = bench({"save", "--size", "1M", "--dir", mnt.string()});
   EXPECT_EQ(save.exit_code, 2) << save.output;
-  EXPECT_NE(save.output.find("--dir '" + mnt.string() + "': is not writable (cannot create .redline-probe-"),
-            std::string::npos)
-      << save.output;
-  EXPECT_NE(save.output.find(": Read-only file system)"), std::string::npos) << save.output;
+  EXPECT_CONTAINS(save.output, "--dir '" + mnt.string() + "': is not writable (cannot create .redline-probe-");
+  EXPECT_CONTAINS(save.output, ": Read-only file system)");
   const auto restore = bench({"restore", "--dir", mnt.string(), "--quiet"});
   EXPECT_EQ(restore.exit_code, 0) << restore.output;
 }
 
-TEST(CheckpointBench, GpuOnlyWithoutGpuExits77) {
+TEST_F(CheckpointBench, GpuOnlyWithoutGpuExits77) {
   const auto r = bench({"gpu", "--size", "1M"});
   if (r.exit_code == 0) GTEST_SKIP() << "a GPU is usable here";
   EXPECT_EQ(r.exit_code, 77) << r.output;
-  EXPECT_NE(r.output.find("skipped"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "skipped");
 }
 
-TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
-  TempDir dir;
-  const fs::path csv = dir.path() / "out.csv";
+TEST_F(CheckpointBench, EndToEndWritesEveryStageRow) {
+  const fs::path csv = dir_ / "out.csv";
   // --keep: `all` cleans up after itself otherwise (checked at the end).
-  const auto r = bench({"all", "--size", "64M", "--dir", dir.path().string(), "--csv", csv.string(), "--quiet", "--keep"});
+  const auto r = bench({"all", "--size", "64M", "--dir", dir_.string(), "--csv", csv.string(), "--quiet", "--keep"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(csv);
   std::stringstream text;
@@ -477,8 +487,8 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
                             "save.checksum", "save.fsync_file", "save.rename", "save.fsync_dir", "save.manifest",
                             "async.snapshot", "async.persist", "async.load", "restore.read", "restore.verify",
                             "advice_sync", "advice_async", "gpu.d2h", "restore.h2d", "release_previous"})
-    EXPECT_NE(text.str().find(std::string("stage=") + stage), std::string::npos) << stage << "\n" << text.str();
-  EXPECT_TRUE(fs::exists(dir.path() / "checkpoint.bin.manifest"));
+    EXPECT_CONTAINS(text.str(), std::string("stage=") + stage);
+  EXPECT_TRUE(fs::exists(dir_ / "checkpoint.bin.manifest"));
   // Restore runs --rounds (4 by default) times too and reports the median round.
   const CsvTable t = read_csv(csv);
   bool restore_row = false;
@@ -500,14 +510,14 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
   }
   ASSERT_TRUE(sync_cost && async_cost && share);
   EXPECT_NEAR(*share, 100 * *async_cost / *sync_cost, 1e-6 * *share);
-  for (const auto& e : fs::directory_iterator(dir.path()))
-    EXPECT_EQ(e.path().filename().string().find(".redline-checkpoint-scratch"), std::string::npos) << e.path();
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_NOT_CONTAINS(e.path().filename().string(), ".redline-checkpoint-scratch");
   // restore alone re-reads and verifies what the run left.
-  const auto again = bench({"restore", "--dir", dir.path().string(), "--quiet"});
+  const auto again = bench({"restore", "--dir", dir_.string(), "--quiet"});
   EXPECT_EQ(again.exit_code, 0) << again.output;
   // and refuses it once corrupted (exit 1, naming the file).
   {
-    std::fstream f(dir.path() / "checkpoint.bin", std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(dir_ / "checkpoint.bin", std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(1000);
     char c = 0;
     f.read(&c, 1);
@@ -515,9 +525,9 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
     f.seekp(1000);
     f.write(&c, 1);
   }
-  const auto bad = bench({"restore", "--dir", dir.path().string()});
+  const auto bad = bench({"restore", "--dir", dir_.string()});
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
-  EXPECT_NE(bad.output.find((dir.path() / "checkpoint.bin").string()), std::string::npos) << bad.output;
+  EXPECT_CONTAINS(bad.output, (dir_ / "checkpoint.bin").string());
 }
 
 // The save is judged against raw writes paired with it: the save row's
@@ -525,11 +535,11 @@ TEST(CheckpointBench, EndToEndWritesEveryStageRow) {
 // step rows come from one round, so they add up to the save row. An even
 // round count (the default, which balances the pair's order) takes the lower
 // middle round for both, and says so.
-TEST(CheckpointBench, SaveRoundsAlternateWithRawWritesAndCompareMedians) {
+TEST_F(CheckpointBench, SaveRoundsAlternateWithRawWritesAndCompareMedians) {
   for (const auto& [rounds, median] : {std::pair<std::string, std::string>{"3", "median of 3 rounds"},
                                        {"4", "median of 4 rounds (the lower middle one)"}}) {
     SCOPED_TRACE("--rounds " + rounds);
-    TempDir dir;
+    const TempDir dir("checkpoint_test");
     const fs::path csv = dir.path() / "out.csv";
     const auto r = bench(
         {"save", "--size", "16M", "--dir", dir.path().string(), "--rounds", rounds, "--csv", csv.string(), "--quiet"});
@@ -551,9 +561,9 @@ TEST(CheckpointBench, SaveRoundsAlternateWithRawWritesAndCompareMedians) {
     ASSERT_TRUE(save && paired) << "save and raw_write_paired rows";
     const double save_s = std::stod(t.value(*save, "time_s")), paired_s = std::stod(t.value(*paired, "time_s"));
     EXPECT_NEAR(std::stod(t.value(*save, "ceiling_pct")), 100 * paired_s / save_s, 1e-6 * 100 * paired_s / save_s);
-    EXPECT_NE(t.value(*save, "note").find(median), std::string::npos) << t.value(*save, "note");
-    EXPECT_NE(t.value(*paired, "note").find(median), std::string::npos) << t.value(*paired, "note");
-    if (rounds == "3") EXPECT_EQ(t.value(*save, "note").find("lower middle"), std::string::npos);
+    EXPECT_CONTAINS(t.value(*save, "note"), median);
+    EXPECT_CONTAINS(t.value(*paired, "note"), median);
+    if (rounds == "3") EXPECT_NOT_CONTAINS(t.value(*save, "note"), "lower middle");
     EXPECT_FALSE(t.value(*save, "time_cv").empty());
     // The steps are timed inside the save; only the gaps between them are not.
     EXPECT_LE(steps, save_s * (1 + 1e-9));
@@ -562,17 +572,18 @@ TEST(CheckpointBench, SaveRoundsAlternateWithRawWritesAndCompareMedians) {
 
 // Ctrl-C during the storage stages: the stage running finishes, later ones
 // do not start, the report keeps what was measured, and the exit is 128+2.
-TEST(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
-  TempDir dir;
-  const fs::path csv = dir.path() / "out.csv";
-  const fs::path data = dir.path() / "data";
+TEST_F(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
+  const fs::path csv = dir_ / "out.csv";
+  const fs::path data = dir_ / "data";
   fs::create_directory(data);
   ChildSpec spec;
-  // The signal goes once the first storage file appears, whatever the start-up took.
+  // The signal goes once the first storage stage's scratch file appears,
+  // whatever the start-up took. Not just any file: the --dir check's probe
+  // file comes earlier, before any stage has begun.
   spec.argv = {"/bin/sh", "-c",
                std::string(CHECKPOINT_BENCH_BIN) + " all --size 512M --dir " + data.string() + " --csv " +
-                   csv.string() + " --quiet & pid=$!; while [ -z \"$(ls -A " + data.string() +
-                   ")\" ]; do sleep 0.05; done; kill -INT $pid; wait $pid"};
+                   csv.string() + " --quiet & pid=$!; until ls -A " + data.string() +
+                   " | grep -q scratch; do sleep 0.05; done; kill -INT $pid; wait $pid"};
   spec.timeout_seconds = 300;
   const ChildResult r = run_child(spec);
   EXPECT_EQ(r.exit_code, 128 + SIGINT) << r.output;
@@ -588,15 +599,12 @@ TEST(CheckpointBench, CtrlCKeepsTheStagesMeasuredSoFar) {
   for (const auto& e : fs::directory_iterator(data)) ADD_FAILURE() << "left behind: " << e.path();
 }
 
-// A second signal ends the run at once (no destructors run), as `timeout`
-// does by signalling twice: the state-sized scratch files go all the same.
 // A signal during the storage stages ends them after the part under way:
 // its row is kept, nothing after it runs, no save time is made up, and the
 // scratch file is gone.
-TEST(CheckpointStages, AnInterruptStopsBetweenParts) {
-  TempDir dir;
+TEST_F(CheckpointStages, AnInterruptStopsBetweenParts) {
   CheckpointConfig cfg;
-  cfg.dir = dir.path();
+  cfg.dir = dir_;
   cfg.bytes = 1 << 20;
   cfg.chunk = 1 << 20;
   std::vector<std::byte> state(cfg.bytes, std::byte{7});
@@ -607,15 +615,45 @@ TEST(CheckpointStages, AnInterruptStopsBetweenParts) {
   ASSERT_EQ(report.rows.size(), 1u);
   EXPECT_EQ(report.rows[0].param_value("stage"), "raw_write");
   EXPECT_EQ(out.save_s, 0);
-  EXPECT_TRUE(fs::is_empty(dir.path()));
+  EXPECT_TRUE(fs::is_empty(dir_));
 }
 
+// The storage stage table is the run: its stages write rows in the table's
+// order, each under its own name, and say what they measure.
+TEST_F(CheckpointStages, TheStorageStagesRunInTheTablesOrder) {
+  CheckpointConfig cfg;
+  cfg.dir = dir_;
+  cfg.bytes = 1 << 20;
+  cfg.chunk = 1 << 20;
+  cfg.rounds = 2;
+  const auto state = random_state(cfg.bytes);
+  Report report;
+  const StorageResults out = run_storage_stages(cfg, state.data(), report);
+  EXPECT_GT(out.save_s, 0);
+  std::vector<std::string> table, first_seen;
+  for (const StorageStage& stage : storage_stages()) {
+    table.emplace_back(stage.name);
+    EXPECT_FALSE(stage.measures.empty()) << stage.name;
+  }
+  for (const Row& row : report.rows) {
+    const std::string stage = row.param_value("stage").value_or("");
+    if (std::find(table.begin(), table.end(), stage) != table.end() &&
+        std::find(first_seen.begin(), first_seen.end(), stage) == first_seen.end())
+      first_seen.push_back(stage);
+  }
+  EXPECT_EQ(first_seen, table);
+  // What is left: the checkpoint and its manifest; the scratch files are gone.
+  EXPECT_EQ(names_in(dir_), (std::set<std::string>{"checkpoint.bin", "checkpoint.bin.manifest"}));
+}
+
+// A second signal ends the run at once (no destructors run), as `timeout`
+// does by signalling twice: the state-sized scratch files go all the same.
 // Signalled once the scratch file exists, and once `all`'s own checkpoint
 // (which it removes at its end) does.
-TEST(CheckpointBench, ASecondSignalStillRemovesTheScratchFiles) {
+TEST_F(CheckpointBench, ASecondSignalStillRemovesTheScratchFiles) {
   for (const std::string appears : {"scratch", "^redline-checkpoint-.*bin$"}) {
     SCOPED_TRACE(appears);
-    TempDir dir;
+    const TempDir dir("checkpoint_test");
     const fs::path data = dir.path() / "data";
     fs::create_directory(data);
     ChildSpec spec;
@@ -632,26 +670,62 @@ TEST(CheckpointBench, ASecondSignalStillRemovesTheScratchFiles) {
 
 // `all` writes under a name of its own and removes only that: a checkpoint
 // the user keeps in the same directory is never replaced or deleted.
-TEST(CheckpointBench, AllLeavesTheUsersCheckpointAlone) {
-  TempDir dir;
-  std::ofstream(dir.path() / "checkpoint.bin") << "mine";
-  std::ofstream(dir.path() / "checkpoint.bin.manifest") << "mine too";
-  const auto r = bench({"all", "--size", "4M", "--rounds", "1", "--dir", dir.path().string(), "--quiet"});
+TEST_F(CheckpointBench, AllLeavesTheUsersCheckpointAlone) {
+  std::ofstream(dir_ / "checkpoint.bin") << "mine";
+  std::ofstream(dir_ / "checkpoint.bin.manifest") << "mine too";
+  const auto r = bench({"all", "--size", "4M", "--rounds", "1", "--dir", dir_.string(), "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::set<std::string> left;
-  for (const auto& e : fs::directory_iterator(dir.path())) left.insert(e.path().filename().string());
-  EXPECT_EQ(left, (std::set<std::string>{"checkpoint.bin", "checkpoint.bin.manifest"}));
-  std::ifstream in(dir.path() / "checkpoint.bin");
-  std::string content;
-  in >> content;
-  EXPECT_EQ(content, "mine");
+  EXPECT_EQ(names_in(dir_), (std::set<std::string>{"checkpoint.bin", "checkpoint.bin.manifest"}));
+  EXPECT_EQ(content_of(dir_ / "checkpoint.bin"), "mine");
+}
+
+// A checkpoint.bin that redline did not save is never replaced: `save` and
+// `all --keep` (which write that name) refuse with exit 2 naming the file and
+// touch nothing; --overwrite replaces it, and the checkpoint then written is
+// redline's own, which later saves replace without being told.
+TEST_F(CheckpointBench, SaveRefusesToReplaceAFileItDidNotWrite) {
+  const fs::path mine = dir_ / "checkpoint.bin";
+  std::ofstream(mine) << "my model";
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"save"}, {"all", "--keep"}}) {
+    SCOPED_TRACE(command.front());
+    std::vector<std::string> args = command;
+    args.insert(args.end(), {"--size", "1M", "--rounds", "1", "--dir", dir_.string()});
+    const auto r = bench(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_CONTAINS(r.output, "--dir '" + dir_.string() + "': " + mine.string() + " exists without a redline manifest");
+    EXPECT_CONTAINS(r.output, "--overwrite");
+    EXPECT_EQ(content_of(mine), "my model");
+    EXPECT_EQ(names_in(dir_), std::set<std::string>{"checkpoint.bin"});
+  }
+  const auto replaced = bench({"save", "--size", "1M", "--rounds", "1", "--dir", dir_.string(), "--overwrite", "--quiet"});
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.output;
+  EXPECT_EQ(fs::file_size(mine), 1u << 20);
+  const auto again = bench({"save", "--size", "2M", "--rounds", "1", "--dir", dir_.string(), "--quiet"});
+  EXPECT_EQ(again.exit_code, 0) << "redline's own checkpoint is replaced without --overwrite\n" << again.output;
+  EXPECT_EQ(bench({"restore", "--dir", dir_.string(), "--quiet"}).exit_code, 0);
+}
+
+// The save's own files have names that say redline: files of the user's with
+// the generic names a save could have used (.checkpoint.bin.tmp,
+// .checkpoint.bin.previous, ...) are neither replaced nor removed, over
+// rounds that write, rename and free a previous checkpoint.
+TEST_F(CheckpointBench, SaveLeavesTheUsersOtherFilesAlone) {
+  const std::vector<std::string> theirs = {".checkpoint.bin.tmp", ".checkpoint.bin.manifest.tmp",
+                                           ".checkpoint.bin.previous", "checkpoint.bin.tmp", "notes.txt"};
+  for (const auto& name : theirs) std::ofstream(dir_ / name) << "user's " << name;
+  const auto r = bench({"all", "--keep", "--size", "1M", "--rounds", "2", "--dir", dir_.string(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const auto& name : theirs) EXPECT_EQ(content_of(dir_ / name), "user's " + name);
+  std::set<std::string> expected(theirs.begin(), theirs.end());
+  expected.insert({"checkpoint.bin", "checkpoint.bin.manifest"});
+  EXPECT_EQ(names_in(dir_), expected);
 }
 
 // The previous checkpoint's release is measured only where there was one:
 // a single save into an empty directory frees nothing and says so.
-TEST(CheckpointBench, ReleasePreviousOnlyWhereThereWasOne) {
+TEST_F(CheckpointBench, ReleasePreviousOnlyWhereThereWasOne) {
   for (const auto& [rounds, status] : {std::pair<std::string, std::string>{"1", "skipped"}, {"2", "ok"}}) {
-    TempDir dir;
+    const TempDir dir("checkpoint_test");
     const fs::path csv = dir.path() / "out.csv";
     const auto r = bench({"save", "--size", "8M", "--dir", dir.path().string(), "--rounds", rounds, "--csv",
                           csv.string(), "--quiet"});
@@ -668,31 +742,25 @@ TEST(CheckpointBench, ReleasePreviousOnlyWhereThereWasOne) {
   }
 }
 
-TEST(CheckpointBench, AllLeavesTheDirectoryAsItFoundIt) {
-  TempDir dir;
-  const auto r = bench({"all", "--size", "8M", "--dir", dir.path().string(), "--quiet"});
+TEST_F(CheckpointBench, AllLeavesTheDirectoryAsItFoundIt) {
+  const auto r = bench({"all", "--size", "8M", "--dir", dir_.string(), "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const auto& e : fs::directory_iterator(dir.path())) ADD_FAILURE() << "left behind: " << e.path();
+  for (const auto& e : fs::directory_iterator(dir_)) ADD_FAILURE() << "left behind: " << e.path();
 }
 
-namespace {
-
-TEST(CheckpointBench, AFullDiskIsAnErrorRowAndTheReportIsKept) {
-  TempDir dir;
-  SmallTmpfs small(dir.path() / "small");
+TEST_F(CheckpointBench, AFullDiskIsAnErrorRowAndTheReportIsKept) {
+  SmallTmpfs small(dir_ / "small");
   if (!small.mounted()) GTEST_SKIP() << small.why_not();
   const fs::path mnt = small.path();
-  const fs::path csv = dir.path() / "out.csv";
+  const fs::path csv = dir_ / "out.csv";
   const auto r = bench({"all", "--size", "16M", "--dir", mnt.string(), "--csv", csv.string(), "--quiet"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   ASSERT_TRUE(fs::exists(csv)) << "the stages measured before the failure were lost\n" << r.output;
   std::ifstream in(csv);
   std::stringstream text;
   text << in.rdbuf();
-  EXPECT_NE(text.str().find("stage=save"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find(",error,"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("No space left on device"), std::string::npos) << text.str();
-  EXPECT_NE(r.output.find("warning: --dir has "), std::string::npos) << "warned before the save: " << r.output;
+  EXPECT_CONTAINS(text.str(), "stage=save");
+  EXPECT_CONTAINS(text.str(), ",error,");
+  EXPECT_CONTAINS(text.str(), "No space left on device");
+  EXPECT_CONTAINS(r.output, "warning: --dir has ");
 }
-
-}  // namespace

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,29 +31,10 @@ namespace {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// --- XXH64 ------------------------------------------------------------------
-constexpr std::uint64_t P1 = 0x9E3779B185EBCA87ull, P2 = 0xC2B2AE3D27D4EB4Full, P3 = 0x165667B19E3779F9ull,
-                        P4 = 0x85EBCA77C2B2AE63ull, P5 = 0x27D4EB2F165667C5ull;
-inline std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-inline std::uint64_t read64(const unsigned char* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;  // little-endian hosts only (x86-64, aarch64)
-}
-inline std::uint32_t read32(const unsigned char* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-inline std::uint64_t xxh_round(std::uint64_t acc, std::uint64_t input) {
-  acc += input * P2;
-  acc = rotl(acc, 31);
-  return acc * P1;
-}
-inline std::uint64_t xxh_merge(std::uint64_t acc, std::uint64_t val) {
-  acc ^= xxh_round(0, val);
-  return acc * P1 + P4;
-}
+// XXH64 (libxxhash): fast enough to checksum a checkpoint without becoming the
+// stall. It detects torn and corrupted files, not deliberate tampering (not
+// cryptographic). Every manifest version holds XXH64s with seed 0.
+std::uint64_t xxh64(const std::byte* data, std::size_t length) { return XXH64(data, length, 0); }
 
 // An open descriptor closed on every exit path.
 struct Fd {
@@ -118,52 +100,6 @@ std::string hex64(std::uint64_t v) {
 }
 
 }  // namespace
-
-std::uint64_t xxh64(const void* data, std::size_t length, std::uint64_t seed) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  const unsigned char* const end = p + length;
-  std::uint64_t h;
-  if (length >= 32) {
-    std::uint64_t v1 = seed + P1 + P2, v2 = seed + P2, v3 = seed, v4 = seed - P1;
-    const unsigned char* const limit = end - 32;
-    do {
-      v1 = xxh_round(v1, read64(p));
-      v2 = xxh_round(v2, read64(p + 8));
-      v3 = xxh_round(v3, read64(p + 16));
-      v4 = xxh_round(v4, read64(p + 24));
-      p += 32;
-    } while (p <= limit);
-    h = rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18);
-    h = xxh_merge(h, v1);
-    h = xxh_merge(h, v2);
-    h = xxh_merge(h, v3);
-    h = xxh_merge(h, v4);
-  } else {
-    h = seed + P5;
-  }
-  h += static_cast<std::uint64_t>(length);
-  while (p + 8 <= end) {
-    h ^= xxh_round(0, read64(p));
-    h = rotl(h, 27) * P1 + P4;
-    p += 8;
-  }
-  if (p + 4 <= end) {
-    h ^= static_cast<std::uint64_t>(read32(p)) * P1;
-    h = rotl(h, 23) * P2 + P3;
-    p += 4;
-  }
-  while (p < end) {
-    h ^= (*p) * P5;
-    h = rotl(h, 11) * P1;
-    ++p;
-  }
-  h ^= h >> 33;
-  h *= P2;
-  h ^= h >> 29;
-  h *= P3;
-  h ^= h >> 32;
-  return h;
-}
 
 AlignedBuffer::AlignedBuffer(std::size_t bytes) : size_(bytes) {
   const std::size_t rounded = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
@@ -283,7 +219,7 @@ ReadTimes read_file(const fs::path& path, std::byte* into, std::size_t bytes, bo
 }
 
 bool supports_direct_io(const fs::path& dir) {
-  const fs::path probe = dir / (".redline-direct-probe-" + std::to_string(::getpid()));
+  const fs::path probe = dir / (".redline-direct-probe-" + host_and_pid());
   Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644));
   const bool ok = fd.fd >= 0;
   if (ok || errno != ENOENT) ::unlink(probe.c_str());
@@ -302,8 +238,35 @@ std::optional<std::string> directory_problem(const fs::path& dir, bool writes) {
 }
 
 CheckpointPaths checkpoint_paths(const fs::path& dir, const std::string& name) {
-  return {dir / name, dir / ("." + name + ".tmp"), dir / (name + ".manifest"), dir / ("." + name + ".manifest.tmp"),
-          dir / ("." + name + ".previous")};
+  return {dir / name, dir / ("." + name + ".redline-tmp"), dir / (name + ".manifest"),
+          dir / ("." + name + ".manifest.redline-tmp"), dir / ("." + name + ".redline-previous")};
+}
+
+std::optional<std::string> foreign_checkpoint_problem(const fs::path& dir, const std::string& name) {
+  const CheckpointPaths paths = checkpoint_paths(dir, name);
+  std::error_code ec;
+  // symlink_status: a link in the checkpoint's place is the user's, wherever it points.
+  const auto data = fs::symlink_status(paths.data, ec), manifest = fs::symlink_status(paths.manifest, ec);
+  if (!fs::exists(data) && !fs::exists(manifest)) return std::nullopt;
+  if (fs::exists(data) && !fs::is_regular_file(data)) return paths.data.string() + " exists and is not a file";
+  if (!fs::exists(manifest))
+    return paths.data.string() + " exists without a redline manifest (" + paths.manifest.filename().string() + ")";
+  const std::string not_a_redline_manifest =
+      fs::exists(data) ? paths.data.string() + " exists and " + paths.manifest.string() + " is not a redline manifest of it"
+                       : paths.manifest.string() + " exists and is not a redline manifest";
+  if (!fs::is_regular_file(manifest)) return not_a_redline_manifest;
+  Manifest m;
+  try {
+    m = read_manifest(dir, name);
+  } catch (const CheckpointRejected&) {
+    return not_a_redline_manifest;
+  }
+  if (!fs::exists(data)) return std::nullopt;  // a redline manifest whose data is gone
+  const auto size = fs::file_size(paths.data, ec);
+  if (ec || size != m.bytes)
+    return paths.data.string() + " is not the checkpoint its redline manifest describes (" + std::to_string(size) +
+           " bytes, the manifest says " + std::to_string(m.bytes) + ")";
+  return std::nullopt;
 }
 
 double release_previous_checkpoint(const fs::path& dir, const std::string& name) {
@@ -313,6 +276,72 @@ double release_previous_checkpoint(const fs::path& dir, const std::string& name)
     throw std::runtime_error("removing " + previous.string() + " failed: " + errno_text(errno));
   return steady_seconds() - t;
 }
+
+namespace {
+
+// Version 2: the data's name and size, then an XXH64 per chunk.
+std::string manifest_text(const std::string& name, std::size_t bytes, const ChunkChecksums& checksums) {
+  std::ostringstream manifest;
+  manifest << "redline-checkpoint 2\nfile " << name << "\nbytes " << bytes << "\nchunk " << checksums.chunk
+           << "\nxxh64";
+  for (std::uint64_t h : checksums.xxh64) manifest << ' ' << hex64(h);
+  manifest << "\n";
+  return manifest.str();
+}
+
+// How far the renames got, for the clean-up after a failure.
+struct Renames {
+  bool linked = false;        // the previous data also has its second name
+  bool data_renamed = false;  // the new data is under the checkpoint's name
+};
+
+// The manifest's rename failed after the data's. The old manifest is still in
+// place: put the old data back beside it, durably, so the previous checkpoint
+// stays whole; the error says what became of it.
+[[noreturn]] void put_previous_back(const fs::path& dir, const CheckpointPaths& paths, Renames& renames, int err) {
+  std::string what = "renaming " + paths.manifest_temp.string() + " to " + paths.manifest.string() +
+                     " failed: " + errno_text(err);
+  if (renames.linked && ::rename(paths.previous.c_str(), paths.data.c_str()) == 0) {
+    renames.linked = false;
+    try {
+      fsync_directory(dir);
+    } catch (const std::exception&) {
+      // The data is back under its name; only its durability is unsure.
+    }
+    what += "; the previous checkpoint is back in place";
+  } else if (renames.linked) {
+    what += "; the previous checkpoint's data is kept as " + paths.previous.string();
+  }
+  throw std::runtime_error(what);
+}
+
+// A second name for the previous data (a leftover of a crashed save goes
+// first): the data's rename then does not free its blocks inside the stall,
+// and a manifest rename that fails can put it back. Where hard links are
+// refused, the rename frees it as before. Then the data and the manifest are
+// renamed in, back to back.
+void rename_into_place(const fs::path& dir, const std::string& name, const CheckpointPaths& paths,
+                       Renames& renames) {
+  release_previous_checkpoint(dir, name);
+  renames.linked = ::link(paths.data.c_str(), paths.previous.c_str()) == 0;
+  if (::rename(paths.temp.c_str(), paths.data.c_str()) != 0)
+    throw std::runtime_error("renaming " + paths.temp.string() + " to " + paths.data.string() +
+                             " failed: " + errno_text(errno));
+  renames.data_renamed = true;
+  if (::rename(paths.manifest_temp.c_str(), paths.manifest.c_str()) != 0) put_previous_back(dir, paths, renames, errno);
+}
+
+// After a failed save: the temporary files go, and the second name of the
+// previous data goes when the data's own name still holds that data (nothing
+// was renamed); after a failed put-back it is the last copy.
+void remove_failed_save(const CheckpointPaths& paths, const Renames& renames) {
+  std::error_code ec;
+  fs::remove(paths.temp, ec);
+  fs::remove(paths.manifest_temp, ec);
+  if (renames.linked && !renames.data_renamed) fs::remove(paths.previous, ec);
+}
+
+}  // namespace
 
 SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byte* data, std::size_t bytes,
                     const WriteOptions& options, PreviousData previous) {
@@ -329,12 +358,9 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
   // between them (or the filesystem reordering them before the directory
   // fsync) leaves data and manifest that disagree, which restore refuses; it
   // never accepts a mismatch.
-  std::error_code ec;
-
-  double t = 0;
-  ChunkChecksums checksums;
-  bool linked = false, data_renamed = false;
+  Renames renames;
   try {
+    ChunkChecksums checksums;
     const WriteTimes w = write_file(paths.temp, data, bytes, options, &checksums);
     steps.write_s = w.write_s;
     steps.fsync_file_s = w.fsync_s;
@@ -342,59 +368,22 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
         std::max<std::size_t>(1, std::min<std::size_t>(options.threads, checksums.xxh64.size()));
     steps.checksum_s = checksums.hashing_s / static_cast<double>(writers);
 
-    t = steady_seconds();
-    std::ostringstream manifest;
-    manifest << "redline-checkpoint 2\nfile " << name << "\nbytes " << bytes << "\nchunk " << checksums.chunk
-             << "\nxxh64";
-    for (std::uint64_t h : checksums.xxh64) manifest << ' ' << hex64(h);
-    manifest << "\n";
+    double t = steady_seconds();
     // Always fsynced: --no-fsync leaves only the data's fsync out.
-    write_durably(paths.manifest_temp, manifest.str());
+    write_durably(paths.manifest_temp, manifest_text(name, bytes, checksums));
     steps.manifest_s = steady_seconds() - t;
 
     t = steady_seconds();
-    // A second name for the previous data (a leftover of a crashed save goes
-    // first): the rename below then does not free its blocks inside the
-    // stall, and a manifest rename that fails can put it back. Where hard
-    // links are refused, the rename frees it as before.
-    release_previous_checkpoint(dir, name);
-    linked = ::link(paths.data.c_str(), paths.previous.c_str()) == 0;
-    steps.kept_previous = linked;
-    if (::rename(paths.temp.c_str(), paths.data.c_str()) != 0)
-      throw std::runtime_error("renaming " + paths.temp.string() + " to " + paths.data.string() +
-                               " failed: " + errno_text(errno));
-    data_renamed = true;
-    if (::rename(paths.manifest_temp.c_str(), paths.manifest.c_str()) != 0) {
-      const int err = errno;
-      std::string what = "renaming " + paths.manifest_temp.string() + " to " + paths.manifest.string() +
-                         " failed: " + errno_text(err);
-      // The old manifest is still in place: put the old data back beside it,
-      // durably, so the previous checkpoint stays whole.
-      if (linked && ::rename(paths.previous.c_str(), paths.data.c_str()) == 0) {
-        linked = false;
-        try {
-          fsync_directory(dir);
-        } catch (const std::exception&) {
-          // The data is back under its name; only its durability is unsure.
-        }
-        what += "; the previous checkpoint is back in place";
-      } else if (linked) {
-        what += "; the previous checkpoint's data is kept as " + paths.previous.string();
-      }
-      throw std::runtime_error(what);
-    }
+    rename_into_place(dir, name, paths, renames);
+    steps.kept_previous = renames.linked;
     steps.rename_s = steady_seconds() - t;
   } catch (...) {
-    fs::remove(paths.temp, ec);
-    fs::remove(paths.manifest_temp, ec);
-    // The second name goes when the data's own name still holds that data
-    // (nothing was renamed); after a failed put-back it is the last copy.
-    if (linked && !data_renamed) fs::remove(paths.previous, ec);
+    remove_failed_save(paths, renames);
     throw;
   }
   // One directory fsync makes both renames durable; it is the manifest's, so
   // --no-fsync keeps it too.
-  t = steady_seconds();
+  const double t = steady_seconds();
   fsync_directory(dir);
   steps.fsync_dir_s = steady_seconds() - t;
   if (previous == PreviousData::release) {

@@ -17,11 +17,6 @@
 
 namespace redline {
 
-// XXH64 (the xxHash 64-bit spec), implemented here: ~10 GB/s on one core,
-// fast enough to checksum a checkpoint without becoming the stall. It detects
-// torn and corrupted files, not deliberate tampering (not cryptographic).
-std::uint64_t xxh64(const void* data, std::size_t length, std::uint64_t seed = 0);
-
 // 4096-byte aligned host memory (O_DIRECT needs aligned buffers), freed on
 // every exit path.
 class AlignedBuffer {
@@ -106,11 +101,21 @@ std::optional<std::string> directory_problem(const std::filesystem::path& dir, b
 // while being written, the manifest (renamed in right after the data) that
 // makes it complete and its temporary name, and a second name that keeps the
 // previous checkpoint's data until it is released. The temporary names are
-// fixed and hidden, so the next save replaces a crashed save's leftovers.
+// fixed and hidden, so the next save replaces a crashed save's leftovers, and
+// say "redline" (.checkpoint.bin.redline-tmp), so a save never replaces or
+// removes a file of the user's that a generic name (.checkpoint.bin.tmp)
+// could be.
 struct CheckpointPaths {
   std::filesystem::path data, temp, manifest, manifest_temp, previous;
 };
 CheckpointPaths checkpoint_paths(const std::filesystem::path& dir, const std::string& name);
+
+// Why a save of checkpoint `name` into `dir` would replace a file redline did
+// not write: the data's name or the manifest's is taken, and no redline
+// manifest there describes the data as it is ("/d/checkpoint.bin exists
+// without a redline manifest"). std::nullopt when both names are free or hold
+// a redline checkpoint (which a save may replace).
+std::optional<std::string> foreign_checkpoint_problem(const std::filesystem::path& dir, const std::string& name);
 
 // Each safety step of the synchronous save, costed separately.
 struct SaveSteps {

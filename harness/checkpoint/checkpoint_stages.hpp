@@ -1,7 +1,7 @@
-// The stages of checkpoint_bench on the host side, each one a report row:
-// the storage ceiling (raw write and read), buffered/fsync/O_DIRECT writes,
-// writer threads x chunk size, the safe synchronous save and each of its
-// safety steps, restore with verification, the async save against a CPU
+// The stages of checkpoint_bench on the host side, each one writing report
+// rows: the storage stages (a table: ceiling, raw read, buffered/fsync/O_DIRECT
+// writes, writer threads x chunk size, the safe synchronous save and each of
+// its safety steps), restore with verification, the async save against a
 // load, and the Young/Daly frequency advice.
 #pragma once
 
@@ -11,34 +11,33 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "harness/checkpoint/checkpoint_io.hpp"
+#include "harness/checkpoint/checkpoint_rows.hpp"
 #include "harness/report/report.hpp"
 
 namespace redline {
-
-struct CheckpointConfig {
-  std::filesystem::path dir;
-  std::uint64_t bytes = 0;
-  unsigned threads = 4;
-  std::size_t chunk = 64u << 20;
-  bool fsync = true;
-  std::string name = "checkpoint.bin";
-  // Rounds of (raw write + fsync, safe save), alternating: the save is
-  // judged against the storage as it is at the same moment.
-  unsigned rounds = 3;
-};
-
-// One row: params stage, bytes, threads, chunk, fsync; metrics time_s and GBps (1e9 B/s).
-Row checkpoint_stage_row(const std::string& stage, std::uint64_t bytes, unsigned threads, std::size_t chunk,
-                         bool fsync, double seconds);
 
 struct StorageResults {
   double save_s = 0;       // the whole synchronous safe save (the stall): median of the rounds
 };
 
-// Writes scratch files in cfg.dir (removed afterwards) and leaves the
-// checkpoint cfg.name with its manifest.
+// One storage stage: the stage its row names, what that row measures, and how
+// it runs (writing its rows into the run's report).
+struct StorageRun;
+struct StorageStage {
+  std::string_view name;
+  std::string_view measures;
+  void (*run)(StorageRun&);
+};
+// Every storage stage, in the order run_storage_stages runs them.
+const std::vector<StorageStage>& storage_stages();
+
+// Runs the storage stages in order. After Ctrl-C the stage under way
+// finishes and the later ones do not start. Writes scratch files in cfg.dir
+// (removed afterwards) and leaves the checkpoint cfg.name with its manifest.
 StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* state, Report& report);
 
 // Restores cfg.name into `into`. A rejected checkpoint gives a row with status
