@@ -25,16 +25,21 @@ using namespace redline::gemm;
 
 namespace {
 
-constexpr const char* kAxisForms = "N, or a sweep 1,2,4 / A:B (step 1) / A:B:STEP / A:B:xF";
+// --m, --n and --k of the shapes predict and sweep take, each required.
+void add_shape_axes(CLI::App& sub, std::string& m, std::string& n, std::string& k) {
+  sub.add_option("--m", m, "Rows of C: N, or a sweep 1,2,4 / A:B (step 1) / A:B:STEP / A:B:xF")
+      ->required()
+      ->type_name("AXIS");
+  sub.add_option("--n", n, "Columns of C (same forms)")->required()->type_name("AXIS");
+  sub.add_option("--k", k, "Reduction dimension (same forms)")->required()->type_name("AXIS");
+}
 
 CLI::App* add_predict(CLI::App& app, PredictFlags& pf) {
   CLI::App* predict = app.add_subcommand(
       "predict",
       "Tile and wave quantization model alone, for any GPU (no GPU needed): tiles, waves, tile, wave and "
       "predicted efficiency per shape; shapes losing more than 10% get the nearest larger size that recovers.");
-  predict->add_option("--m", pf.m, std::string("Rows of C: ") + kAxisForms)->required()->type_name("AXIS");
-  predict->add_option("--n", pf.n, "Columns of C (same forms)")->required()->type_name("AXIS");
-  predict->add_option("--k", pf.k, "Reduction dimension (same forms)")->required()->type_name("AXIS");
+  add_shape_axes(*predict, pf.m, pf.n, pf.k);
   predict->add_option("--tile", pf.tile, "C tile one CTA computes, ROWSxCOLS (e.g. 128x256)")->required()->type_name("RxC");
   predict->add_option("--sms", pf.sms, "SM count (overrides --gpu's)")->type_name("S");
   predict->add_option("--gpu", pf.gpu, "Take the SM count from the table: A100, H100, H200, B200")->type_name("NAME");
@@ -46,12 +51,19 @@ CLI::App* add_predict(CLI::App& app, PredictFlags& pf) {
   return predict;
 }
 
+// A subcommand that measures, with the flags they share.
+CLI::App* add_measuring(CLI::App& app, const char* name, const char* description, MeasureFlags& f) {
+  CLI::App* sub = app.add_subcommand(name, description);
+  add_measure_flags(*sub, f, "bf16");
+  return sub;
+}
+
 CLI::App* add_peak(CLI::App& app, PeakFlags& f) {
-  CLI::App* peak = app.add_subcommand(
-      "peak",
+  CLI::App* peak = add_measuring(
+      app, "peak",
       "Maximum achievable matmul TFLOPS per dtype (best shape, % of the datasheet, clocks), plus the HBM copy and "
-      "FP32 FMA ceilings. The quick search (default) aims at shapes the quantization model says lose nothing.");
-  add_measure_flags(*peak, f.measure, "bf16");
+      "FP32 FMA ceilings. The quick search (default) aims at shapes the quantization model says lose nothing.",
+      f.measure);
   peak->add_option("--search", f.search,
                    "quick (default), exhaustive (every --m x --n x --k), or check (both, and how close quick came)")
       ->type_name("quick|exhaustive|check");
@@ -71,25 +83,23 @@ CLI::App* add_peak(CLI::App& app, PeakFlags& f) {
 }
 
 CLI::App* add_sweep(CLI::App& app, SweepFlags& f) {
-  CLI::App* sweep = app.add_subcommand(
-      "sweep",
+  CLI::App* sweep = add_measuring(
+      app, "sweep",
       "TFLOPS over any dimension with the tile cuBLASLt chose, split-K, tiles, waves, tile/wave efficiency and the "
       "predicted TFLOPS; flags points losing more than 10% and the nearest larger size that recovers. Sweeping M or N "
       "alone gives the saturation: the tokens per micro-batch that fill the GPU (PyTorch's forward GEMM has them in "
-      "N).");
-  add_measure_flags(*sweep, f.measure, "bf16");
-  sweep->add_option("--m", f.m, std::string("Rows of C: ") + kAxisForms)->required()->type_name("AXIS");
-  sweep->add_option("--n", f.n, "Columns of C (same forms)")->required()->type_name("AXIS");
-  sweep->add_option("--k", f.k, "Reduction dimension (same forms)")->required()->type_name("AXIS");
+      "N).",
+      f.measure);
+  add_shape_axes(*sweep, f.m, f.n, f.k);
   return sweep;
 }
 
 CLI::App* add_model(CLI::App& app, ModelFlags& f) {
-  CLI::App* model = app.add_subcommand(
-      "model",
+  CLI::App* model = add_measuring(
+      app, "model",
       "Every GEMM of one transformer training step (QKV, attention out, FFN up/gate/down, logits; forward and both "
-      "backward GEMMs) timed, the step's GEMM time and TFLOPS, and measured padding advice for vocab, ffn, hidden.");
-  add_measure_flags(*model, f.measure, "bf16");
+      "backward GEMMs) timed, the step's GEMM time and TFLOPS, and measured padding advice for vocab, ffn, hidden.",
+      f.measure);
   model->add_option("--hidden", f.hidden, "Hidden size H")->required()->type_name("H");
   model->add_option("--heads", f.heads, "Attention heads")->required()->type_name("A");
   model->add_option("--ffn", f.ffn, "FFN width F")->required()->type_name("F");

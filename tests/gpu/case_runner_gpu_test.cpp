@@ -14,6 +14,7 @@
 #include "kernels/case_runner.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
+#include "tests/support.hpp"
 
 namespace {
 
@@ -83,7 +84,8 @@ class FillCase final : public GpuCase {
 
 class CaseRunnerGpu : public ::testing::Test {
  protected:
-  std::vector<Row> run_one(FillCase::Kind kind, Calls& calls) {
+  // The one row of one case of `kind` run alone.
+  Row run_one(FillCase::Kind kind, Calls& calls) {
     CaseRunnerOptions options;
     options.policy.warmup_seconds = 0;
     options.policy.min_repetitions = 3;
@@ -95,7 +97,8 @@ class CaseRunnerGpu : public ::testing::Test {
     cases.push_back(std::make_unique<FillCase>("one", kind, calls));
     std::vector<Row> rows = runner.run(cases);
     runner.finish();
-    return rows;
+    EXPECT_EQ(rows.size(), 1u);
+    return rows.at(0);
   }
 
   const Progress progress_{0};
@@ -103,9 +106,7 @@ class CaseRunnerGpu : public ::testing::Test {
 
 TEST_F(CaseRunnerGpu, ACaseThatRunsIsOkAndTimed) {
   Calls calls;
-  const std::vector<Row> rows = run_one(FillCase::Kind::ok, calls);
-  ASSERT_EQ(rows.size(), 1u);
-  const Row& row = rows[0];
+  const Row row = run_one(FillCase::Kind::ok, calls);
   EXPECT_EQ(row.status, "ok") << row.note;
   EXPECT_EQ(row.param_value("case"), "one");
   EXPECT_GT(row.metric_value("time_us").value_or(0), 0);
@@ -120,33 +121,30 @@ TEST_F(CaseRunnerGpu, ACaseThatRunsIsOkAndTimed) {
 
 TEST_F(CaseRunnerGpu, AWrongCaseIsNeverTimed) {
   Calls calls;
-  const std::vector<Row> rows = run_one(FillCase::Kind::wrong, calls);
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].status, "wrong");
-  EXPECT_EQ(rows[0].note, "verification failed: made to fail");
-  EXPECT_FALSE(rows[0].metric_value("time_us"));
+  const Row row = run_one(FillCase::Kind::wrong, calls);
+  EXPECT_EQ(row.status, "wrong");
+  EXPECT_EQ(row.note, "verification failed: made to fail");
+  EXPECT_FALSE(row.metric_value("time_us"));
   EXPECT_EQ(calls.verifies, 1);
   EXPECT_EQ(calls.enqueues, 0) << "not one timed call";
 }
 
 TEST_F(CaseRunnerGpu, AnOutOfMemorySetUpIsOom) {
   Calls calls;
-  const std::vector<Row> rows = run_one(FillCase::Kind::out_of_memory, calls);
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].status, "oom") << rows[0].note;
-  EXPECT_NE(rows[0].note.find("cudaMalloc"), std::string::npos) << rows[0].note;
+  const Row row = run_one(FillCase::Kind::out_of_memory, calls);
+  EXPECT_EQ(row.status, "oom") << row.note;
+  EXPECT_CONTAINS(row.note, "cudaMalloc");
   EXPECT_EQ(calls.verifies, 0);
   EXPECT_EQ(calls.enqueues, 0);
   // The runner goes on: the next case runs ok.
   Calls next;
-  EXPECT_EQ(run_one(FillCase::Kind::ok, next).at(0).status, "ok");
+  EXPECT_EQ(run_one(FillCase::Kind::ok, next).status, "ok");
 }
 
 TEST_F(CaseRunnerGpu, ASetUpTimesItsVariantsWithTheRunnersSampling) {
   Calls calls;
-  const std::vector<Row> rows = run_one(FillCase::Kind::with_variants, calls);
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].status, "ok") << rows[0].note;
+  const Row row = run_one(FillCase::Kind::with_variants, calls);
+  EXPECT_EQ(row.status, "ok") << row.note;
   EXPECT_GE(calls.variant_samples, 2 * 3) << "each variant at least 3 samples";
 }
 
