@@ -16,7 +16,7 @@
 #include "harness/core/usage_error.hpp"
 #include "harness/report/tool_main.hpp"
 
-#if defined(REDLINE_HAVE_GEMM_GPU)
+#if defined(REDLINE_HAVE_GBENCH_FLAGS)
 #include "harness/report/gbench_args.hpp"
 #endif
 
@@ -117,7 +117,7 @@ CLI::App* add_model(CLI::App& app, ModelFlags& f) {
 int main(int argc, char** argv) {
   CLI::App app{"GEMM throughput and its tile and wave quantization.", "gemm_bench"};
   app.require_subcommand(1);
-#if defined(REDLINE_HAVE_GEMM_GPU)
+#if defined(REDLINE_HAVE_GBENCH_FLAGS)
   BenchmarkArgs args;
   try {
     args = split_benchmark_args(argc, argv, "gemm_bench");
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
   }
   std::vector<char*> ours = args.ours;
 #else
-  // Built without the GPU case runner: predict only, and no --benchmark_* flags.
+  // Built without Google Benchmark: predict only, and no --benchmark_* flags.
   std::vector<char*> ours(argv, argv + argc);
 #endif
   install_interrupt_handlers();

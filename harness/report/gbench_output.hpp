@@ -21,6 +21,9 @@ class GoogleBenchmarkReports {
  public:
   // `display` receives the --benchmark_format report (std::cout in a tool).
   GoogleBenchmarkReports(const BenchmarkArgs& args, std::ostream& display);
+  // The --benchmark_out reporter writes into this object: it stays put.
+  GoogleBenchmarkReports(const GoogleBenchmarkReports&) = delete;
+  GoogleBenchmarkReports& operator=(const GoogleBenchmarkReports&) = delete;
 
   // True when --benchmark_format puts Google Benchmark's report on the
   // display: the tool's console table must then step aside.
