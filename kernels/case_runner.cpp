@@ -7,7 +7,6 @@
 
 #include <algorithm>
 
-#include "harness/core/interrupt.hpp"
 #include "harness/report/gbench_batch.hpp"
 #include "harness/report/gbench_rows.hpp"
 #include "kernels/cuda_check.cuh"
@@ -59,7 +58,12 @@ struct CaseRunner::State {
     for (auto* forward : forwards) collector.add_forward(forward);
     REDLINE_CUDA_CHECK(cudaSetDevice(options.device));
     REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    timer = std::make_unique<SampleTimer>(stream, options.sample_seconds);
+    try {
+      timer = std::make_unique<SampleTimer>(stream, options.sample_seconds);
+    } catch (...) {
+      (void)cudaStreamDestroy(stream);
+      throw;
+    }
   }
   ~State() {
     timer.reset();

@@ -14,6 +14,15 @@
 //   ~PreparedCase    frees what set_up took, before the next case sets up
 // An exception anywhere is the row's status: `oom` when CUDA or cuBLAS ran
 // out of memory, else `error`, with the message as its note.
+//
+// A new benchmark (bench/gemm/gemm_case.cpp is one): per case a GpuCase
+// whose key names it ("attention/impl:cudnn/dtype:bf16/s:4096/d:128/pass:bwd")
+// and whose set_up returns a PreparedCase holding its buffers and plan; work()
+// gives the FLOP count (and bytes, where bandwidth is the figure) and the
+// datasheet ceiling to compare with; verify compares with a reference
+// implementation; enqueue launches the work; describe adds what explains it
+// ("causal: exact count of unmasked scores"). The tool then hands its cases
+// to CaseRunner::run and reports the rows.
 #pragma once
 
 #include <cuda_runtime_api.h>
