@@ -79,9 +79,6 @@ class CublasError : public std::runtime_error {
 
   cublasStatus_t status() const noexcept { return status_; }
   bool is_out_of_memory() const noexcept { return status_ == CUBLAS_STATUS_ALLOC_FAILED; }
-  // cuBLASLt answers "no algorithm for this shape/dtype" with NOT_SUPPORTED: a
-  // skipped point, not an error.
-  bool is_not_supported() const noexcept { return status_ == CUBLAS_STATUS_NOT_SUPPORTED; }
 
  private:
   cublasStatus_t status_;

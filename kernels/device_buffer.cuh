@@ -85,14 +85,10 @@ class DeviceBuffer : public CudaArray<T, DeviceMemory> {
     if (!this->empty())
       REDLINE_CUDA_CHECK(cudaMemcpy(this->data(), host.data(), this->bytes(), cudaMemcpyHostToDevice));
   }
-  void copy_to_host(std::span<T> host) const {
-    if (host.size() != this->size()) throw std::invalid_argument("DeviceBuffer::copy_to_host: size mismatch");
-    if (!this->empty())
-      REDLINE_CUDA_CHECK(cudaMemcpy(host.data(), this->data(), this->bytes(), cudaMemcpyDeviceToHost));
-  }
   std::vector<T> to_host() const {
     std::vector<T> host(this->size());
-    copy_to_host(host);
+    if (!this->empty())
+      REDLINE_CUDA_CHECK(cudaMemcpy(host.data(), this->data(), this->bytes(), cudaMemcpyDeviceToHost));
     return host;
   }
 };
@@ -103,7 +99,6 @@ class PinnedBuffer : public CudaArray<T, PinnedMemory> {
   using CudaArray<T, PinnedMemory>::CudaArray;
 
   T& operator[](std::size_t i) const noexcept { return this->data()[i]; }
-  std::span<T> span() const noexcept { return {this->data(), this->size()}; }
 };
 
 }  // namespace redline

@@ -47,7 +47,12 @@ struct GemmOptions {
   std::size_t workspace_bytes = std::size_t{32} << 20;
   // Buffer sets rotate until their combined A, B and C bytes reach this, so
   // consecutive GEMMs never find their operands in L2. 0: twice the
-  // device's L2 size (see kernels/l2_flush.cuh for why twice).
+  // device's L2 size. Why twice: L2 is not a fully associative LRU cache.
+  // Addresses are hashed onto slices and sets, replacement is not strict
+  // LRU, and on Hopper and Blackwell the L2 is split into two partitions
+  // that may both hold a line, so cycling through exactly L2-size bytes can
+  // leave part of the previous operands resident; twice that evicts them
+  // with near certainty.
   std::size_t min_rotation_bytes = 0;
   // A bound on allocations for tiny shapes (a 64^3 bf16 set is 24 KiB).
   // Where it cuts the rotation short of min_rotation_bytes the operands are

@@ -73,81 +73,71 @@ __device__ inline float op_a(const TA* a, std::int64_t lda, std::int64_t row, st
   return kATransposed ? to_float(a[row * lda + kk]) : to_float(a[kk * lda + row]);
 }
 
-// Accuracy: fp32 products summed in fp32 over one K step, then the steps
-// Kahan-summed. Plain sequential fp32 accumulation errs by about
-// eps * sqrt(K) relative (7e-6 at K = 16384), the size of the fp32
-// tolerance itself; compensated steps keep the reference well below it
-// without the fp64 rate that many GPUs lack.
-template <typename TA, typename TB, typename TC, bool kATransposed>
-__global__ void __launch_bounds__(kThreads, 2)
-    reference_difference_kernel(const TA* __restrict__ a, const TB* __restrict__ b, const TC* __restrict__ c,
-                                std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
-                                std::int64_t ldc, float scale, Partial* __restrict__ partials) {
-  // +1 column: the tn loads write down a column of the tile, which without
-  // padding puts all 32 lanes of a warp in one bank.
-  __shared__ float a_tile[kTileK][kTile + 1];
-  __shared__ float b_tile[kTileK][kTile + 1];
+using TileA = float[kTileK][kTile + 1];
+using TileB = float[kTileK][kTile + 1];
+using ThreadSums = float[kPerThread][kPerThread];
 
-  const int tx = static_cast<int>(threadIdx.x) % kThreadsSide;
-  const int ty = static_cast<int>(threadIdx.x) / kThreadsSide;
-  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
-  const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
+// One K step of op(A) and B into shared memory. Consecutive threads take
+// consecutive addresses: along K for tn's A and for B, along M for nn's A.
+// Outside the matrix the tile holds zeros.
+template <bool kATransposed, typename TA, typename TB>
+__device__ __forceinline__ void load_tiles(const TA* __restrict__ a, const TB* __restrict__ b, std::int64_t m,
+                                           std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
+                                           std::int64_t row0, std::int64_t col0, std::int64_t k0, TileA& a_tile,
+                                           TileB& b_tile) {
+#pragma unroll
+  for (int load = 0; load < kLoadsPerThread; ++load) {
+    const int e = static_cast<int>(threadIdx.x) + load * kThreads;
+    const int a_kk = kATransposed ? e % kTileK : e / kTile;
+    const int a_row = kATransposed ? e / kTileK : e % kTile;
+    const std::int64_t ar = row0 + a_row, ak = k0 + a_kk;
+    a_tile[a_kk][a_row] = (ar < m && ak < k) ? op_a<kATransposed>(a, lda, ar, ak) : 0.0f;
 
-  float sum[kPerThread][kPerThread];
-  float compensation[kPerThread][kPerThread];
+    const int b_kk = e % kTileK, b_col = e / kTileK;
+    const std::int64_t bk = k0 + b_kk, bc = col0 + b_col;
+    b_tile[b_kk][b_col] = (bk < k && bc < n) ? to_float(b[bc * ldb + bk]) : 0.0f;
+  }
+}
+
+// This thread's 4 x 4 products of one K step, summed in fp32, then added to
+// the running sums with Kahan compensation.
+__device__ __forceinline__ void accumulate_step(const TileA& a_tile, const TileB& b_tile, int tx, int ty,
+                                                ThreadSums& sum, ThreadSums& compensation) {
+  float step[kPerThread][kPerThread];
 #pragma unroll
   for (int r = 0; r < kPerThread; ++r)
 #pragma unroll
-    for (int s = 0; s < kPerThread; ++s) sum[r][s] = compensation[r][s] = 0.0f;
-
-  for (std::int64_t k0 = 0; k0 < k; k0 += kTileK) {
-    // Consecutive threads take consecutive addresses: along K for tn's A and
-    // for B, along M for nn's A. Outside the matrix the tile holds zeros.
+    for (int s = 0; s < kPerThread; ++s) step[r][s] = 0.0f;
 #pragma unroll
-    for (int load = 0; load < kLoadsPerThread; ++load) {
-      const int e = static_cast<int>(threadIdx.x) + load * kThreads;
-      const int a_kk = kATransposed ? e % kTileK : e / kTile;
-      const int a_row = kATransposed ? e / kTileK : e % kTile;
-      const std::int64_t ar = row0 + a_row, ak = k0 + a_kk;
-      a_tile[a_kk][a_row] = (ar < m && ak < k) ? op_a<kATransposed>(a, lda, ar, ak) : 0.0f;
-
-      const int b_kk = e % kTileK, b_col = e / kTileK;
-      const std::int64_t bk = k0 + b_kk, bc = col0 + b_col;
-      b_tile[b_kk][b_col] = (bk < k && bc < n) ? to_float(b[bc * ldb + bk]) : 0.0f;
-    }
-    __syncthreads();
-
-    float step[kPerThread][kPerThread];
+  for (int kk = 0; kk < kTileK; ++kk) {
+    float a_frag[kPerThread], b_frag[kPerThread];
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r) a_frag[r] = a_tile[kk][tx + r * kThreadsSide];
+#pragma unroll
+    for (int s = 0; s < kPerThread; ++s) b_frag[s] = b_tile[kk][ty + s * kThreadsSide];
 #pragma unroll
     for (int r = 0; r < kPerThread; ++r)
 #pragma unroll
-      for (int s = 0; s < kPerThread; ++s) step[r][s] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < kTileK; ++kk) {
-      float a_frag[kPerThread], b_frag[kPerThread];
-#pragma unroll
-      for (int r = 0; r < kPerThread; ++r) a_frag[r] = a_tile[kk][tx + r * kThreadsSide];
-#pragma unroll
-      for (int s = 0; s < kPerThread; ++s) b_frag[s] = b_tile[kk][ty + s * kThreadsSide];
-#pragma unroll
-      for (int r = 0; r < kPerThread; ++r)
-#pragma unroll
-        for (int s = 0; s < kPerThread; ++s) step[r][s] = fmaf(a_frag[r], b_frag[s], step[r][s]);
-    }
-    __syncthreads();
-
-#pragma unroll
-    for (int r = 0; r < kPerThread; ++r)
-#pragma unroll
-      for (int s = 0; s < kPerThread; ++s) {
-        const float y = step[r][s] - compensation[r][s];
-        const float t = sum[r][s] + y;
-        compensation[r][s] = (t - sum[r][s]) - y;
-        sum[r][s] = t;
-      }
+      for (int s = 0; s < kPerThread; ++s) step[r][s] = fmaf(a_frag[r], b_frag[s], step[r][s]);
   }
+#pragma unroll
+  for (int r = 0; r < kPerThread; ++r)
+#pragma unroll
+    for (int s = 0; s < kPerThread; ++s) {
+      const float y = step[r][s] - compensation[r][s];
+      const float t = sum[r][s] + y;
+      compensation[r][s] = (t - sum[r][s]) - y;
+      sum[r][s] = t;
+    }
+}
 
-  // Rows run along tx so that a warp reads C (column-major) in 16-element runs.
+// This thread's elements of C against R = scale * (sum - compensation).
+// Rows run along tx so that a warp reads C (column-major) in 16-element runs.
+template <typename TC>
+__device__ __forceinline__ Partial difference_from_reference(const TC* __restrict__ c, std::int64_t m, std::int64_t n,
+                                                             std::int64_t ldc, float scale, std::int64_t row0,
+                                                             std::int64_t col0, int tx, int ty, const ThreadSums& sum,
+                                                             const ThreadSums& compensation) {
   Partial mine{0, 0, 0};
 #pragma unroll
   for (int r = 0; r < kPerThread; ++r)
@@ -167,7 +157,43 @@ __global__ void __launch_bounds__(kThreads, 2)
         mine.sum_squared_reference += reference * reference;
       }
     }
-  const Partial block = block_sum(mine);
+  return mine;
+}
+
+// Accuracy: fp32 products summed in fp32 over one K step, then the steps
+// Kahan-summed. Plain sequential fp32 accumulation errs by about
+// eps * sqrt(K) relative (7e-6 at K = 16384), the size of the fp32
+// tolerance itself; compensated steps keep the reference well below it
+// without the fp64 rate that many GPUs lack.
+template <typename TA, typename TB, typename TC, bool kATransposed>
+__global__ void __launch_bounds__(kThreads, 2)
+    reference_difference_kernel(const TA* __restrict__ a, const TB* __restrict__ b, const TC* __restrict__ c,
+                                std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
+                                std::int64_t ldc, float scale, Partial* __restrict__ partials) {
+  // +1 column: the tn loads write down a column of the tile, which without
+  // padding puts all 32 lanes of a warp in one bank.
+  __shared__ TileA a_tile;
+  __shared__ TileB b_tile;
+
+  const int tx = static_cast<int>(threadIdx.x) % kThreadsSide;
+  const int ty = static_cast<int>(threadIdx.x) / kThreadsSide;
+  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+  const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
+
+  ThreadSums sum, compensation;
+#pragma unroll
+  for (int r = 0; r < kPerThread; ++r)
+#pragma unroll
+    for (int s = 0; s < kPerThread; ++s) sum[r][s] = compensation[r][s] = 0.0f;
+
+  for (std::int64_t k0 = 0; k0 < k; k0 += kTileK) {
+    load_tiles<kATransposed>(a, b, m, n, k, lda, ldb, row0, col0, k0, a_tile, b_tile);
+    __syncthreads();
+    accumulate_step(a_tile, b_tile, tx, ty, sum, compensation);
+    __syncthreads();
+  }
+
+  const Partial block = block_sum(difference_from_reference(c, m, n, ldc, scale, row0, col0, tx, ty, sum, compensation));
   if (threadIdx.x == 0) partials[static_cast<std::int64_t>(blockIdx.y) * gridDim.x + blockIdx.x] = block;
 }
 

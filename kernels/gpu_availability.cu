@@ -4,8 +4,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <string_view>
 
 // Set by kernels/CMakeLists.txt from CMAKE_CUDA_ARCHITECTURES, comma-separated.
@@ -129,13 +127,6 @@ int visible_gpu_count() {
     return 0;
   }
   return count;
-}
-
-void exit_if_no_gpu(const char* tool, int device) {
-  if (const auto reason = no_usable_gpu_reason(device)) {
-    std::fprintf(stderr, "%s: skipped: %s\n", tool, reason->c_str());
-    std::exit(exit_code_no_gpu);
-  }
 }
 
 }  // namespace redline

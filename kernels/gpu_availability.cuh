@@ -24,8 +24,4 @@ int visible_gpu_count();
 // The architectures this binary was compiled for, e.g. "sm_80, sm_90, sm_100".
 std::string compiled_cuda_architectures();
 
-// Returns when `device` is usable; otherwise prints "<tool>: skipped: <reason>"
-// to stderr and exits with exit_code_no_gpu. Call it first thing in main().
-void exit_if_no_gpu(const char* tool, int device = 0);
-
 }  // namespace redline

@@ -2,15 +2,15 @@
 // advice, cuBLASLt tile ids and kernel names, the datasheet table, and
 // gemm_bench predict end to end (the real binary, GEMM_BENCH_BIN).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <stdexcept>
 
 #include "harness/core/child_process.hpp"
-#include "harness/report/csv_reader.hpp"
 #include "harness/gemm/gemm_model.hpp"
 #include "harness/gemm/gpu_peaks.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "support.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;
@@ -192,16 +192,8 @@ TEST(GpuPeaks, DatasheetTable) {
 
 // ---- gemm_bench predict, the real binary ----
 
-class GemmBenchPredict : public ::testing::Test {
+class GemmBenchPredict : public redline::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gemm_model_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   ChildResult run(std::vector<std::string> args) {
     ChildSpec spec;
     spec.argv = {GEMM_BENCH_BIN};
@@ -214,11 +206,9 @@ class GemmBenchPredict : public ::testing::Test {
     args.insert(args.end(), {"--csv", (dir_ / "out.csv").string()});
     const ChildResult child = run(args);
     EXPECT_EQ(child.exit_code, 2) << child.output;
-    EXPECT_NE(child.output.find(names), std::string::npos) << "wanted '" << names << "' in: " << child.output;
+    EXPECT_CONTAINS(child.output, names);
     EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
   }
-
-  fs::path dir_;
 };
 
 TEST_F(GemmBenchPredict, SweepWritesTheModelAndFlagsLosses) {
@@ -226,8 +216,8 @@ TEST_F(GemmBenchPredict, SweepWritesTheModelAndFlagsLosses) {
   const ChildResult child = run({"predict", "--m", "4096", "--n", "3968:4352:32", "--k", "4096", "--tile", "128x256",
                                  "--gpu", "H100", "--csv", csv.string(), "--json", json.string()});
   ASSERT_EQ(child.exit_code, 0) << child.output;
-  EXPECT_NE(child.output.find("8 of 13 shapes lose more than 10.0%"), std::string::npos) << child.output;
-  EXPECT_NE(child.output.find("n -> 5120"), std::string::npos) << child.output;
+  EXPECT_CONTAINS(child.output, "8 of 13 shapes lose more than 10.0%");
+  EXPECT_CONTAINS(child.output, "n -> 5120");
   ASSERT_TRUE(fs::exists(json));
 
   const CsvTable t = read_csv(csv);
@@ -242,7 +232,7 @@ TEST_F(GemmBenchPredict, SweepWritesTheModelAndFlagsLosses) {
   EXPECT_NEAR(std::stod(t.value(4, "predicted_efficiency")), 512.0 / 528, 1e-9);
   EXPECT_EQ(t.value(4, "note"), "");
   EXPECT_EQ(t.value(5, "tiles"), "544");
-  EXPECT_NE(t.value(5, "note").find("n 5120"), std::string::npos) << t.value(5, "note");
+  EXPECT_CONTAINS(t.value(5, "note"), "n 5120");
   EXPECT_EQ(t.value(5, "status"), "ok");
 }
 
@@ -250,7 +240,7 @@ TEST_F(GemmBenchPredict, SmsWithoutATableGpu) {
   const ChildResult child = run({"predict", "--m", "4097", "--n", "4096", "--k", "4096", "--tile", "128x256", "--sms",
                                  "132", "--ctas-per-sm", "1", "--split-k", "1"});
   ASSERT_EQ(child.exit_code, 0) << child.output;
-  EXPECT_NE(child.output.find("0 of 1 shapes"), std::string::npos) << child.output;
+  EXPECT_CONTAINS(child.output, "0 of 1 shapes");
 }
 
 TEST_F(GemmBenchPredict, BadInputIsExit2NamingFlagAndValue) {
@@ -276,6 +266,13 @@ TEST_F(GemmBenchPredict, BadInputIsExit2NamingFlagAndValue) {
                       "--split-k", "1024"},
                      "--m/--n/--tile/--split-k '2147483647/2147483647/1x1/1024'");
   expect_usage_error(with({"--n", "10:5", "--tile", "128x256", "--sms", "132"}), "stop is below its start");
+#if defined(GEMM_BENCH_TAKES_BENCHMARK_FLAGS)
+  // Checked before the subcommand, with or without a GPU build.
+  expect_usage_error(with({"--n", "4096", "--tile", "128x256", "--sms", "132", "--benchmark_format=xml"}),
+                     "--benchmark_format 'xml'");
+  expect_usage_error(with({"--n", "4096", "--tile", "128x256", "--sms", "132", "--benchmark_min_time=1"}),
+                     "--benchmark_min_time '1': not taken by gemm_bench");
+#endif
 }
 
 TEST_F(GemmBenchPredict, PaddingAdviceSaysItIsEfficiencyInTheSameTime) {
@@ -344,11 +341,14 @@ TEST_F(GemmBenchPredict, MeasuringSubcommandsRejectBadInputBeforeLookingForAGpu)
 // skip) with the reason; on a GPU, a filter that matches nothing runs nothing.
 TEST_F(GemmBenchPredict, MeasuringWithoutAGpuSkipsWithTheReason) {
   const auto csv = dir_ / "none.csv";
-  const ChildResult child =
-      run({"peak", "--dtype", "bf16", "--benchmark_filter=^nothing$", "--no-roofline", "--csv", csv.string()});
+  std::vector<std::string> args = {"peak", "--dtype", "bf16", "--no-roofline", "--csv", csv.string()};
+#if defined(GEMM_BENCH_TAKES_BENCHMARK_FLAGS)  // built without Google Benchmark, gemm_bench refuses them
+  args.push_back("--benchmark_filter=^nothing$");
+#endif
+  const ChildResult child = run(args);
   if (child.exit_code == 0) GTEST_SKIP() << "this machine has a GPU: covered by scripts/gpu-check";
   EXPECT_EQ(child.exit_code, 77) << child.output;
-  EXPECT_NE(child.output.find("gemm_bench: skipped: "), std::string::npos) << child.output;
+  EXPECT_CONTAINS(child.output, "gemm_bench: skipped: ");
   EXPECT_FALSE(fs::exists(csv)) << "a run that cannot start writes no report";
   // FP8 cannot run nn, but the other dtypes can: not bad input.
   const ChildResult nn = run({"sweep", "--m", "256", "--n", "256", "--k", "256", "--dtype", "all", "--layout", "nn"});

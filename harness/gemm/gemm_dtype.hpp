@@ -1,6 +1,6 @@
 // The GEMM precisions gemm_bench measures, what each stores and how exactly
 // its result must match the reference, and the layouts it accepts. Pure C++:
-// the cuBLASLt side (kernels/gemm_lt.cu) maps these onto CUDA types.
+// the cuBLASLt side (kernels/gemm_lt.cpp) maps these onto CUDA types.
 //
 // Layouts follow BLAS's column-major naming, as mamf-finder and cuBLASLt do.
 // C is M x N column-major (ldc = M) in both.

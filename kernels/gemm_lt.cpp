@@ -182,7 +182,115 @@ struct LtGemm::State {
     // Hashing, not seed + offset: seeds 1 and 2 must not share operands.
     return splitmix64(options.seed) ^ splitmix64(set * 4 + operand + 1);
   }
+
+  // The constructor's steps, in order.
+  void describe_problem();
+  void set_fp8_scales();
+  void find_candidates();
+  void allocate_buffer_sets();
 };
+
+// Descriptors: the matmul (compute type, transposes) and the stored layouts
+// of A, B and C (column-major rows and columns as stored).
+void LtGemm::State::describe_problem() {
+  const LeadingDims ld = leading_dims(options.layout, m, n, k);
+  const auto um = static_cast<std::uint64_t>(m), un = static_cast<std::uint64_t>(n),
+             uk = static_cast<std::uint64_t>(k);
+  REDLINE_CUBLAS_CHECK(cublasLtCreate(handle.out()));
+  REDLINE_CUBLAS_CHECK(cublasLtMatmulDescCreate(matmul.out(), types.compute, CUDA_R_32F));
+  const cublasOperation_t transa = options.layout == GemmLayout::tn ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t transb = CUBLAS_OP_N;
+  REDLINE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(matmul.get(), CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
+  REDLINE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(matmul.get(), CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
+  if (options.layout == GemmLayout::tn) {
+    REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(a_layout.out(), types.a, uk, um, ld.lda));
+  } else {
+    REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(a_layout.out(), types.a, um, uk, ld.lda));
+  }
+  REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(b_layout.out(), types.b, uk, un, ld.ldb));
+  REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(c_layout.out(), types.c, um, un, ld.ldc));
+}
+
+// FP8's per-tensor scales. They go in before the heuristic: they narrow
+// which FP8 kernels qualify.
+void LtGemm::State::set_fp8_scales() {
+  // Each scale 16-byte aligned, as a separately allocated scale tensor would
+  // be in a framework.
+  scales = DeviceBuffer<float>(8);
+  const float host_scales[8] = {kFp8ScaleA, 0, 0, 0, kFp8ScaleB, 0, 0, 0};
+  scales.copy_from_host(host_scales);
+  // A pageable cudaMemcpy may return before its DMA lands, and the GEMM
+  // stream (non-blocking) does not wait for the legacy stream.
+  REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
+  const float* scale_a = scales.data();
+  const float* scale_b = scales.data() + 4;
+  REDLINE_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(matmul.get(), CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a, sizeof scale_a));
+  REDLINE_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(matmul.get(), CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b, sizeof scale_b));
+}
+
+// The heuristic's usable candidates, asked before the operands are
+// allocated so an unsupported point costs no allocation, and the workspace
+// the largest of them asks for.
+void LtGemm::State::find_candidates() {
+  LtPreference preference;
+  REDLINE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(preference.out()));
+  const std::uint64_t max_workspace = options.workspace_bytes;
+  REDLINE_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                            &max_workspace, sizeof max_workspace));
+  const int requested = std::max(1, options.heuristic_candidates);
+  const auto results = std::make_unique<cublasLtMatmulHeuristicResult_t[]>(static_cast<std::size_t>(requested));
+  int returned = 0;
+  const cublasStatus_t heuristic =
+      cublasLtMatmulAlgoGetHeuristic(handle.get(), matmul.get(), a_layout.get(), b_layout.get(), c_layout.get(),
+                                     c_layout.get(), preference.get(), requested, results.get(), &returned);
+  if (heuristic != CUBLAS_STATUS_SUCCESS && heuristic != CUBLAS_STATUS_NOT_SUPPORTED) {
+    throw_if_cublas_failed(heuristic, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
+  }
+  if (heuristic == CUBLAS_STATUS_SUCCESS) {
+    for (int i = 0; i < std::min(returned, requested); ++i)
+      if (results[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS)
+        candidates.push_back(Candidate{results[static_cast<std::size_t>(i)]});
+  }
+  if (candidates.empty()) {
+    throw GemmUnsupported("cuBLASLt has no algorithm for " + shape_text(options, m, n, k) +
+                          " (cublasLtMatmulAlgoGetHeuristic: " + cublasLtGetStatusName(heuristic) + ", " +
+                          std::to_string(returned) + " results, none usable)");
+  }
+  std::size_t workspace_bytes = 0;
+  for (const auto& candidate : candidates) workspace_bytes = std::max(workspace_bytes, candidate.result.workspaceSize);
+  workspace = DeviceBuffer<std::byte>(workspace_bytes);
+}
+
+// Enough sets that a rotation's combined operands overflow L2; a shortage
+// of memory for them is this point's OOM, never a smaller rotation that
+// would time L2 instead. Only max_buffer_sets cuts it short (tiny shapes),
+// and rotation_bytes() lets the caller say so.
+void LtGemm::State::allocate_buffer_sets() {
+  const GemmDtypeInfo& info = gemm_dtype_info(options.dtype);
+  const std::size_t a_bytes = static_cast<std::size_t>(m) * static_cast<std::size_t>(k) * info.a_bytes;
+  const std::size_t b_bytes = static_cast<std::size_t>(k) * static_cast<std::size_t>(n) * info.b_bytes;
+  const std::size_t c_bytes = static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * info.c_bytes;
+  bytes_per_set = a_bytes + b_bytes + c_bytes;
+  std::size_t min_rotation = options.min_rotation_bytes;
+  if (min_rotation == 0) {
+    int device = 0;
+    REDLINE_CUDA_CHECK(cudaGetDevice(&device));
+    min_rotation = 2 * static_cast<std::size_t>(query_device_properties(device).l2_bytes);
+  }
+  const std::size_t wanted = (min_rotation + bytes_per_set - 1) / bytes_per_set;
+  const std::size_t set_count =
+      std::clamp<std::size_t>(wanted, 1, static_cast<std::size_t>(std::max(1, options.max_buffer_sets)));
+  sets.reserve(set_count);
+  for (std::size_t i = 0; i < set_count; ++i) {
+    BufferSet set{DeviceBuffer<std::byte>(a_bytes), DeviceBuffer<std::byte>(b_bytes), DeviceBuffer<std::byte>(c_bytes)};
+    fill_as(types.a, set.a.data(), static_cast<std::size_t>(m * k), seed_for(i, 0), stream);
+    fill_as(types.b, set.b.data(), static_cast<std::size_t>(k * n), seed_for(i, 1), stream);
+    fill_as(types.c, set.c.data(), static_cast<std::size_t>(m * n), seed_for(i, 2), stream);
+    sets.push_back(std::move(set));
+  }
+}
 
 LtGemm::LtGemm(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOptions& options, cudaStream_t stream)
     : state_(std::make_unique<State>()) {
@@ -200,107 +308,10 @@ LtGemm::LtGemm(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOptions
   s.options = options;
   s.stream = stream;
   s.types = lt_types(options.dtype);
-  const LeadingDims ld = leading_dims(options.layout, m, n, k);
-  const auto um = static_cast<std::uint64_t>(m), un = static_cast<std::uint64_t>(n),
-             uk = static_cast<std::uint64_t>(k);
-
-  REDLINE_CUBLAS_CHECK(cublasLtCreate(s.handle.out()));
-  REDLINE_CUBLAS_CHECK(cublasLtMatmulDescCreate(s.matmul.out(), s.types.compute, CUDA_R_32F));
-  const cublasOperation_t transa = options.layout == GemmLayout::tn ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t transb = CUBLAS_OP_N;
-  REDLINE_CUBLAS_CHECK(
-      cublasLtMatmulDescSetAttribute(s.matmul.get(), CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
-  REDLINE_CUBLAS_CHECK(
-      cublasLtMatmulDescSetAttribute(s.matmul.get(), CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
-  // Rows and columns of the matrices as stored (column-major).
-  if (options.layout == GemmLayout::tn) {
-    REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(s.a_layout.out(), s.types.a, uk, um, ld.lda));
-  } else {
-    REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(s.a_layout.out(), s.types.a, um, uk, ld.lda));
-  }
-  REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(s.b_layout.out(), s.types.b, uk, un, ld.ldb));
-  REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(s.c_layout.out(), s.types.c, um, un, ld.ldc));
-
-  // The scale pointers go in before the heuristic: they narrow which FP8
-  // kernels qualify.
-  if (is_fp8(options.dtype)) {
-    // Each scale 16-byte aligned, as a separately allocated scale tensor
-    // would be in a framework.
-    s.scales = DeviceBuffer<float>(8);
-    const float host_scales[8] = {kFp8ScaleA, 0, 0, 0, kFp8ScaleB, 0, 0, 0};
-    s.scales.copy_from_host(host_scales);
-    // A pageable cudaMemcpy may return before its DMA lands, and the GEMM
-    // stream (non-blocking) does not wait for the legacy stream.
-    REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
-    const float* scale_a = s.scales.data();
-    const float* scale_b = s.scales.data() + 4;
-    REDLINE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.matmul.get(), CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
-                                                        &scale_a, sizeof scale_a));
-    REDLINE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.matmul.get(), CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
-                                                        &scale_b, sizeof scale_b));
-  }
-
-  // Ask the heuristic before allocating the operands, so an unsupported
-  // point costs no allocation.
-  LtPreference preference;
-  REDLINE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(preference.out()));
-  const std::uint64_t max_workspace = options.workspace_bytes;
-  REDLINE_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      preference.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace, sizeof max_workspace));
-  const int requested = std::max(1, options.heuristic_candidates);
-  const auto results = std::make_unique<cublasLtMatmulHeuristicResult_t[]>(static_cast<std::size_t>(requested));
-  int returned = 0;
-  const cublasStatus_t heuristic =
-      cublasLtMatmulAlgoGetHeuristic(s.handle.get(), s.matmul.get(), s.a_layout.get(), s.b_layout.get(),
-                                     s.c_layout.get(), s.c_layout.get(), preference.get(), requested,
-                                     results.get(), &returned);
-  if (heuristic != CUBLAS_STATUS_SUCCESS && heuristic != CUBLAS_STATUS_NOT_SUPPORTED) {
-    throw_if_cublas_failed(heuristic, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
-  }
-  if (heuristic == CUBLAS_STATUS_SUCCESS) {
-    for (int i = 0; i < std::min(returned, requested); ++i)
-      if (results[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS)
-        s.candidates.push_back(Candidate{results[static_cast<std::size_t>(i)]});
-  }
-  if (s.candidates.empty()) {
-    throw GemmUnsupported("cuBLASLt has no algorithm for " + shape_text(options, m, n, k) +
-                          " (cublasLtMatmulAlgoGetHeuristic: " + cublasLtGetStatusName(heuristic) + ", " +
-                          std::to_string(returned) + " results, none usable)");
-  }
-
-  std::size_t workspace_bytes = 0;
-  for (const auto& candidate : s.candidates)
-    workspace_bytes = std::max(workspace_bytes, candidate.result.workspaceSize);
-  s.workspace = DeviceBuffer<std::byte>(workspace_bytes);
-
-  // Enough sets that a rotation's combined operands overflow L2; a shortage
-  // of memory for them is this point's OOM, never a smaller rotation that
-  // would time L2 instead. Only max_buffer_sets cuts it short (tiny shapes),
-  // and rotation_bytes() lets the caller say so.
-  const GemmDtypeInfo& info = gemm_dtype_info(options.dtype);
-  const std::size_t a_bytes = static_cast<std::size_t>(m) * static_cast<std::size_t>(k) * info.a_bytes;
-  const std::size_t b_bytes = static_cast<std::size_t>(k) * static_cast<std::size_t>(n) * info.b_bytes;
-  const std::size_t c_bytes = static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * info.c_bytes;
-  s.bytes_per_set = a_bytes + b_bytes + c_bytes;
-  std::size_t min_rotation = options.min_rotation_bytes;
-  if (min_rotation == 0) {
-    int device = 0;
-    REDLINE_CUDA_CHECK(cudaGetDevice(&device));
-    min_rotation = 2 * static_cast<std::size_t>(query_device_properties(device).l2_bytes);
-  }
-  const std::size_t wanted = (min_rotation + s.bytes_per_set - 1) / s.bytes_per_set;
-  const std::size_t set_count =
-      std::clamp<std::size_t>(wanted, 1, static_cast<std::size_t>(std::max(1, options.max_buffer_sets)));
-  s.sets.reserve(set_count);
-  for (std::size_t i = 0; i < set_count; ++i) {
-    BufferSet set{DeviceBuffer<std::byte>(a_bytes), DeviceBuffer<std::byte>(b_bytes),
-                  DeviceBuffer<std::byte>(c_bytes)};
-    fill_as(s.types.a, set.a.data(), static_cast<std::size_t>(m * k), s.seed_for(i, 0), stream);
-    fill_as(s.types.b, set.b.data(), static_cast<std::size_t>(k * n), s.seed_for(i, 1), stream);
-    fill_as(s.types.c, set.c.data(), static_cast<std::size_t>(m * n), s.seed_for(i, 2), stream);
-    s.sets.push_back(std::move(set));
-  }
-
+  s.describe_problem();
+  if (is_fp8(options.dtype)) s.set_fp8_scales();
+  s.find_candidates();
+  s.allocate_buffer_sets();
   select_candidate(0);
   REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
