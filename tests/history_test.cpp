@@ -43,7 +43,7 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 }
 
 const Schema& schema() {
-  static const Schema s = Schema::load(fs::path(SOURCE_DIR) / "results" / "SCHEMA.md");
+  static const Schema& s = Schema::compiled_in();
   return s;
 }
 

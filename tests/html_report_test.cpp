@@ -45,7 +45,7 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-Schema real_schema() { return Schema::load(fs::path(SOURCE_DIR) / "results" / "SCHEMA.md"); }
+const Schema& real_schema() { return Schema::compiled_in(); }
 
 ResultRow make_row(const std::string& tool, const std::vector<std::pair<std::string, std::string>>& params,
                    const std::vector<std::pair<std::string, double>>& metrics, const std::string& status = "ok") {
@@ -540,7 +540,7 @@ TEST(HtmlReport, HistoryTrendFindingsAreListedAndMarked) {
   // A 20% drop from run 11 on: the report names the step, as `redline history` does.
   ReportInputs inputs;
   inputs.title = "trend";
-  inputs.schema = Schema::load(std::string(SOURCE_DIR) + "/results/SCHEMA.md");
+  inputs.schema = Schema::compiled_in();
   HistorySeries series{"batch_sweep", "batch_size=8", "samples_per_s", {}};
   for (int i = 0; i < 20; ++i) {
     const double wobble = 1.0 + 0.004 * ((i * 7) % 5 - 2);

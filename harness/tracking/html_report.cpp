@@ -95,14 +95,16 @@ std::string param(const ResultRow& row, const std::string& name) {
   return it == row.params.end() ? std::string() : it->second;
 }
 
-// How one tool's rows become charts.
+// How one tool's rows become charts (its row of the schema's charts table).
 struct ChartPlan {
-  std::string x;                    // the swept parameter
+  std::string x;  // the swept parameter
+  AxisScale x_scale = AxisScale::automatic;
   bool log_x = false;
-  std::vector<std::string> metrics;  // one chart per metric
-  std::string prediction;           // a metric overlaid as a dashed "model prediction" series
-  std::string series_param;         // splits a chart into series (allreduce: inplace)
-  std::set<std::string> not_grouping;  // parameters that neither split charts nor series
+  std::vector<std::string> metrics;     // one chart per metric
+  std::string prediction;               // a metric overlaid as a dashed "model prediction" series
+  std::string series_param;             // splits a chart into series
+  std::map<std::string, std::string> series_labels;  // series value -> line name
+  std::set<std::string> not_grouping;   // parameters that neither split charts nor series
 };
 
 std::set<std::string> metric_names(const std::vector<const ResultRow*>& rows) {
@@ -133,64 +135,69 @@ bool looks_geometric(const std::set<double>& xs) {
   return 2 * growing >= steps;
 }
 
+// The tool's row of the schema's charts table; an empty plan when the rows
+// lack what it names (the generic plan then applies).
+ChartPlan plan_from_hints(const ChartHints& hints, const std::vector<const ResultRow*>& rows,
+                          const std::vector<std::string>& params, const std::set<std::string>& metrics) {
+  ChartPlan plan;
+  auto has_param = [&](const std::string& name) { return std::find(params.begin(), params.end(), name) != params.end(); };
+  // Of several candidates, the swept one takes the most values (m, n or k of a GEMM sweep).
+  std::size_t most = 0;
+  for (const auto& name : hints.x) {
+    bool numeric = false;
+    const auto values = numeric_values(rows, name, &numeric);
+    if (has_param(name) && numeric && values.size() > most) {
+      most = values.size();
+      plan.x = name;
+    }
+  }
+  for (const auto& candidate : hints.metric) {
+    const auto it = std::find_if(metrics.begin(), metrics.end(),
+                                 [&](const std::string& m) { return metric_matches(candidate, m); });
+    if (it == metrics.end()) continue;
+    plan.metrics.push_back(*it);
+    break;
+  }
+  plan.x_scale = hints.x_scale;
+  if (metrics.count(hints.prediction)) plan.prediction = hints.prediction;
+  if (has_param(hints.series)) {
+    plan.series_param = hints.series;
+    plan.series_labels = {hints.series_labels.begin(), hints.series_labels.end()};
+  }
+  plan.not_grouping = {hints.not_grouping.begin(), hints.not_grouping.end()};
+  return plan;
+}
+
+// A tool without chart hints: its tracked higher-is-better metrics against
+// the first numeric parameter that varies.
+ChartPlan generic_plan(const std::vector<const ResultRow*>& rows, const std::vector<std::string>& params,
+                       const std::set<std::string>& metrics, const Schema& schema) {
+  ChartPlan plan;
+  for (const auto& name : params) {
+    bool numeric = false;
+    if (numeric_values(rows, name, &numeric).size() > 1 && numeric) {
+      plan.x = name;
+      break;
+    }
+  }
+  for (const auto& m : metrics) {
+    const auto spec = schema.find(m);
+    if (spec && spec->better == Better::higher && spec->tracked) plan.metrics.push_back(m);
+  }
+  return plan;
+}
+
 std::optional<ChartPlan> plan_charts(const std::string& tool, const std::vector<const ResultRow*>& rows,
                                      const std::vector<std::string>& params, const Schema& schema) {
-  ChartPlan plan;
   const std::set<std::string> metrics = metric_names(rows);
-  auto has_param = [&](const std::string& name) { return std::find(params.begin(), params.end(), name) != params.end(); };
-
-  if (tool == "batch_sweep" && has_param("batch_size")) {
-    plan.x = "batch_size";
-    if (metrics.count("samples_per_s")) plan.metrics.push_back("samples_per_s");
-    else
-      for (const auto& m : metrics)
-        if (m.size() > 6 && m.ends_with("_per_s")) {
-          plan.metrics.push_back(m);
-          break;
-        }
-  } else if (tool == "allreduce_bench" && has_param("bytes") && metrics.count("busbw_GBps")) {
-    plan.x = "bytes";
-    plan.log_x = true;
-    plan.metrics.push_back("busbw_GBps");
-    plan.series_param = "inplace";
-    plan.not_grouping = {"count", "group_hosts"};  // follow from bytes+dtype and group
-  } else if (tool == "gemm_bench" && metrics.count("tflops")) {
-    // The swept dimension is whichever of m, n, k takes the most values;
-    // linear, so the tile/wave sawtooth keeps its period.
-    std::size_t most = 0;
-    for (const char* dim : {"m", "n", "k"}) {
-      bool numeric = false;
-      const auto values = numeric_values(rows, dim, &numeric);
-      if (has_param(dim) && numeric && values.size() > most) {
-        most = values.size();
-        plan.x = dim;
-      }
-    }
-    plan.metrics.push_back("tflops");
-    if (metrics.count("predicted_tflops")) plan.prediction = "predicted_tflops";
-  }
-
-  if (plan.x.empty() || plan.metrics.empty()) {
-    // Any other tool: its tracked higher-is-better metrics against the first
-    // numeric parameter that varies.
-    plan = ChartPlan{};
-    for (const auto& name : params) {
-      bool numeric = false;
-      if (numeric_values(rows, name, &numeric).size() > 1 && numeric) {
-        plan.x = name;
-        break;
-      }
-    }
-    for (const auto& m : metrics) {
-      const auto spec = schema.find(m);
-      if (spec && spec->better == Better::higher && spec->tracked) plan.metrics.push_back(m);
-    }
-    if (plan.x.empty() || plan.metrics.empty()) return std::nullopt;
-  }
+  const ChartHints* hints = schema.chart_hints(tool);
+  ChartPlan plan = hints ? plan_from_hints(*hints, rows, params, metrics) : ChartPlan{};
+  if (plan.x.empty() || plan.metrics.empty()) plan = generic_plan(rows, params, metrics, schema);
+  if (plan.x.empty() || plan.metrics.empty()) return std::nullopt;
 
   bool numeric = false;
   const std::set<double> xs = numeric_values(rows, plan.x, &numeric);
-  if (!plan.log_x && tool != "gemm_bench") plan.log_x = looks_geometric(xs);
+  plan.log_x = plan.x_scale == AxisScale::log2 || (plan.x_scale == AxisScale::automatic && looks_geometric(xs));
 
   // A parameter that varies in lockstep with x (n and k of a square GEMM
   // sweep, count for one dtype) would split every curve into single points.
@@ -216,8 +223,8 @@ std::string unit_label(const std::string& metric, const Schema& schema) {
 
 std::string series_name(const ChartPlan& plan, const std::string& value) {
   if (plan.series_param.empty()) return "";
-  if (plan.series_param == "inplace") return value == "1" ? "in-place" : "out-of-place";
-  return plan.series_param + "=" + value;
+  const auto label = plan.series_labels.find(value);
+  return label != plan.series_labels.end() ? label->second : plan.series_param + "=" + value;
 }
 
 struct CurvePoint {
