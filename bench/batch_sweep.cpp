@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
     BatchSweepOptions options = to_options(f, command);
     validate_output_paths(f.output);
     // NVML only: creating a CUDA context here would take GPU memory from the trials.
-    BatchSweepOutcome outcome = run_batch_sweep(options, capture_environment());
+    BatchSweepOutcome outcome = run_batch_sweep("batch_sweep", options, capture_environment());
     write_reports(outcome.report, f.output);
     if (interrupted()) return 128 + interrupt_signal();
     return outcome.any_ok ? kExitOk : kExitCheckFailed;
