@@ -553,35 +553,3 @@ TEST(HtmlReport, HistoryTrendFindingsAreListedAndMarked) {
 }
 
 }  // namespace
-
-namespace {
-
-// scripts/plot draws PNGs of a real CSV from a real batch_sweep run.
-TEST(PlotScript, DrawsEveryCurveOfARealCsv) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("plot_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  redline::ChildSpec sweep;
-  sweep.argv = {BATCH_SWEEP_BIN, "--max", "64", "--metric-regex", "throughput: ([0-9.]+) samples/s", "--csv",
-                (dir / "sweep.csv").string(), "--", FAKE_TRAIN_BIN, "--batch-size", "{bs}", "--step-ms", "1"};
-  ASSERT_TRUE(redline::run_child(sweep).succeeded());
-  redline::ChildSpec plot;
-  plot.argv = {std::string(SOURCE_DIR) + "/scripts/plot", (dir / "sweep.csv").string(), "-o", (dir / "png").string()};
-  plot.timeout_seconds = 120;
-  const auto r = redline::run_child(plot);
-  if (r.exit_code == 77) GTEST_SKIP() << "matplotlib is not installed (scripts/setup installs python3-matplotlib)";
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::size_t pngs = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir / "png"))
-    if (e.path().extension() == ".png" && std::filesystem::file_size(e.path()) > 1000) ++pngs;
-  EXPECT_GE(pngs, 1u) << r.output;
-  // A bad column is bad input: exit 2, naming it.
-  plot.argv = {std::string(SOURCE_DIR) + "/scripts/plot", (dir / "sweep.csv").string(), "--y", "no_such_column"};
-  const auto bad = redline::run_child(plot);
-  EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("no_such_column"), std::string::npos) << bad.output;
-  std::filesystem::remove_all(dir);
-}
-
-}  // namespace
