@@ -56,16 +56,8 @@ void write_csv_lines(const fs::path& path, const std::vector<std::string>& lines
   write_file(path, text);
 }
 
-class CompareRunsTest : public ::testing::Test {
+class CompareRunsTest : public redline::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("compare_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // batch_sweep --quiet --metric-regex ... SWEEP_ARGS --csv CSV -- fake_train --batch-size {bs} --step-ms 1 TRAIN_ARGS
   fs::path sweep(const fs::path& csv, std::vector<std::string> sweep_args, std::vector<std::string> train_args) {
     fs::create_directories(csv.parent_path());
@@ -81,8 +73,6 @@ class CompareRunsTest : public ::testing::Test {
     EXPECT_TRUE(fs::exists(csv)) << r.output;
     return csv;
   }
-
-  fs::path dir_;
 };
 
 const MetricComparison* find_metric(const Comparison& c, const std::string& case_key, const std::string& metric) {
@@ -175,7 +165,7 @@ TEST_F(CompareRunsTest, MissingOrEmptyInputIsAnError) {
     load_results(dir_ / "empty");
     ADD_FAILURE() << "no error for a folder without results";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find((dir_ / "empty").string()), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), (dir_ / "empty").string());
   }
   EXPECT_THROW(load_results(dir_ / "nope"), std::runtime_error);
 }
@@ -193,8 +183,8 @@ TEST_F(CompareRunsTest, MalformedCsvNamesFileAndLine) {
     } catch (const CsvError& e) {
       EXPECT_EQ(e.line(), line) << e.what();
       const std::string where = file.string() + ":" + std::to_string(line) + ":";
-      EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+      EXPECT_CONTAINS(e.what(), where);
+      EXPECT_CONTAINS(e.what(), words);
     }
   };
 
@@ -211,7 +201,7 @@ TEST_F(CompareRunsTest, MalformedCsvNamesFileAndLine) {
     load_results(dir_ / "quote.csv");
     ADD_FAILURE() << "no error for an unclosed quote";
   } catch (const CsvError& e) {
-    EXPECT_NE(std::string(e.what()).find((dir_ / "quote.csv").string() + ":9:"), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), (dir_ / "quote.csv").string() + ":9:");
   }
 
   auto not_number = lines;
@@ -228,8 +218,8 @@ TEST_F(CompareRunsTest, MalformedCsvNamesFileAndLine) {
     load_results(dir_ / "columns.csv");
     ADD_FAILURE() << "no error for a CSV without a status column";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find((dir_ / "columns.csv").string()), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("status"), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), (dir_ / "columns.csv").string());
+    EXPECT_CONTAINS(e.what(), "status");
   }
 
   // A folder holding the bad file fails the same way.
@@ -346,7 +336,7 @@ TEST_F(CompareRunsTest, MissingAndFailedCasesAreListed) {
   EXPECT_EQ(c.only_in_baseline[0], "batch_sweep batch_size=64 (no ok row in current: oom)");
   EXPECT_EQ(c.metrics.size(), 6u);
   const std::string table = format_comparison(c, CompareFormat::table, "base", "oom");
-  EXPECT_NE(table.find("batch_sweep batch_size=64 (no ok row in current: oom)"), std::string::npos) << table;
+  EXPECT_CONTAINS(table, "batch_sweep batch_size=64 (no ok row in current: oom)");
 }
 
 TEST_F(CompareRunsTest, RunFoldersKeepSameToolEntriesApart) {
@@ -419,18 +409,16 @@ TEST_F(CompareRunsTest, FormatsTableMarkdownAndJson) {
   const Comparison c = compare_results(load_results(base), load_results(cur), real_schema());
 
   const std::string table = format_comparison(c, CompareFormat::table, base.string(), cur.string());
-  EXPECT_NE(table.find("SLOWER"), std::string::npos) << table;
-  EXPECT_NE(table.find("\n!  batch_sweep  batch_size=1 "), std::string::npos) << table;
-  EXPECT_NE(table.find("-20.0%"), std::string::npos) << table;
-  EXPECT_NE(table.find("only in baseline:\n  batch_sweep batch_size=64\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("geomean"), std::string::npos) << table;
+  EXPECT_CONTAINS(table, "SLOWER");
+  EXPECT_CONTAINS(table, "\n!  batch_sweep  batch_size=1 ");
+  EXPECT_CONTAINS(table, "-20.0%");
+  EXPECT_CONTAINS(table, "only in baseline:\n  batch_sweep batch_size=64\n");
+  EXPECT_CONTAINS(table, "geomean");
 
   const std::string md = format_comparison(c, CompareFormat::markdown, base.string(), cur.string());
-  EXPECT_NE(md.find("\n| tool | case | metric | baseline | current | change | p / noise | verdict |\n|---|"),
-            std::string::npos)
-      << md;
-  EXPECT_NE(md.find("**! SLOWER**"), std::string::npos) << md;
-  EXPECT_NE(md.find("\n- batch_sweep batch_size=64\n"), std::string::npos) << md;
+  EXPECT_CONTAINS(md, "\n| tool | case | metric | baseline | current | change | p / noise | verdict |\n|---|");
+  EXPECT_CONTAINS(md, "**! SLOWER**");
+  EXPECT_CONTAINS(md, "\n- batch_sweep batch_size=64\n");
 
   const std::string json = format_comparison(c, CompareFormat::json, base.string(), cur.string());
   write_file(dir_ / "c.json", json);
@@ -481,13 +469,13 @@ TEST_F(CompareCliTest, ExitStatusFollowsTheVerdicts) {
   const ChildResult ok = compare({base.string(), same.string()});
   EXPECT_TRUE(ok.started);
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
-  EXPECT_NE(ok.output.find("SAME"), std::string::npos) << ok.output;
+  EXPECT_CONTAINS(ok.output, "SAME");
 
   const ChildResult regressed = compare({base.string(), slow.string()});
   EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
-  EXPECT_NE(regressed.output.find("SLOWER"), std::string::npos) << regressed.output;
-  EXPECT_NE(regressed.output.find("batch_size=64"), std::string::npos) << regressed.output;
-  EXPECT_NE(regressed.output.find("samples_per_s"), std::string::npos) << regressed.output;
+  EXPECT_CONTAINS(regressed.output, "SLOWER");
+  EXPECT_CONTAINS(regressed.output, "batch_size=64");
+  EXPECT_CONTAINS(regressed.output, "samples_per_s");
 
   // A 20% drop under a 25% threshold is not a regression.
   const ChildResult tolerant = compare({base.string(), slow.string(), "--threshold", "25"});
@@ -573,7 +561,7 @@ TEST_F(CompareCliTest, MalformedInputExitsTwoNamingFileAndLine) {
   write_csv_lines(dir_ / "bad.csv", lines);
   const ChildResult r = compare({base.string(), (dir_ / "bad.csv").string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find((dir_ / "bad.csv").string() + ":6:"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, (dir_ / "bad.csv").string() + ":6:");
 
   const ChildResult missing = compare({base.string(), (dir_ / "nope.csv").string()});
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
