@@ -85,9 +85,10 @@ class BatchTrials {
     spec.timeout_seconds = options_.timeout_seconds;
     if (options_.echo_output) spec.on_output = [](std::string_view text) { std::cerr << text << std::flush; };
     const int repeats = options_.repeats;
-    progress_.line("[trial " + std::to_string(++trials_run_) + "] batch " + std::to_string(batch) +
-                   (repeats > 1 ? " (repeat " + std::to_string(repetition + 1) + "/" + std::to_string(repeats) + ")" : "") +
-                   (from_bisect ? " [bisect]" : "") + " ...");
+    progress_.line(
+        "[trial " + std::to_string(++trials_run_) + "] batch " + std::to_string(batch) +
+        (repeats > 1 ? " (repeat " + std::to_string(repetition + 1) + "/" + std::to_string(repeats) + ")" : "") +
+        (from_bisect ? " [bisect]" : "") + " ...");
     const ChildResult child = run_child(spec);
     const TrialVerdict verdict = judge_trial(child, rules_);
     const Row& row = report_.rows.emplace_back(trial_row(options_, batch, repetition, from_bisect, verdict, child));
@@ -174,13 +175,13 @@ void summarize_sweep(const BatchSweepOptions& options, const Saturation& sat, Ba
   auto& summary = outcome.report.summary;
   const SweepResult& sweep = outcome.sweep;
   const std::string& metric = options.metric_name;
-  summary.emplace_back("metric", metric + (options.metric_regex.empty()
-                                               ? " (batch x --steps / trial wall time, start-up included)"
-                                               : " (from --metric-regex, median of repeats)"));
-  summary.emplace_back("max_feasible_batch",
-                       sweep.largest_fit ? std::to_string(*sweep.largest_fit) +
-                                               (sweep.largest_fit_is_exact ? " (exact, by bisection)" : "")
-                                         : "none");
+  summary.emplace_back(
+      "metric", metric + (options.metric_regex.empty() ? " (batch x --steps / trial wall time, start-up included)"
+                                                       : " (from --metric-regex, median of repeats)"));
+  summary.emplace_back("max_feasible_batch", sweep.largest_fit
+                                                 ? std::to_string(*sweep.largest_fit) +
+                                                       (sweep.largest_fit_is_exact ? " (exact, by bisection)" : "")
+                                                 : "none");
   summary.emplace_back("first_oom_batch", sweep.first_oom ? std::to_string(*sweep.first_oom)
                                                           : "none up to " + std::to_string(options.axis.back()));
   summary.emplace_back("saturation_batch", saturation_summary(sat, options));
@@ -188,9 +189,10 @@ void summarize_sweep(const BatchSweepOptions& options, const Saturation& sat, Ba
                        describe_point(sat.fraction, metric));
   summary.emplace_back("best_batch", describe_point(sat.best, metric));
   if (options.sweep.safety_margin > 0)
-    summary.emplace_back("safe_max_batch", sweep.safe_max ? std::to_string(*sweep.safe_max) + " (max feasible less " +
-                                                                format_number(100 * options.sweep.safety_margin, 0) + "%)"
-                                                          : "none");
+    summary.emplace_back("safe_max_batch", sweep.safe_max
+                                               ? std::to_string(*sweep.safe_max) + " (max feasible less " +
+                                                     format_number(100 * options.sweep.safety_margin, 0) + "%)"
+                                               : "none");
   recommend_batch(options, sat, outcome);
   if (!sweep.stop_reason.empty()) summary.emplace_back("stopped", sweep.stop_reason);
 }

@@ -127,13 +127,19 @@ MetricSpec parse_metric(const Table& table, std::size_t line, const std::vector<
     fail(source, line, "metric \"" + name_cell + "\" is not a column name (or *suffix pattern)");
   spec.unit = cells[table.column("unit")];
   const std::string& better = cells[table.column("better")];
-  if (better == "higher") spec.better = Better::higher;
-  else if (better == "lower") spec.better = Better::lower;
-  else fail(source, line, "better is \"" + better + "\" for " + spec.name + ", expected higher or lower");
+  if (better == "higher")
+    spec.better = Better::higher;
+  else if (better == "lower")
+    spec.better = Better::lower;
+  else
+    fail(source, line, "better is \"" + better + "\" for " + spec.name + ", expected higher or lower");
   const std::string& tracked = cells[table.column("tracked")];
-  if (tracked == "yes") spec.tracked = true;
-  else if (tracked == "no") spec.tracked = false;
-  else fail(source, line, "tracked is \"" + tracked + "\" for " + spec.name + ", expected yes or no");
+  if (tracked == "yes")
+    spec.tracked = true;
+  else if (tracked == "no")
+    spec.tracked = false;
+  else
+    fail(source, line, "tracked is \"" + tracked + "\" for " + spec.name + ", expected yes or no");
   return spec;
 }
 
@@ -159,7 +165,8 @@ std::vector<std::string> name_list(const Table& table, std::size_t line, const s
 std::string single_name(const Table& table, std::size_t line, const std::vector<std::string>& cells,
                         const std::string& column, bool patterns) {
   const auto names = name_list(table, line, cells, column, patterns);
-  if (names.size() > 1) fail(table.source, line, column + " names " + std::to_string(names.size()) + " columns, expected one");
+  if (names.size() > 1)
+    fail(table.source, line, column + " names " + std::to_string(names.size()) + " columns, expected one");
   return names.empty() ? "" : names.front();
 }
 
@@ -183,7 +190,7 @@ std::vector<std::pair<std::string, std::string>> parse_labels(const Table& table
   return labels;
 }
 
-const std::vector<std::string> kChartColumns = {"tool",   "x",      "x scale",       "metric",
+const std::vector<std::string> kChartColumns = {"tool",       "x",      "x scale",       "metric",
                                                 "prediction", "series", "series labels", "not grouping"};
 
 ChartHints parse_chart_hints(const Table& table, std::size_t line, const std::vector<std::string>& cells) {

@@ -65,8 +65,10 @@ std::set<double> numeric_values(const Rows& rows, const std::string& name, bool*
   *all_numeric = true;
   for (const ResultRow* row : rows) {
     const auto v = to_number(param(*row, name));
-    if (v) values.insert(*v);
-    else *all_numeric = false;
+    if (v)
+      values.insert(*v);
+    else
+      *all_numeric = false;
   }
   return values;
 }
@@ -98,7 +100,9 @@ struct ChartPlan {
 ChartPlan plan_from_hints(const ChartHints& hints, const Rows& rows, const std::vector<std::string>& params,
                           const std::set<std::string>& metrics) {
   ChartPlan plan;
-  auto has_param = [&](const std::string& name) { return std::find(params.begin(), params.end(), name) != params.end(); };
+  auto has_param = [&](const std::string& name) {
+    return std::find(params.begin(), params.end(), name) != params.end();
+  };
   // Of several candidates, the swept one takes the most values (m, n or k of a GEMM sweep).
   std::size_t most = 0;
   for (const auto& name : hints.x) {
@@ -209,14 +213,14 @@ std::vector<ChartMarker> saturation_markers(const Saturation& s, const std::stri
   if (!s.fraction) return markers;
   const std::string fraction_x = x_value_text(s.fraction->size, as_size);
   if (s.plateau && s.plateau->size == s.fraction->size) {
-    markers.push_back({s.fraction->size, s.fraction->throughput, "saturation: 90% of best and plateau, " + x_name +
-                                                                     " " + fraction_x});
+    markers.push_back({s.fraction->size, s.fraction->throughput,
+                       "saturation: 90% of best and plateau, " + x_name + " " + fraction_x});
     return markers;
   }
   markers.push_back({s.fraction->size, s.fraction->throughput, "90% of best: " + x_name + " " + fraction_x});
   if (s.plateau)
-    markers.push_back({s.plateau->size, s.plateau->throughput,
-                       "plateau: " + x_name + " " + x_value_text(s.plateau->size, as_size)});
+    markers.push_back(
+        {s.plateau->size, s.plateau->throughput, "plateau: " + x_name + " " + x_value_text(s.plateau->size, as_size)});
   return markers;
 }
 
@@ -264,8 +268,8 @@ std::vector<RowGroup> group_rows(const Rows& rows, const std::vector<std::string
 // One metric of one group: a series per value of the series parameter (in
 // value order: out-of-place before in-place), the first carrying the
 // saturation markers, then the prediction.
-SweepChart group_chart(const std::string& tool, const RowGroup& group, const std::string& metric,
-                       const ChartPlan& plan, const Schema& schema) {
+SweepChart group_chart(const std::string& tool, const RowGroup& group, const std::string& metric, const ChartPlan& plan,
+                       const Schema& schema) {
   SweepChart chart;
   chart.title = tool + (group.title.empty() ? "" : ": " + group.title);
   chart.x = plan.x;
