@@ -12,6 +12,7 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/report/tool_main.hpp"
+#include "harness/tracking/sweep_charts.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
 
@@ -136,7 +137,8 @@ int main(int argc, char** argv) {
     BatchSweepOptions options = to_options(f, command);
     validate_output_paths(f.output);
     // NVML only: creating a CUDA context here would take GPU memory from the trials.
-    BatchSweepOutcome outcome = run_batch_sweep(options, capture_environment());
+    BatchSweepOutcome outcome = run_batch_sweep("batch_sweep", options, capture_environment());
+    add_sweep_charts(outcome.report);  // for its JSON, as `redline report` draws them
     write_reports(outcome.report, f.output);
     if (interrupted()) return 128 + interrupt_signal();
     return outcome.any_ok ? kExitOk : kExitCheckFailed;

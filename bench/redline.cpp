@@ -41,10 +41,15 @@ RunResults load_input(const char* what, const std::string& path) {
   }
 }
 
+// The schema compiled in, unless --schema names another file.
 Schema load_schema(const std::string& path) {
-  const fs::path file = path.empty() ? default_schema_path() : fs::path(path);
-  if (!fs::exists(file)) throw UsageError("--schema", file.string(), "not found (set REDLINE_SCHEMA or --schema)");
-  return Schema::load(file);
+  if (path.empty()) return Schema::compiled_in();
+  if (!fs::is_regular_file(path)) throw UsageError("--schema", path, "no such file");
+  try {
+    return Schema::load(path);
+  } catch (const std::runtime_error& e) {
+    throw UsageError("--schema", path, e.what());
+  }
 }
 
 double percent_flag(const char* flag, const std::string& text) {
@@ -243,7 +248,7 @@ int main(int argc, char** argv) {
   compare->add_option("--alpha", alpha, "Significance level of the Mann-Whitney U test (default 0.05)");
   compare->add_option("--format", format, "table, markdown or json");
   compare->add_flag("--all-metrics", all_metrics, "Also judge metrics SCHEMA.md marks untracked");
-  compare->add_option("--schema", schema, "SCHEMA.md to read directions from");
+  compare->add_option("--schema", schema, "Read directions from this SCHEMA.md instead of the one built in");
 
   std::string case_filter, metric_filter;
   auto* hist = app.add_subcommand("history", "A metric's trend across runs, with level shifts flagged");
@@ -251,7 +256,7 @@ int main(int argc, char** argv) {
   hist->add_option("--metric", metric_filter, "Only metrics whose name contains TEXT");
   hist->add_option("--file", history, "History file (default results/history.csv)");
   hist->add_option("--threshold", threshold, "Smallest change worth flagging, PCT % (default 5)");
-  hist->add_option("--schema", schema, "SCHEMA.md to read directions from");
+  hist->add_option("--schema", schema, "Read directions from this SCHEMA.md instead of the one built in");
 
   std::string run, report_baseline, output = "report.html";
   auto* report = app.add_subcommand("report", "A self-contained HTML report of a run");
@@ -259,7 +264,7 @@ int main(int argc, char** argv) {
   report->add_option("--baseline", report_baseline, "Run to compare with");
   report->add_option("-o,--output", output, "HTML file to write (default report.html)");
   report->add_option("--history", history, "History file whose trends to plot (default results/history.csv)");
-  report->add_option("--schema", schema, "SCHEMA.md to read directions from");
+  report->add_option("--schema", schema, "Read directions from this SCHEMA.md instead of the one built in");
 
   std::string baselines_root = "results/baselines";
   bool name_only = false;

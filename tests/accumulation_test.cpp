@@ -7,6 +7,7 @@
 #include <string>
 
 #include "harness/core/usage_error.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
@@ -38,10 +39,10 @@ TEST(Accumulation, InexactRoundsToTheNearestGlobalBatchAndOffersAnExactMicroBatc
   EXPECT_EQ(p.effective_global_batch, 576);
   ASSERT_TRUE(p.exact_micro_batch.has_value());
   EXPECT_EQ(*p.exact_micro_batch, 16);  // the largest <= 24 that divides 64
-  EXPECT_NE(p.explanation.find("GBS 576"), std::string::npos) << p.explanation;
-  EXPECT_NE(p.explanation.find("+12.5%"), std::string::npos) << p.explanation;
-  EXPECT_NE(p.explanation.find("use MBS 16 x GA 4"), std::string::npos) << p.explanation;
-  EXPECT_NE(p.explanation.find("MBS 24 x GA 3 x DP 8"), std::string::npos) << p.explanation;
+  EXPECT_CONTAINS(p.explanation, "GBS 576");
+  EXPECT_CONTAINS(p.explanation, "+12.5%");
+  EXPECT_CONTAINS(p.explanation, "use MBS 16 x GA 4");
+  EXPECT_CONTAINS(p.explanation, "MBS 24 x GA 3 x DP 8");
 }
 
 TEST(Accumulation, InexactRoundingDownShowsNegativeOffset) {
@@ -51,8 +52,8 @@ TEST(Accumulation, InexactRoundingDownShowsNegativeOffset) {
   EXPECT_EQ(p.accumulation_steps, 10);
   EXPECT_EQ(p.effective_global_batch, 960);
   EXPECT_EQ(p.exact_micro_batch, 25);
-  EXPECT_NE(p.explanation.find("(-4.0%)"), std::string::npos) << p.explanation;
-  EXPECT_NE(p.explanation.find("use MBS 25 x GA 20"), std::string::npos) << p.explanation;
+  EXPECT_CONTAINS(p.explanation, "(-4.0%)");
+  EXPECT_CONTAINS(p.explanation, "use MBS 25 x GA 20");
 }
 
 TEST(Accumulation, MicroBatchLargerThanPerRankShareNeedsAtLeastOneStep) {
@@ -62,7 +63,7 @@ TEST(Accumulation, MicroBatchLargerThanPerRankShareNeedsAtLeastOneStep) {
   EXPECT_EQ(p.effective_global_batch, 128);
   EXPECT_FALSE(p.exact);
   EXPECT_EQ(p.exact_micro_batch, 8);
-  EXPECT_NE(p.explanation.find("use MBS 8 x GA 1"), std::string::npos) << p.explanation;
+  EXPECT_CONTAINS(p.explanation, "use MBS 8 x GA 1");
 }
 
 TEST(Accumulation, GlobalBatchNotAMultipleOfDataParallel) {
@@ -72,7 +73,7 @@ TEST(Accumulation, GlobalBatchNotAMultipleOfDataParallel) {
   EXPECT_EQ(p.accumulation_steps, 3);
   EXPECT_EQ(p.effective_global_batch, 96);
   EXPECT_FALSE(p.exact_micro_batch.has_value());
-  EXPECT_NE(p.explanation.find("not a multiple of DP 8"), std::string::npos) << p.explanation;
+  EXPECT_CONTAINS(p.explanation, "not a multiple of DP 8");
 }
 
 TEST(Accumulation, GlobalBatchBelowDataParallelIsAUsageError) {
@@ -82,9 +83,9 @@ TEST(Accumulation, GlobalBatchBelowDataParallelIsAUsageError) {
   } catch (const UsageError& e) {
     const std::string what = e.what();
     EXPECT_EQ(e.flag(), "--global-batch");
-    EXPECT_NE(what.find("--global-batch"), std::string::npos) << what;
-    EXPECT_NE(what.find("'4'"), std::string::npos) << what;
-    EXPECT_NE(what.find("8"), std::string::npos) << what;
+    EXPECT_CONTAINS(what, "--global-batch");
+    EXPECT_CONTAINS(what, "'4'");
+    EXPECT_CONTAINS(what, "8");
   }
 }
 

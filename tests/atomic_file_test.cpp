@@ -3,6 +3,7 @@
 #include "harness/core/atomic_file.hpp"
 #include "harness/report/output.hpp"
 #include "harness/core/usage_error.hpp"
+#include "tests/support.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -50,18 +51,7 @@ std::string write_error(const fs::path& path, const std::string& content) {
   return "";
 }
 
-class AtomicFileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("redline_atomic_file_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+class AtomicFileTest : public redline::testing::TempDirTest {};
 
 TEST_F(AtomicFileTest, WritesTheContent) {
   const fs::path path = dir_ / "out.csv";
@@ -126,8 +116,8 @@ TEST_F(AtomicFileTest, ParentThatIsAFileFailsNamingThePath) {
   write_plain(dir_ / "file.txt", "I am a file");
   const fs::path path = dir_ / "file.txt" / "sub" / "out.csv";
   const std::string what = write_error(path, "data");
-  EXPECT_NE(what.find(path.string()), std::string::npos) << what;
-  EXPECT_NE(what.find("create directory"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, path.string());
+  EXPECT_CONTAINS(what, "create directory");
   EXPECT_EQ(read_all(dir_ / "file.txt"), "I am a file");
   EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"file.txt"}));
 }
@@ -140,7 +130,7 @@ TEST_F(AtomicFileTest, FailedWriteLeavesTheOldFileIntact) {
   const fs::path blocker = temporary_name_for(path);
   fs::create_directory(blocker);
   const std::string what = write_error(path, "new,content\r\n");
-  EXPECT_NE(what.find(path.string()), std::string::npos) << what;
+  EXPECT_CONTAINS(what, path.string());
   EXPECT_EQ(read_all(path), "old,complete\r\n");
   fs::remove(blocker);
   EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"results.csv"}));
@@ -152,8 +142,8 @@ TEST_F(AtomicFileTest, FailedRenameRemovesTheTemporaryFile) {
   const fs::path path = dir_ / "target";
   fs::create_directories(path / "inside");
   const std::string what = write_error(path, "data");
-  EXPECT_NE(what.find(path.string()), std::string::npos) << what;
-  EXPECT_NE(what.find("rename"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, path.string());
+  EXPECT_CONTAINS(what, "rename");
   EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"target"}));
   EXPECT_TRUE(fs::is_directory(path / "inside"));
 }
@@ -201,11 +191,11 @@ TEST_F(AtomicFileTest, OutputPathsAreTriedBeforeTheRun) {
   // /proc takes no new files, even from root, so this holds on any Linux.
   EXPECT_EQ(refused("/proc/r.csv").rfind("--csv '/proc/r.csv': cannot be written (cannot create r.csv.tmp.", 0), 0u)
       << refused("/proc/r.csv");
-  EXPECT_NE(refused(dir_.string()).find("is a directory"), std::string::npos);
+  EXPECT_CONTAINS(refused(dir_.string()), "is a directory");
   // A name that fits but whose temporary name (".tmp.<host>-<pid>" added)
   // does not would fail only at the end: it is refused up front.
   const std::string long_name = (dir_ / (std::string(250, 'r') + ".csv")).string();
-  EXPECT_NE(refused(long_name).find("File name too long"), std::string::npos) << refused(long_name);
+  EXPECT_CONTAINS(refused(long_name), "File name too long");
 }
 
 }  // namespace

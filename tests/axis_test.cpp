@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/core/usage_error.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
@@ -26,8 +27,8 @@ std::string axis_error(const std::string& flag, const std::string& text, AxisUni
 }
 
 void expect_names_flag_and_value(const std::string& flag, const std::string& text, const std::string& what) {
-  EXPECT_NE(what.find(flag), std::string::npos) << what;
-  EXPECT_NE(what.find(text), std::string::npos) << what;
+  EXPECT_CONTAINS(what, flag);
+  EXPECT_CONTAINS(what, text);
 }
 
 TEST(ParseAxis, ValuesAboveTheLimitAreRefused) {
@@ -110,13 +111,13 @@ TEST(ParseAxis, CountsDoNotTakeSuffixes) {
 
 TEST(ParseAxis, EmptyAxisNamesTheFlag) {
   const std::string what = axis_error("--batch", "");
-  EXPECT_NE(what.find("--batch"), std::string::npos) << what;
-  EXPECT_NE(what.find("empty"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "--batch");
+  EXPECT_CONTAINS(what, "empty");
 }
 
 TEST(ParseAxis, BadListElementNamesFlagAndElement) {
   expect_names_flag_and_value("--batch", "abc", axis_error("--batch", "1,abc,4"));
-  EXPECT_NE(axis_error("--batch", "1,,4").find("--batch"), std::string::npos);
+  EXPECT_CONTAINS(axis_error("--batch", "1,,4"), "--batch");
   expect_names_flag_and_value("--batch", "-2", axis_error("--batch", "-2,4"));
 }
 
@@ -124,7 +125,7 @@ TEST(ParseAxis, RangeWithWrongPartCount) {
   for (const std::string text : {"1:8:2:4", "1:8:2:4:5"}) {
     const std::string what = axis_error("--batch", text);
     expect_names_flag_and_value("--batch", text, what);
-    EXPECT_NE(what.find("start:stop:step"), std::string::npos) << what;
+    EXPECT_CONTAINS(what, "start:stop:step");
   }
 }
 
@@ -132,7 +133,7 @@ TEST(ParseAxis, StopBelowStart) {
   for (const std::string text : {"64:8:8", "64:8"}) {
     const std::string what = axis_error("--batch", text);
     expect_names_flag_and_value("--batch", text, what);
-    EXPECT_NE(what.find("below"), std::string::npos) << what;
+    EXPECT_CONTAINS(what, "below");
   }
 }
 
@@ -140,29 +141,29 @@ TEST(ParseAxis, BadGeometricFactor) {
   for (const std::string text : {"1:8:x1", "1:8:x0.5", "1:8:x-2"}) {
     const std::string what = axis_error("--batch", text);
     expect_names_flag_and_value("--batch", text, what);
-    EXPECT_NE(what.find("greater than 1"), std::string::npos) << what;
+    EXPECT_CONTAINS(what, "greater than 1");
   }
   expect_names_flag_and_value("--batch", "abc", axis_error("--batch", "1:8:xabc"));
-  EXPECT_NE(axis_error("--batch", "1:8:x").find("--batch"), std::string::npos);
+  EXPECT_CONTAINS(axis_error("--batch", "1:8:x"), "--batch");
 }
 
 TEST(ParseAxis, GeometricMustStartAtOne) {
   const std::string what = axis_error("--batch", "0:8:x2");
   expect_names_flag_and_value("--batch", "0:8:x2", what);
-  EXPECT_NE(what.find("1 or more"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "1 or more");
 }
 
 TEST(ParseAxis, BadLinearStep) {
   const std::string what = axis_error("--batch", "1:8:0");
   expect_names_flag_and_value("--batch", "1:8:0", what);
-  EXPECT_NE(what.find("step"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "step");
   expect_names_flag_and_value("--batch", "two", axis_error("--batch", "1:8:two"));
 }
 
 TEST(ParseAxis, TooManyLinearPoints) {
   const std::string what = axis_error("--batch", "1:100000000:1");
   expect_names_flag_and_value("--batch", "1:100000000:1", what);
-  EXPECT_NE(what.find("too many"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "too many");
 }
 
 TEST(ParseAxis, BadSizeInRangeNamesFlag) {

@@ -13,6 +13,7 @@
 
 #include "harness/core/child_process.hpp"
 #include "harness/report/csv_reader.hpp"
+#include "tests/support.hpp"
 
 namespace fs = std::filesystem;
 using redline::ChildResult;
@@ -35,16 +36,8 @@ struct SweepRun {
   }
 };
 
-class BatchSweepTest : public ::testing::Test {
+class BatchSweepTest : public redline::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("batch_sweep_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // batch_sweep FLAGS --csv --json -- fake_train TRAIN_ARGS
   SweepRun run(std::vector<std::string> flags, std::vector<std::string> train_args, double timeout = 120) {
@@ -80,7 +73,6 @@ class BatchSweepTest : public ::testing::Test {
     return child.output;
   }
 
-  fs::path dir_;
 };
 
 // Status per batch size in the CSV (first repetition).
@@ -114,7 +106,7 @@ TEST_F(BatchSweepTest, FindsMaxAndSaturationFromTheMetricRegex) {
     EXPECT_EQ(csv.value(row, "tool"), "batch_sweep");
     EXPECT_EQ(csv.value(row, "case_key"), "batch_size=" + csv.value(row, "batch_size"));
     const long bs = std::stol(csv.value(row, "batch_size"));
-    if (bs == 128) EXPECT_NE(csv.value(row, "note").find("CUDA out of memory"), std::string::npos);
+    if (bs == 128) EXPECT_CONTAINS(csv.value(row, "note"), "CUDA out of memory");
     if (bs == 16) {
       // Model: 5 ms per step up to 32 -> 16 / 0.005 = 3200 samples/s, +100% over batch 8.
       EXPECT_NEAR(std::stod(csv.value(row, "samples_per_s")), 3200.0, 0.01);
@@ -126,11 +118,11 @@ TEST_F(BatchSweepTest, FindsMaxAndSaturationFromTheMetricRegex) {
   std::ifstream json(r.json_path);
   std::stringstream text;
   text << json.rdbuf();
-  EXPECT_NE(text.str().find("\"benchmarks\""), std::string::npos);
-  EXPECT_NE(text.str().find("\"name\": \"batch_sweep/batch_size=32\""), std::string::npos);
-  EXPECT_NE(text.str().find("\"recommended_batch\": \"32 (the saturation batch)\""), std::string::npos);
+  EXPECT_CONTAINS(text.str(), "\"benchmarks\"");
+  EXPECT_CONTAINS(text.str(), "\"name\": \"batch_sweep/batch_size=32\"");
+  EXPECT_CONTAINS(text.str(), "\"recommended_batch\": \"32 (the saturation batch)\"");
   for (const auto& entry : fs::directory_iterator(dir_))
-    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << "leftover " << entry.path();
+    EXPECT_NOT_CONTAINS(entry.path().string(), ".tmp.");  // no temporary file left over
 }
 
 TEST_F(BatchSweepTest, BisectFindsTheExactMaximum) {
@@ -193,9 +185,9 @@ TEST_F(BatchSweepTest, PlansGradientAccumulation) {
                            {"--saturate-at", "32", "--max-fit", "100", "--step-ms", "1"});
   ASSERT_EQ(rounded.child.exit_code, 0) << rounded.child.output;
   const std::string& plan = rounded.say("gradient_accumulation");
-  EXPECT_NE(plan.find("is not whole"), std::string::npos) << plan;
-  EXPECT_NE(plan.find("MBS 32 x GA 4 x DP 8 gives GBS 1024"), std::string::npos) << plan;
-  EXPECT_NE(plan.find("for exactly 1000 use MBS 25 x GA 5"), std::string::npos) << plan;
+  EXPECT_CONTAINS(plan, "is not whole");
+  EXPECT_CONTAINS(plan, "MBS 32 x GA 4 x DP 8 gives GBS 1024");
+  EXPECT_CONTAINS(plan, "for exactly 1000 use MBS 25 x GA 5");
 }
 
 TEST_F(BatchSweepTest, JaxAndCustomOomMessages) {
@@ -234,7 +226,7 @@ TEST_F(BatchSweepTest, ZeroThroughputIsAnErrorNotAResult) {
     if (csv.value(row, "status") == "skipped") continue;
     EXPECT_EQ(csv.value(row, "status"), "error");
     EXPECT_EQ(csv.value(row, "samples_per_s"), "");  // nothing measured: an empty cell, never 0
-    EXPECT_NE(csv.value(row, "note").find("must be positive"), std::string::npos);
+    EXPECT_CONTAINS(csv.value(row, "note"), "must be positive");
   }
 }
 
@@ -244,8 +236,8 @@ TEST_F(BatchSweepTest, BisectionEndingOnTimeoutsIsNotCalledExact) {
   const auto r = run({"--max", "256", "--bisect", "--timeout", "1", "--metric-regex", kMetricRegex},
                      {"--max-fit", "100", "--hang-above", "80", "--step-ms", "1"});
   ASSERT_EQ(r.child.exit_code, 0) << r.child.output;
-  EXPECT_EQ(r.say("max_feasible_batch").find("exact"), std::string::npos) << r.say("max_feasible_batch");
-  EXPECT_NE(r.say("stopped").find("failures in a row"), std::string::npos) << r.say("stopped");
+  EXPECT_NOT_CONTAINS(r.say("max_feasible_batch"), "exact");
+  EXPECT_CONTAINS(r.say("stopped"), "failures in a row");
 }
 
 TEST_F(BatchSweepTest, NoBatchRunsOkIsACheckFailure) {
@@ -305,8 +297,9 @@ TEST_F(BatchSweepTest, BadInputIsRejectedNamingTheFlagAndValue) {
       {{"--", "/no/such/program"}, {"COMMAND", "/no/such/program", "not found"}},
   };
   for (const auto& c : cases) {
+    SCOPED_TRACE(c.args[0]);
     const std::string out = expect_usage_error(c.args);
-    for (const auto& want : c.expected) EXPECT_NE(out.find(want), std::string::npos) << "for " << c.args[0] << ": " << out;
+    for (const auto& want : c.expected) EXPECT_CONTAINS(out, want);
   }
 }
 

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "harness/core/interrupt.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
@@ -63,14 +64,10 @@ pid_t read_pid(const fs::path& file) {
   return pid;
 }
 
-class ChildProcessTest : public ::testing::Test {
+class ChildProcessTest : public redline::testing::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("redline_child_process_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     const char* path = std::getenv("PATH");
     saved_path_ = path ? std::optional<std::string>(path) : std::nullopt;
   }
@@ -79,13 +76,12 @@ class ChildProcessTest : public ::testing::Test {
     if (saved_path_) setenv("PATH", saved_path_->c_str(), 1);
     for (const char* name : {"REDLINE_CHILD_TEST_A", "REDLINE_CHILD_TEST_B", "REDLINE_CHILD_TEST_PRESET"})
       unsetenv(name);
-    fs::remove_all(dir_);
+    TempDirTest::TearDown();
   }
   void make_file(const fs::path& path, const std::string& content, fs::perms perms) {
     std::ofstream(path) << content;
     fs::permissions(path, perms);
   }
-  fs::path dir_;
   std::optional<std::string> saved_path_;
 };
 
@@ -228,7 +224,7 @@ TEST_F(ChildProcessTest, MissingCommandDoesNotStart) {
     spec.argv = {cmd, "arg"};
     const ChildResult r = run_child(spec);
     EXPECT_FALSE(r.started) << cmd;
-    EXPECT_NE(r.start_error.find("No such file"), std::string::npos) << r.start_error;
+    EXPECT_CONTAINS(r.start_error, "No such file");
     EXPECT_FALSE(r.succeeded());
     EXPECT_EQ(r.describe_end().rfind("could not start: ", 0), 0u) << r.describe_end();
   }
@@ -241,7 +237,7 @@ TEST_F(ChildProcessTest, NonExecutableFileDoesNotStart) {
   spec.argv = {script.string()};
   const ChildResult r = run_child(spec);
   EXPECT_FALSE(r.started);
-  EXPECT_NE(r.start_error.find("Permission denied"), std::string::npos) << r.start_error;
+  EXPECT_CONTAINS(r.start_error, "Permission denied");
 }
 
 TEST_F(ChildProcessTest, EmptyCommand) {

@@ -16,6 +16,7 @@
 #include "harness/report/csv_reader.hpp"
 #include "harness/report/run_results.hpp"
 #include "harness/report/schema.hpp"
+#include "tests/support.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;
@@ -24,7 +25,7 @@ namespace {
 
 const std::string kMetricRegex = "throughput: ([0-9.]+) samples/s";
 
-Schema real_schema() { return Schema::load(fs::path(SOURCE_DIR) / "results" / "SCHEMA.md"); }
+const Schema& real_schema() { return Schema::compiled_in(); }
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -55,16 +56,8 @@ void write_csv_lines(const fs::path& path, const std::vector<std::string>& lines
   write_file(path, text);
 }
 
-class CompareRunsTest : public ::testing::Test {
+class CompareRunsTest : public redline::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("compare_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // batch_sweep --quiet --metric-regex ... SWEEP_ARGS --csv CSV -- fake_train --batch-size {bs} --step-ms 1 TRAIN_ARGS
   fs::path sweep(const fs::path& csv, std::vector<std::string> sweep_args, std::vector<std::string> train_args) {
     fs::create_directories(csv.parent_path());
@@ -80,8 +73,6 @@ class CompareRunsTest : public ::testing::Test {
     EXPECT_TRUE(fs::exists(csv)) << r.output;
     return csv;
   }
-
-  fs::path dir_;
 };
 
 const MetricComparison* find_metric(const Comparison& c, const std::string& case_key, const std::string& metric) {
@@ -94,90 +85,6 @@ const std::vector<std::string> kCasesTo64 = {"batch_size=1",  "batch_size=2",  "
                                              "batch_size=16", "batch_size=32", "batch_size=64"};
 
 std::string dump(const Comparison& c) { return format_comparison(c, CompareFormat::table, "baseline", "current"); }
-
-// ---------------------------------------------------------------- schema
-
-TEST(CompareSchema, ReadsTheRealSchema) {
-  const Schema schema = real_schema();
-  const auto busbw = schema.find("busbw_GBps");
-  ASSERT_TRUE(busbw);
-  EXPECT_EQ(busbw->better, Better::higher);
-  EXPECT_TRUE(busbw->tracked);
-  EXPECT_EQ(busbw->unit, "GB/s");
-
-  const auto step = schema.find("step_time_ms");
-  ASSERT_TRUE(step);
-  EXPECT_EQ(step->better, Better::lower);
-  EXPECT_FALSE(step->tracked);
-
-  const auto samples = schema.find("samples_per_s");
-  ASSERT_TRUE(samples);
-  EXPECT_EQ(samples->name, "samples_per_s");  // the exact row wins over the pattern
-  EXPECT_TRUE(samples->tracked);
-
-  const auto tokens = schema.find("tokens_per_s");
-  ASSERT_TRUE(tokens);
-  EXPECT_EQ(tokens->name, "*_per_s");
-  EXPECT_EQ(tokens->better, Better::higher);
-  EXPECT_TRUE(tokens->tracked);
-
-  const auto mem = schema.find("peak_mem_GiB");
-  ASSERT_TRUE(mem);
-  EXPECT_EQ(mem->better, Better::lower);
-
-  EXPECT_FALSE(schema.find("_per_s"));  // the pattern needs a prefix
-  EXPECT_FALSE(schema.find("count"));
-  EXPECT_FALSE(schema.find("batch_size"));
-}
-
-const char* kGoodTable =
-    "# schema\n"
-    "\n"
-    "## Metrics\n"
-    "\n"
-    "| metric | unit | better | tracked | tools | meaning |\n"
-    "|---|---|---|---|---|---|\n"
-    "| `a_ms` | ms | lower | yes | t | a \\| b |\n";
-
-TEST(CompareSchema, ParsesAMinimalTable) {
-  const Schema schema = Schema::parse(kGoodTable, "good.md");
-  ASSERT_EQ(schema.metrics().size(), 1u);
-  EXPECT_EQ(schema.metrics()[0].name, "a_ms");
-  EXPECT_EQ(schema.metrics()[0].better, Better::lower);
-}
-
-void expect_schema_error(const std::string& markdown, const std::string& where, const std::string& words) {
-  try {
-    Schema::parse(markdown, "bad.md");
-    ADD_FAILURE() << "no error for:\n" << markdown;
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
-  }
-}
-
-TEST(CompareSchema, MalformedTablesNameFileAndLine) {
-  const std::string good = kGoodTable;
-  expect_schema_error(good + "| `b_ms` | ms | sideways | yes | t | m |\n", "bad.md:8:", "sideways");
-  expect_schema_error(good + "| `b_ms` | ms | lower | maybe | t | m |\n", "bad.md:8:", "maybe");
-  expect_schema_error(good + "| `b_ms` | ms | lower | yes |\n", "bad.md:8:", "expected 6 cells");
-  expect_schema_error(good + "| `a_ms` | ms | lower | yes | t | m |\n", "bad.md:8:", "twice");
-  expect_schema_error(good + "| `b ms` | ms | lower | yes | t | m |\n", "bad.md:8:", "b ms");
-  expect_schema_error("# schema\n\nno metrics here\n", "bad.md:1:", "## Metrics");
-  expect_schema_error("## Metrics\n\n| metric | unit | tracked |\n|---|---|---|\n", "bad.md:3:", "better");
-}
-
-TEST(CompareSchema, DefaultPathHonoursTheEnvironment) {
-  const char* old = std::getenv("REDLINE_SCHEMA");
-  const std::string saved = old ? old : "";
-  unsetenv("REDLINE_SCHEMA");
-  EXPECT_TRUE(fs::exists(default_schema_path())) << default_schema_path();
-  EXPECT_EQ(fs::canonical(default_schema_path()), fs::canonical(fs::path(SOURCE_DIR) / "results" / "SCHEMA.md"));
-  setenv("REDLINE_SCHEMA", "/elsewhere/SCHEMA.md", 1);
-  EXPECT_EQ(default_schema_path(), fs::path("/elsewhere/SCHEMA.md"));
-  if (old) setenv("REDLINE_SCHEMA", saved.c_str(), 1);
-  else unsetenv("REDLINE_SCHEMA");
-}
 
 // ---------------------------------------------------------------- Mann-Whitney U
 
@@ -258,7 +165,7 @@ TEST_F(CompareRunsTest, MissingOrEmptyInputIsAnError) {
     load_results(dir_ / "empty");
     ADD_FAILURE() << "no error for a folder without results";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find((dir_ / "empty").string()), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), (dir_ / "empty").string());
   }
   EXPECT_THROW(load_results(dir_ / "nope"), std::runtime_error);
 }
@@ -276,8 +183,8 @@ TEST_F(CompareRunsTest, MalformedCsvNamesFileAndLine) {
     } catch (const CsvError& e) {
       EXPECT_EQ(e.line(), line) << e.what();
       const std::string where = file.string() + ":" + std::to_string(line) + ":";
-      EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+      EXPECT_CONTAINS(e.what(), where);
+      EXPECT_CONTAINS(e.what(), words);
     }
   };
 
@@ -294,7 +201,7 @@ TEST_F(CompareRunsTest, MalformedCsvNamesFileAndLine) {
     load_results(dir_ / "quote.csv");
     ADD_FAILURE() << "no error for an unclosed quote";
   } catch (const CsvError& e) {
-    EXPECT_NE(std::string(e.what()).find((dir_ / "quote.csv").string() + ":9:"), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), (dir_ / "quote.csv").string() + ":9:");
   }
 
   auto not_number = lines;
@@ -311,8 +218,8 @@ TEST_F(CompareRunsTest, MalformedCsvNamesFileAndLine) {
     load_results(dir_ / "columns.csv");
     ADD_FAILURE() << "no error for a CSV without a status column";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find((dir_ / "columns.csv").string()), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("status"), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), (dir_ / "columns.csv").string());
+    EXPECT_CONTAINS(e.what(), "status");
   }
 
   // A folder holding the bad file fails the same way.
@@ -429,7 +336,7 @@ TEST_F(CompareRunsTest, MissingAndFailedCasesAreListed) {
   EXPECT_EQ(c.only_in_baseline[0], "batch_sweep batch_size=64 (no ok row in current: oom)");
   EXPECT_EQ(c.metrics.size(), 6u);
   const std::string table = format_comparison(c, CompareFormat::table, "base", "oom");
-  EXPECT_NE(table.find("batch_sweep batch_size=64 (no ok row in current: oom)"), std::string::npos) << table;
+  EXPECT_CONTAINS(table, "batch_sweep batch_size=64 (no ok row in current: oom)");
 }
 
 TEST_F(CompareRunsTest, RunFoldersKeepSameToolEntriesApart) {
@@ -502,18 +409,16 @@ TEST_F(CompareRunsTest, FormatsTableMarkdownAndJson) {
   const Comparison c = compare_results(load_results(base), load_results(cur), real_schema());
 
   const std::string table = format_comparison(c, CompareFormat::table, base.string(), cur.string());
-  EXPECT_NE(table.find("SLOWER"), std::string::npos) << table;
-  EXPECT_NE(table.find("\n!  batch_sweep  batch_size=1 "), std::string::npos) << table;
-  EXPECT_NE(table.find("-20.0%"), std::string::npos) << table;
-  EXPECT_NE(table.find("only in baseline:\n  batch_sweep batch_size=64\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("geomean"), std::string::npos) << table;
+  EXPECT_CONTAINS(table, "SLOWER");
+  EXPECT_CONTAINS(table, "\n!  batch_sweep  batch_size=1 ");
+  EXPECT_CONTAINS(table, "-20.0%");
+  EXPECT_CONTAINS(table, "only in baseline:\n  batch_sweep batch_size=64\n");
+  EXPECT_CONTAINS(table, "geomean");
 
   const std::string md = format_comparison(c, CompareFormat::markdown, base.string(), cur.string());
-  EXPECT_NE(md.find("\n| tool | case | metric | baseline | current | change | p / noise | verdict |\n|---|"),
-            std::string::npos)
-      << md;
-  EXPECT_NE(md.find("**! SLOWER**"), std::string::npos) << md;
-  EXPECT_NE(md.find("\n- batch_sweep batch_size=64\n"), std::string::npos) << md;
+  EXPECT_CONTAINS(md, "\n| tool | case | metric | baseline | current | change | p / noise | verdict |\n|---|");
+  EXPECT_CONTAINS(md, "**! SLOWER**");
+  EXPECT_CONTAINS(md, "\n- batch_sweep batch_size=64\n");
 
   const std::string json = format_comparison(c, CompareFormat::json, base.string(), cur.string());
   write_file(dir_ / "c.json", json);
@@ -564,13 +469,13 @@ TEST_F(CompareCliTest, ExitStatusFollowsTheVerdicts) {
   const ChildResult ok = compare({base.string(), same.string()});
   EXPECT_TRUE(ok.started);
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
-  EXPECT_NE(ok.output.find("SAME"), std::string::npos) << ok.output;
+  EXPECT_CONTAINS(ok.output, "SAME");
 
   const ChildResult regressed = compare({base.string(), slow.string()});
   EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
-  EXPECT_NE(regressed.output.find("SLOWER"), std::string::npos) << regressed.output;
-  EXPECT_NE(regressed.output.find("batch_size=64"), std::string::npos) << regressed.output;
-  EXPECT_NE(regressed.output.find("samples_per_s"), std::string::npos) << regressed.output;
+  EXPECT_CONTAINS(regressed.output, "SLOWER");
+  EXPECT_CONTAINS(regressed.output, "batch_size=64");
+  EXPECT_CONTAINS(regressed.output, "samples_per_s");
 
   // A 20% drop under a 25% threshold is not a regression.
   const ChildResult tolerant = compare({base.string(), slow.string(), "--threshold", "25"});
@@ -589,6 +494,66 @@ TEST_F(CompareCliTest, ExitStatusFollowsTheVerdicts) {
   }
 }
 
+// The line of `output` that mentions `what` (empty if none).
+std::string line_with(const std::string& output, const std::string& what) {
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(what) != std::string::npos) return line;
+  return "";
+}
+
+// A build folder carried to another machine: a copy of redline elsewhere, run
+// from another folder and, where the kernel lets an unprivileged process
+// mount, with the source tree hidden behind an empty folder. The metric
+// directions come from the binary, so compare still knows that a rising
+// peak_mem_GiB and a falling samples_per_s are both regressions.
+TEST_F(CompareCliTest, CarriedBinaryKeepsTheMetricDirections) {
+  fs::create_directories(dir_ / "carried");
+  fs::create_directories(dir_ / "elsewhere");
+  const fs::path redline = dir_ / "carried" / "redline";
+  fs::copy_file(REDLINE_BIN, redline);
+  const std::string header = "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,batch_size,samples_per_s,"
+                             "peak_mem_GiB,status,note\r\n";
+  auto write_run = [&](const std::string& name, double samples_per_s, double peak_mem_gib) {
+    write_file(dir_ / name, header + "r1,2026-11-22T01:02:03Z,h,none,batch_sweep,batch_size=32,0,32," +
+                                std::to_string(samples_per_s) + "," + std::to_string(peak_mem_gib) + ",ok,\r\n");
+    return (dir_ / name).string();
+  };
+  const std::string base = write_run("base.csv", 1000, 10);
+  const std::string more_memory = write_run("more_memory.csv", 1000, 12);
+  const std::string slower = write_run("slower.csv", 800, 10);
+  const std::string better = write_run("better.csv", 1200, 8);
+
+  ChildSpec probe;
+  probe.argv = {"unshare", "-rm", "true"};
+  const bool can_hide_source = run_child(probe).succeeded();
+  auto carried_compare = [&](const std::string& current) {
+    ChildSpec spec;
+    const std::string compare = "cd \"$1\" && exec \"$2\" compare \"$3\" \"$4\"";
+    spec.argv = {"sh", "-c", compare, "sh", (dir_ / "elsewhere").string(), redline.string(), base, current};
+    if (can_hide_source)
+      spec.argv = {"unshare", "-rm", "sh", "-c", "mount -t tmpfs none \"$0\" && " + compare, SOURCE_DIR,
+                   (dir_ / "elsewhere").string(), redline.string(), base, current};
+    spec.timeout_seconds = 60;
+    return run_child(spec);
+  };
+  SCOPED_TRACE(can_hide_source ? "source tree hidden" : "source tree visible (unshare -rm not permitted here)");
+
+  const ChildResult memory = carried_compare(more_memory);
+  EXPECT_EQ(memory.exit_code, 1) << memory.output;
+  EXPECT_CONTAINS(line_with(memory.output, "peak_mem_GiB"), "SLOWER");
+  EXPECT_CONTAINS(line_with(memory.output, "samples_per_s"), "SAME");
+
+  const ChildResult throughput = carried_compare(slower);
+  EXPECT_EQ(throughput.exit_code, 1) << throughput.output;
+  EXPECT_CONTAINS(line_with(throughput.output, "samples_per_s"), "SLOWER");
+
+  const ChildResult improved = carried_compare(better);
+  EXPECT_EQ(improved.exit_code, 0) << improved.output;
+  EXPECT_CONTAINS(line_with(improved.output, "peak_mem_GiB"), "FASTER");
+  EXPECT_CONTAINS(line_with(improved.output, "samples_per_s"), "FASTER");
+}
+
 TEST_F(CompareCliTest, MalformedInputExitsTwoNamingFileAndLine) {
   const fs::path base = sweep(dir_ / "base.csv", {"--max", "8"}, {});
   auto lines = csv_lines(base);
@@ -596,7 +561,7 @@ TEST_F(CompareCliTest, MalformedInputExitsTwoNamingFileAndLine) {
   write_csv_lines(dir_ / "bad.csv", lines);
   const ChildResult r = compare({base.string(), (dir_ / "bad.csv").string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find((dir_ / "bad.csv").string() + ":6:"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, (dir_ / "bad.csv").string() + ":6:");
 
   const ChildResult missing = compare({base.string(), (dir_ / "nope.csv").string()});
   EXPECT_EQ(missing.exit_code, 2) << missing.output;

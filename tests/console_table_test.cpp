@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/report/report.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
@@ -117,7 +118,7 @@ TEST(ConsoleTable, NoSummaryMeansNoBlankLine) {
   Report report = sample_report();
   report.summary.clear();
   const std::string out = to_console_table(report);
-  EXPECT_EQ(out.find("\n\n"), std::string::npos) << out;
+  EXPECT_NOT_CONTAINS(out, "\n\n");
   EXPECT_EQ(lines_of(out).size(), 5u);
 }
 
@@ -130,8 +131,8 @@ TEST(ConsoleTable, LongNotesAreShortenedOnTheConsole) {
   report.rows = {r};
   const auto lines = lines_of(to_console_table(report));
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_NE(lines[2].find(std::string(57, 'x') + "..."), std::string::npos) << lines[2];
-  EXPECT_EQ(lines[2].find(std::string(58, 'x')), std::string::npos) << lines[2];
+  EXPECT_CONTAINS(lines[2], std::string(57, 'x') + "...");
+  EXPECT_NOT_CONTAINS(lines[2], std::string(58, 'x'));
 }
 
 TEST(HumanNumber, FourSignificantDigits) {

@@ -13,24 +13,14 @@
 #include "harness/report/csv_reader.hpp"
 #include "harness/report/csv_writer.hpp"
 #include "harness/report/report.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
 
 namespace fs = std::filesystem;
 
-class CsvFileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("redline_csv_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+class CsvFileTest : public redline::testing::TempDirTest {};
 
 std::string csv_error(std::string_view text, const std::string& source) {
   try {
@@ -110,38 +100,38 @@ TEST(ParseCsv, QuotedFieldsWithCommasQuotesAndNewlines) {
 
 TEST(ParseCsv, WrongFieldCountNamesFileAndLine) {
   const std::string what = csv_error("a,b,c\n1,2,3\n4,5\n", "results.csv");
-  EXPECT_NE(what.find("results.csv:3"), std::string::npos) << what;
-  EXPECT_NE(what.find("expected 3 fields, found 2"), std::string::npos) << what;
-  EXPECT_NE(csv_error("a,b\n1,2,3\n", "r.csv").find("r.csv:2"), std::string::npos);
+  EXPECT_CONTAINS(what, "results.csv:3");
+  EXPECT_CONTAINS(what, "expected 3 fields, found 2");
+  EXPECT_CONTAINS(csv_error("a,b\n1,2,3\n", "r.csv"), "r.csv:2");
 }
 
 TEST(ParseCsv, LineNumbersCountEmbeddedLineBreaks) {
   // The quoted field spans lines 2-3, so the bad row is on line 4.
   const std::string what = csv_error("a,b\n\"x\ny\",1\n1\n", "t.csv");
-  EXPECT_NE(what.find("t.csv:4"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "t.csv:4");
 }
 
 TEST(ParseCsv, UnclosedQuoteNamesTheLineWhereTheRecordStarts) {
   const std::string what = csv_error("a,b\n1,2\n3,\"never closed\n4,5\n", "t.csv");
-  EXPECT_NE(what.find("t.csv:3"), std::string::npos) << what;
-  EXPECT_NE(what.find("never closed"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "t.csv:3");
+  EXPECT_CONTAINS(what, "never closed");
 }
 
 TEST(ParseCsv, StrayQuoteInsideAnUnquotedField) {
   const std::string what = csv_error("a,b\n1,2\nab\"c,3\n", "t.csv");
-  EXPECT_NE(what.find("t.csv:3"), std::string::npos) << what;
-  EXPECT_NE(what.find("quote"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "t.csv:3");
+  EXPECT_CONTAINS(what, "quote");
 }
 
 TEST(ParseCsv, TextAfterAClosingQuote) {
   const std::string what = csv_error("a,b\n\"x\"y,1\n", "t.csv");
-  EXPECT_NE(what.find("t.csv:2"), std::string::npos) << what;
-  EXPECT_NE(what.find("closing quote"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "t.csv:2");
+  EXPECT_CONTAINS(what, "closing quote");
 }
 
 TEST(ParseCsv, EmptyInputHasNoHeader) {
   const std::string what = csv_error("", "empty.csv");
-  EXPECT_NE(what.find("empty.csv:1"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "empty.csv:1");
 }
 
 TEST(ParseCsv, CsvErrorCarriesTheLine) {
@@ -180,13 +170,13 @@ TEST_F(CsvFileTest, ReadCsvErrorsNameThePath) {
     read_csv(path);
     FAIL() << "read a malformed file";
   } catch (const CsvError& e) {
-    EXPECT_NE(std::string(e.what()).find(path.string() + ":3"), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), path.string() + ":3");
   }
   try {
     read_csv(dir_ / "missing.csv");
     FAIL() << "read a missing file";
   } catch (const CsvError& e) {
-    EXPECT_NE(std::string(e.what()).find("missing.csv"), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), "missing.csv");
   }
 }
 
@@ -199,7 +189,7 @@ TEST(ToCsv, HeaderColumnsInOrder) {
 
 TEST(ToCsv, RowsCarryRunFieldsParamsMetricsAndStatus) {
   const std::string text = to_csv(sample_report());
-  EXPECT_NE(text.find("\r\n"), std::string::npos);  // RFC 4180 line breaks
+  EXPECT_CONTAINS(text, "\r\n");  // RFC 4180 line breaks
   const CsvTable t = parse_csv(text, "report.csv");
   ASSERT_EQ(t.rows.size(), 3u);
   for (std::size_t r = 0; r < 3; ++r) {

@@ -1,6 +1,7 @@
 // The environment record: what this machine really reports, the variables
 // that matter, NVML with or without a driver, run ids and GPU summaries.
 #include "harness/core/environment.hpp"
+#include "tests/support.hpp"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -84,7 +85,7 @@ TEST(CaptureEnvironment, GpuSourceSaysWhereGpuInfoCameFrom) {
     EXPECT_EQ(env.gpu_source, "nvml");
   } else {
     EXPECT_EQ(env.gpu_source.rfind("none: ", 0), 0u) << env.gpu_source;
-    EXPECT_NE(env.gpu_source.find("libnvidia-ml"), std::string::npos) << env.gpu_source;
+    EXPECT_CONTAINS(env.gpu_source, "libnvidia-ml");
     EXPECT_TRUE(env.gpus.empty());
     EXPECT_EQ(env.gpu_summary(), "none");
   }
@@ -167,7 +168,7 @@ TEST(AddNvmlGpuInfo, ReportsWhyOrFillsGpus) {
   const auto why_not = add_nvml_gpu_info(env);
   if (!nvml_loadable()) {
     ASSERT_TRUE(why_not.has_value());
-    EXPECT_NE(why_not->find("libnvidia-ml"), std::string::npos) << *why_not;
+    EXPECT_CONTAINS(*why_not, "libnvidia-ml");
     // Unusable NVML leaves the environment as it was.
     ASSERT_EQ(env.gpus.size(), 1u);
     EXPECT_EQ(env.gpus[0].name, "placeholder");

@@ -16,18 +16,12 @@
 #include "harness/report/csv_reader.hpp"
 #include "harness/report/run_results.hpp"
 #include "harness/report/schema.hpp"
+#include "tests/support.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("redline_history_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::string slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -43,7 +37,7 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 }
 
 const Schema& schema() {
-  static const Schema s = Schema::load(fs::path(SOURCE_DIR) / "results" / "SCHEMA.md");
+  static const Schema& s = Schema::compiled_in();
   return s;
 }
 
@@ -96,7 +90,8 @@ ResultRow row(const std::string& run_id, const std::string& stamp, const std::st
 }  // namespace
 
 TEST(History, AppendWritesTheHeaderOnceAndOnlyOkValues) {
-  const fs::path dir = fresh_dir("append");
+  const redline::testing::TempDir temp("history_test_append");
+  const fs::path& dir = temp.path();
   const fs::path file = dir / "sub" / "history.csv";
   RunResults run;
   run.rows.push_back(row("r1", "2026-01-01T00:00:00Z", "batch_size=8", 0, {{"samples_per_s", 123.25}, {"step_time_ms", 7}}));
@@ -127,11 +122,11 @@ TEST(History, AppendWritesTheHeaderOnceAndOnlyOkValues) {
   failed.rows.push_back(row("r3", "2026-01-03T00:00:00Z", "batch_size=8", 0, {}, "error"));
   append_history(dir / "none.csv", failed);
   EXPECT_FALSE(fs::exists(dir / "none.csv"));
-  fs::remove_all(dir);
 }
 
 TEST(History, AppendRefusesAFileWithAnotherHeader) {
-  const fs::path dir = fresh_dir("foreign");
+  const redline::testing::TempDir temp("history_test_foreign");
+  const fs::path& dir = temp.path();
   std::ofstream(dir / "history.csv") << "a,b\r\n1,2\r\n";
   RunResults run;
   run.rows.push_back(row("r1", "2026-01-01T00:00:00Z", "batch_size=8", 0, {{"samples_per_s", 1}}));
@@ -139,14 +134,14 @@ TEST(History, AppendRefusesAFileWithAnotherHeader) {
     append_history(dir / "history.csv", run);
     FAIL() << "expected an error";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("history.csv:1:"), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), "history.csv:1:");
   }
   EXPECT_EQ(slurp(dir / "history.csv"), "a,b\r\n1,2\r\n");
-  fs::remove_all(dir);
 }
 
 TEST(History, LoadGroupsSeriesTakesRunMediansAndOrdersByTime) {
-  const fs::path dir = fresh_dir("load");
+  const redline::testing::TempDir temp("history_test_load");
+  const fs::path& dir = temp.path();
   const fs::path file = dir / "history.csv";
   // Appended out of time order; run "b" has three repetitions.
   RunResults late, early;
@@ -173,11 +168,11 @@ TEST(History, LoadGroupsSeriesTakesRunMediansAndOrdersByTime) {
   EXPECT_EQ(s.points[1].run_id, "b");
   EXPECT_DOUBLE_EQ(s.points[1].value, 11);  // median of 10, 30, 11
   EXPECT_TRUE(load_history(file, "batch_size=99").empty());
-  fs::remove_all(dir);
 }
 
 TEST(History, LoadSkipsRowsThatAreNotOkAndNamesTheLineOfABadValue) {
-  const fs::path dir = fresh_dir("bad");
+  const redline::testing::TempDir temp("history_test_bad");
+  const fs::path& dir = temp.path();
   const std::string header = "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,metric,value,status\r\n";
   std::ofstream(dir / "h.csv") << header << "a,2026-01-01T00:00:00Z,h,none,t,k=1,0,m_per_s,5,ok\r\n"
                                << "a,2026-01-01T00:00:00Z,h,none,t,k=1,0,m_per_s,,error\r\n"
@@ -193,11 +188,10 @@ TEST(History, LoadSkipsRowsThatAreNotOkAndNamesTheLineOfABadValue) {
     FAIL() << "expected an error";
   } catch (const CsvError& e) {
     EXPECT_EQ(e.line(), 3u);
-    EXPECT_NE(std::string(e.what()).find("bad.csv:3:"), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), "bad.csv:3:");
   }
   std::ofstream(dir / "other.csv") << "x,y\r\n1,2\r\n";
   EXPECT_THROW(load_history(dir / "other.csv"), std::runtime_error);
-  fs::remove_all(dir);
 }
 
 TEST(Trends, AStepOfMinus20PercentIsFoundAtTheFirstRunOfTheNewLevel) {

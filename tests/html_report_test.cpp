@@ -25,6 +25,7 @@
 #include "harness/report/run_results.hpp"
 #include "harness/report/schema.hpp"
 #include "harness/tracking/svg_chart.hpp"
+#include "tests/support.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;
@@ -45,7 +46,7 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-Schema real_schema() { return Schema::load(fs::path(SOURCE_DIR) / "results" / "SCHEMA.md"); }
+const Schema& real_schema() { return Schema::compiled_in(); }
 
 ResultRow make_row(const std::string& tool, const std::vector<std::pair<std::string, std::string>>& params,
                    const std::vector<std::pair<std::string, double>>& metrics, const std::string& status = "ok") {
@@ -112,12 +113,12 @@ TEST(SvgChart, EscapesEveryText) {
   spec.series.push_back({"s<1>", {{1, 1}, {2, 2}}, false});
   spec.markers.push_back({2, 2, "m\"&"});
   const std::string svg = render_svg_chart(spec);
-  EXPECT_NE(svg.find("case &lt;a&amp;b&gt; &quot;q&quot;"), std::string::npos);
-  EXPECT_NE(svg.find("s&lt;1&gt;"), std::string::npos);
-  EXPECT_NE(svg.find("m&quot;&amp;"), std::string::npos);
-  EXPECT_EQ(svg.find("<a&b>"), std::string::npos);
-  EXPECT_EQ(svg.find("s<1>"), std::string::npos);
-  EXPECT_EQ(svg.find("x<<"), std::string::npos);
+  EXPECT_CONTAINS(svg, "case &lt;a&amp;b&gt; &quot;q&quot;");
+  EXPECT_CONTAINS(svg, "s&lt;1&gt;");
+  EXPECT_CONTAINS(svg, "m&quot;&amp;");
+  EXPECT_NOT_CONTAINS(svg, "<a&b>");
+  EXPECT_NOT_CONTAINS(svg, "s<1>");
+  EXPECT_NOT_CONTAINS(svg, "x<<");
 }
 
 TEST(SvgChart, LogAxisLabelsAreSizes) {
@@ -127,20 +128,20 @@ TEST(SvgChart, LogAxisLabelsAreSizes) {
   for (std::uint64_t bytes = 1024; bytes <= (64u << 20); bytes *= 4) s.points.emplace_back(double(bytes), 1.0);
   spec.series.push_back(s);
   const std::string svg = render_svg_chart(spec);
-  EXPECT_NE(svg.find(">1K</text>"), std::string::npos) << svg;
-  EXPECT_NE(svg.find(">64M</text>"), std::string::npos) << svg;
-  EXPECT_NE(svg.find(">1M</text>"), std::string::npos) << svg;
-  EXPECT_EQ(svg.find(">1048576</text>"), std::string::npos);
+  EXPECT_CONTAINS(svg, ">1K</text>");
+  EXPECT_CONTAINS(svg, ">64M</text>");
+  EXPECT_CONTAINS(svg, ">1M</text>");
+  EXPECT_NOT_CONTAINS(svg, ">1048576</text>");
 }
 
 TEST(SvgChart, LinearAxisHasNiceTicks) {
   ChartSpec spec;
   spec.series.push_back({"tflops", {{128, 100}, {256, 310}, {384, 590}}, false});
   const std::string svg = render_svg_chart(spec);
-  EXPECT_NE(svg.find(">0</text>"), std::string::npos);  // throughput axes start at zero
-  EXPECT_NE(svg.find(">600</text>"), std::string::npos) << svg;
-  EXPECT_NE(svg.find(">200</text>"), std::string::npos);
-  EXPECT_EQ(svg.find(">590</text>"), std::string::npos);  // ticks are round, not data values
+  EXPECT_CONTAINS(svg, ">0</text>");  // throughput axes start at zero
+  EXPECT_CONTAINS(svg, ">600</text>");
+  EXPECT_CONTAINS(svg, ">200</text>");
+  EXPECT_NOT_CONTAINS(svg, ">590</text>");  // ticks are round, not data values
 }
 
 TEST(SvgChart, ClassesSeriesMarkersLegendAndDashes) {
@@ -155,12 +156,12 @@ TEST(SvgChart, ClassesSeriesMarkersLegendAndDashes) {
   EXPECT_EQ(count(svg, "class=\"series\""), 2u);
   EXPECT_EQ(count(svg, "class=\"marker\""), 2u);
   EXPECT_EQ(count(svg, "class=\"point\""), 6u);
-  EXPECT_NE(svg.find("stroke=\"#1f77b4\""), std::string::npos);
-  EXPECT_NE(svg.find("stroke=\"#ff7f0e\""), std::string::npos);  // one colour per series
-  EXPECT_NE(svg.find("stroke-dasharray=\"7 5\""), std::string::npos);
-  EXPECT_NE(svg.find("class=\"legend\""), std::string::npos);
-  EXPECT_NE(svg.find(">plateau: 3</text>"), std::string::npos);
-  EXPECT_EQ(svg.find("http"), std::string::npos);  // inline SVG needs no xmlns URL
+  EXPECT_CONTAINS(svg, "stroke=\"#1f77b4\"");
+  EXPECT_CONTAINS(svg, "stroke=\"#ff7f0e\"");  // one colour per series
+  EXPECT_CONTAINS(svg, "stroke-dasharray=\"7 5\"");
+  EXPECT_CONTAINS(svg, "class=\"legend\"");
+  EXPECT_CONTAINS(svg, ">plateau: 3</text>");
+  EXPECT_NOT_CONTAINS(svg, "http");  // inline SVG needs no xmlns URL
 }
 
 TEST(SvgChart, EmptyAndSinglePoint) {
@@ -168,23 +169,23 @@ TEST(SvgChart, EmptyAndSinglePoint) {
   empty.title = "nothing";
   empty.series.push_back({"s", {}, false});
   const std::string none = render_svg_chart(empty);
-  EXPECT_NE(none.find("no data"), std::string::npos);
+  EXPECT_CONTAINS(none, "no data");
   EXPECT_EQ(count(none, "class=\"series\""), 0u);
 
   ChartSpec log_nonpositive;  // a log axis cannot show x <= 0 or NaN
   log_nonpositive.log_x = true;
   log_nonpositive.series.push_back({"s", {{0, 1}, {-1, 2}, {4, std::nan("")}}, false});
-  EXPECT_NE(render_svg_chart(log_nonpositive).find("no data"), std::string::npos);
+  EXPECT_CONTAINS(render_svg_chart(log_nonpositive), "no data");
 
   for (const bool log_x : {false, true}) {
     ChartSpec one;
     one.log_x = log_x;
     one.series.push_back({"s", {{64, 5}}, false});
     const std::string svg = render_svg_chart(one);
-    EXPECT_EQ(svg.find("no data"), std::string::npos);
+    EXPECT_NOT_CONTAINS(svg, "no data");
     EXPECT_EQ(count(svg, "class=\"point\""), 1u);
-    EXPECT_EQ(svg.find("nan"), std::string::npos) << svg;
-    EXPECT_EQ(svg.find("inf"), std::string::npos) << svg;
+    EXPECT_NOT_CONTAINS(svg, "nan");
+    EXPECT_NOT_CONTAINS(svg, "inf");
   }
 }
 
@@ -197,24 +198,24 @@ TEST(HtmlReport, SelfContainedWithHeaderAndSaturationMarked) {
   in.schema = real_schema();
   const std::string html = render_html_report(in);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_EQ(html.find("http"), std::string::npos);  // no external URL of any kind
-  EXPECT_EQ(html.find("<script"), std::string::npos);
-  EXPECT_EQ(html.find("src="), std::string::npos);
-  EXPECT_EQ(html.find("url("), std::string::npos);
-  EXPECT_NE(html.find("<style>"), std::string::npos);
-  EXPECT_NE(html.find("20261122T010203Z-node1-42"), std::string::npos);
-  EXPECT_NE(html.find("NVIDIA H100 80GB HBM3"), std::string::npos);
-  EXPECT_NE(html.find("2026-11-22T01:02:03Z"), std::string::npos);
-  EXPECT_NE(html.find("id=\"sweeps\""), std::string::npos);
-  EXPECT_NE(html.find("How to read this"), std::string::npos);
-  EXPECT_EQ(html.find("id=\"comparison\""), std::string::npos);  // no baseline given
-  EXPECT_EQ(html.find("id=\"history\""), std::string::npos);
+  EXPECT_NOT_CONTAINS(html, "http");  // no external URL of any kind
+  EXPECT_NOT_CONTAINS(html, "<script");
+  EXPECT_NOT_CONTAINS(html, "src=");
+  EXPECT_NOT_CONTAINS(html, "url(");
+  EXPECT_CONTAINS(html, "<style>");
+  EXPECT_CONTAINS(html, "20261122T010203Z-node1-42");
+  EXPECT_CONTAINS(html, "NVIDIA H100 80GB HBM3");
+  EXPECT_CONTAINS(html, "2026-11-22T01:02:03Z");
+  EXPECT_CONTAINS(html, "id=\"sweeps\"");
+  EXPECT_CONTAINS(html, "How to read this");
+  EXPECT_NOT_CONTAINS(html, "id=\"comparison\"");  // no baseline given
+  EXPECT_NOT_CONTAINS(html, "id=\"history\"");
   EXPECT_EQ(count(html, "<svg class=\"chart\""), 1u);
   // Throughput doubles up to 32 and is flat above: 90% of best and the plateau are both 32.
-  EXPECT_NE(html.find("saturation: 90% of best and plateau, batch_size 32"), std::string::npos) << html;
+  EXPECT_CONTAINS(html, "saturation: 90% of best and plateau, batch_size 32");
   EXPECT_EQ(count(html, "class=\"marker\""), 1u);
   // The OOM row is listed, not charted.
-  EXPECT_NE(html.find("batch_size=128</code> <span class=\"status\">oom</span>"), std::string::npos);
+  EXPECT_CONTAINS(html, "batch_size=128</code> <span class=\"status\">oom</span>");
 }
 
 TEST(HtmlReport, FractionAndPlateauMarkedApart) {
@@ -225,8 +226,8 @@ TEST(HtmlReport, FractionAndPlateauMarkedApart) {
   for (const auto& [bs, t] : pts)
     in.run.rows.push_back(make_row("batch_sweep", {{"batch_size", std::to_string(bs)}}, {{"samples_per_s", t}}));
   const std::string html = render_html_report(in);
-  EXPECT_NE(html.find("90% of best: batch_size 16"), std::string::npos) << html;
-  EXPECT_NE(html.find("plateau: batch_size 4"), std::string::npos);
+  EXPECT_CONTAINS(html, "90% of best: batch_size 16");
+  EXPECT_CONTAINS(html, "plateau: batch_size 4");
   EXPECT_EQ(count(html, "class=\"marker\""), 2u);
 }
 
@@ -244,14 +245,14 @@ TEST(HtmlReport, EscapesCaseKeysEverywhere) {
   in.comparison = cmp;
   in.baseline_name = "base<line>";
   const std::string html = render_html_report(in);
-  EXPECT_EQ(html.find(nasty), std::string::npos);
-  EXPECT_EQ(html.find("t<&>"), std::string::npos);
-  EXPECT_EQ(html.find("base<line>"), std::string::npos);
-  EXPECT_NE(html.find("a&lt;b&amp;&quot;c&quot;&gt;"), std::string::npos);
-  EXPECT_NE(html.find("base&lt;line&gt;"), std::string::npos);
+  EXPECT_NOT_CONTAINS(html, nasty);
+  EXPECT_NOT_CONTAINS(html, "t<&>");
+  EXPECT_NOT_CONTAINS(html, "base<line>");
+  EXPECT_CONTAINS(html, "a&lt;b&amp;&quot;c&quot;&gt;");
+  EXPECT_CONTAINS(html, "base&lt;line&gt;");
   // A tool the report does not know: its tracked higher-is-better metric against the varying parameter.
   EXPECT_EQ(count(html, "<svg class=\"chart\""), 1u);
-  EXPECT_NE(html.find(">tokens_per_s (1/s)</text>"), std::string::npos) << html;
+  EXPECT_CONTAINS(html, ">tokens_per_s (1/s)</text>");
 }
 
 TEST(HtmlReport, ComparisonTableHighlightsRegressions) {
@@ -270,19 +271,19 @@ TEST(HtmlReport, ComparisonTableHighlightsRegressions) {
   const std::size_t regression = html.find("<tr class=\"regression\">");
   ASSERT_NE(regression, std::string::npos) << html;
   const std::string row = html.substr(regression, html.find("</tr>", regression) - regression);
-  EXPECT_NE(row.find("batch_size=16"), std::string::npos);
-  EXPECT_NE(row.find("-20.0%"), std::string::npos);
-  EXPECT_NE(row.find("SLOWER"), std::string::npos);
-  EXPECT_NE(row.find("p=0.010"), std::string::npos);
+  EXPECT_CONTAINS(row, "batch_size=16");
+  EXPECT_CONTAINS(row, "-20.0%");
+  EXPECT_CONTAINS(row, "SLOWER");
+  EXPECT_CONTAINS(row, "p=0.010");
   EXPECT_EQ(count(html, "<tr class=\"regression\">"), 1u);
-  EXPECT_NE(html.find("<tr class=\"improvement\">"), std::string::npos);
-  EXPECT_NE(html.find("<tr class=\"noisy\">"), std::string::npos);
-  EXPECT_NE(html.find("tr.regression td { background: #f8c9c5; }"), std::string::npos);
+  EXPECT_CONTAINS(html, "<tr class=\"improvement\">");
+  EXPECT_CONTAINS(html, "<tr class=\"noisy\">");
+  EXPECT_CONTAINS(html, "tr.regression td { background: #f8c9c5; }");
   EXPECT_LT(regression, html.find("<tr class=\"improvement\">"));  // regressions first
-  EXPECT_NE(html.find("Cases only in the baseline (1)"), std::string::npos);
-  EXPECT_NE(html.find("batch_sweep batch_size=256"), std::string::npos);
-  EXPECT_NE(html.find("<b>0.973</b> (-2.7%)"), std::string::npos) << html;
-  EXPECT_NE(html.find("1 SLOWER"), std::string::npos);
+  EXPECT_CONTAINS(html, "Cases only in the baseline (1)");
+  EXPECT_CONTAINS(html, "batch_sweep batch_size=256");
+  EXPECT_CONTAINS(html, "<b>0.973</b> (-2.7%)");
+  EXPECT_CONTAINS(html, "1 SLOWER");
 }
 
 TEST(HtmlReport, AllreduceChartPerGroupWithBothPlacements) {
@@ -302,12 +303,12 @@ TEST(HtmlReport, AllreduceChartPerGroupWithBothPlacements) {
   const std::string html = render_html_report(in);
   EXPECT_EQ(count(html, "<svg class=\"chart\""), 2u) << html;
   EXPECT_EQ(count(html, "class=\"series\""), 4u);
-  EXPECT_NE(html.find("allreduce_bench: collective=all_reduce dtype=float op=sum root=-1"), std::string::npos);
-  EXPECT_NE(html.find(">out-of-place</text>"), std::string::npos);
-  EXPECT_NE(html.find(">in-place</text>"), std::string::npos);
-  EXPECT_NE(html.find(">64M</text>"), std::string::npos);
-  EXPECT_NE(html.find(">busbw_GBps (GB/s)</text>"), std::string::npos);
-  EXPECT_NE(html.find("bytes (log2 scale)"), std::string::npos);
+  EXPECT_CONTAINS(html, "allreduce_bench: collective=all_reduce dtype=float op=sum root=-1");
+  EXPECT_CONTAINS(html, ">out-of-place</text>");
+  EXPECT_CONTAINS(html, ">in-place</text>");
+  EXPECT_CONTAINS(html, ">64M</text>");
+  EXPECT_CONTAINS(html, ">busbw_GBps (GB/s)</text>");
+  EXPECT_CONTAINS(html, "bytes (log2 scale)");
 }
 
 TEST(HtmlReport, GemmSawtoothWithModelPrediction) {
@@ -322,10 +323,10 @@ TEST(HtmlReport, GemmSawtoothWithModelPrediction) {
   const std::string html = render_html_report(in);
   EXPECT_EQ(count(html, "<svg class=\"chart\""), 1u) << html;
   EXPECT_EQ(count(html, "class=\"series\""), 2u);
-  EXPECT_NE(html.find(">model prediction</text>"), std::string::npos);
-  EXPECT_NE(html.find("stroke-dasharray=\"7 5\""), std::string::npos);
-  EXPECT_NE(html.find("gemm_bench: n=4096 k=4096 dtype=bf16"), std::string::npos);
-  EXPECT_NE(html.find(">m</text>"), std::string::npos);  // linear x: the swept dimension
+  EXPECT_CONTAINS(html, ">model prediction</text>");
+  EXPECT_CONTAINS(html, "stroke-dasharray=\"7 5\"");
+  EXPECT_CONTAINS(html, "gemm_bench: n=4096 k=4096 dtype=bf16");
+  EXPECT_CONTAINS(html, ">m</text>");  // linear x: the swept dimension
 }
 
 TEST(HtmlReport, HistoryChartPerSeries) {
@@ -338,10 +339,10 @@ TEST(HtmlReport, HistoryChartPerSeries) {
     in.history.push_back(series);
   }
   const std::string html = render_html_report(in);
-  EXPECT_NE(html.find("id=\"history\""), std::string::npos);
+  EXPECT_CONTAINS(html, "id=\"history\"");
   EXPECT_EQ(count(html, "<figure class=\"history\">"), 2u);
-  EXPECT_NE(html.find("run (1 = 2026-11-01, 9 = 2026-11-09)"), std::string::npos) << html;
-  EXPECT_NE(html.find("run9"), std::string::npos);
+  EXPECT_CONTAINS(html, "run (1 = 2026-11-01, 9 = 2026-11-09)");
+  EXPECT_CONTAINS(html, "run9");
 }
 
 // ---------------------------------------------------------------- real browser
@@ -461,17 +462,8 @@ std::optional<std::string> find_chromium() {
   return std::nullopt;
 }
 
-class HtmlReportBrowser : public ::testing::Test {
+class HtmlReportBrowser : public redline::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("html_report_test_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);  // kept for a look when the test failed
-  }
-
   // The real batch_sweep sweeping the real fake_train (saturates at 32, OOM above 100).
   RunResults sweep(const std::string& name, const std::vector<std::string>& train_args) {
     const fs::path csv = dir_ / name / "batch_sweep.csv";
@@ -485,8 +477,6 @@ class HtmlReportBrowser : public ::testing::Test {
     EXPECT_TRUE(r.succeeded()) << r.describe_end() << "\n" << r.output;
     return load_results(dir_ / name);
   }
-
-  fs::path dir_;
 };
 
 TEST_F(HtmlReportBrowser, ChromiumDrawsTheChartsAndTheRegression) {
@@ -540,7 +530,7 @@ TEST(HtmlReport, HistoryTrendFindingsAreListedAndMarked) {
   // A 20% drop from run 11 on: the report names the step, as `redline history` does.
   ReportInputs inputs;
   inputs.title = "trend";
-  inputs.schema = Schema::load(std::string(SOURCE_DIR) + "/results/SCHEMA.md");
+  inputs.schema = Schema::compiled_in();
   HistorySeries series{"batch_sweep", "batch_size=8", "samples_per_s", {}};
   for (int i = 0; i < 20; ++i) {
     const double wobble = 1.0 + 0.004 * ((i * 7) % 5 - 2);
@@ -548,40 +538,8 @@ TEST(HtmlReport, HistoryTrendFindingsAreListedAndMarked) {
   }
   inputs.history.push_back(series);
   const std::string html = render_html_report(inputs);
-  EXPECT_NE(html.find("<li class=\"regression\">worse step at run-10"), std::string::npos) << html;
-  EXPECT_NE(html.find("class=\"marker\""), std::string::npos);
-}
-
-}  // namespace
-
-namespace {
-
-// scripts/plot draws PNGs of a real CSV from a real batch_sweep run.
-TEST(PlotScript, DrawsEveryCurveOfARealCsv) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("plot_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  redline::ChildSpec sweep;
-  sweep.argv = {BATCH_SWEEP_BIN, "--max", "64", "--metric-regex", "throughput: ([0-9.]+) samples/s", "--csv",
-                (dir / "sweep.csv").string(), "--", FAKE_TRAIN_BIN, "--batch-size", "{bs}", "--step-ms", "1"};
-  ASSERT_TRUE(redline::run_child(sweep).succeeded());
-  redline::ChildSpec plot;
-  plot.argv = {std::string(SOURCE_DIR) + "/scripts/plot", (dir / "sweep.csv").string(), "-o", (dir / "png").string()};
-  plot.timeout_seconds = 120;
-  const auto r = redline::run_child(plot);
-  if (r.exit_code == 77) GTEST_SKIP() << "matplotlib is not installed (scripts/setup installs python3-matplotlib)";
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::size_t pngs = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir / "png"))
-    if (e.path().extension() == ".png" && std::filesystem::file_size(e.path()) > 1000) ++pngs;
-  EXPECT_GE(pngs, 1u) << r.output;
-  // A bad column is bad input: exit 2, naming it.
-  plot.argv = {std::string(SOURCE_DIR) + "/scripts/plot", (dir / "sweep.csv").string(), "--y", "no_such_column"};
-  const auto bad = redline::run_child(plot);
-  EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("no_such_column"), std::string::npos) << bad.output;
-  std::filesystem::remove_all(dir);
+  EXPECT_CONTAINS(html, "<li class=\"regression\">worse step at run-10");
+  EXPECT_CONTAINS(html, "class=\"marker\"");
 }
 
 }  // namespace

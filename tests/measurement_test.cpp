@@ -14,6 +14,7 @@
 
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
@@ -47,34 +48,34 @@ TEST_F(MeasurementTest, DefaultPolicyIsValid) { EXPECT_NO_THROW(MeasurementPolic
 TEST_F(MeasurementTest, ValidationNamesTheBadSetting) {
   MeasurementPolicy p;
   p.warmup_iterations = -1;
-  EXPECT_NE(policy_error(p).find("warm-up iterations '-1'"), std::string::npos) << policy_error(p);
+  EXPECT_CONTAINS(policy_error(p), "warm-up iterations '-1'");
 
   p = {};
   p.warmup_seconds = -0.5;
-  EXPECT_NE(policy_error(p).find("warm-up seconds"), std::string::npos) << policy_error(p);
+  EXPECT_CONTAINS(policy_error(p), "warm-up seconds");
 
   p = {};
   p.min_repetitions = 0;
-  EXPECT_NE(policy_error(p).find("repetitions '0'"), std::string::npos) << policy_error(p);
+  EXPECT_CONTAINS(policy_error(p), "repetitions '0'");
 
   p = {};
   p.min_repetitions = 10;
   p.max_repetitions = 5;
   const std::string what = policy_error(p);
-  EXPECT_NE(what.find("max repetitions '5'"), std::string::npos) << what;
-  EXPECT_NE(what.find("(10)"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "max repetitions '5'");
+  EXPECT_CONTAINS(what, "(10)");
 
   p = {};
   p.target_cv = -0.01;
-  EXPECT_NE(policy_error(p).find("target CV"), std::string::npos) << policy_error(p);
+  EXPECT_CONTAINS(policy_error(p), "target CV");
 
   p = {};
   p.max_seconds = -1;
-  EXPECT_NE(policy_error(p).find("max seconds"), std::string::npos) << policy_error(p);
+  EXPECT_CONTAINS(policy_error(p), "max seconds");
 
   p = {};
   p.min_seconds = -1;
-  EXPECT_NE(policy_error(p).find("min seconds"), std::string::npos) << policy_error(p);
+  EXPECT_CONTAINS(policy_error(p), "min seconds");
 }
 
 TEST_F(MeasurementTest, EqualMinAndMaxIsValid) {

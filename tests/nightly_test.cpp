@@ -8,19 +8,14 @@
 #include <fstream>
 
 #include "harness/core/child_process.hpp"
+#include "tests/support.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-class NightlyTest : public ::testing::Test {
+class NightlyTest : public redline::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nightly_test_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // A one-entry suite: batch_sweep on the simulated trainer, throughput scaled.
   fs::path suite(const std::string& name, const std::string& scale) {
@@ -51,33 +46,32 @@ class NightlyTest : public ::testing::Test {
     return dir;
   }
 
-  fs::path dir_;
 };
 
 TEST_F(NightlyTest, ReferenceThenSameThenPlantedRegression) {
   const auto first = nightly(suite("base", "1"));
   ASSERT_EQ(first.exit_code, 0) << first.output;
-  EXPECT_NE(first.output.find("is the first reference"), std::string::npos) << first.output;
+  EXPECT_CONTAINS(first.output, "is the first reference");
   EXPECT_TRUE(fs::exists(run_of(first) / "report.html"));
 
   const auto same = nightly(suite("base", "1"));
   ASSERT_EQ(same.exit_code, 0) << same.output;
-  EXPECT_NE(same.output.find("SAME"), std::string::npos) << same.output;
-  EXPECT_EQ(same.output.find("! SLOWER"), std::string::npos) << same.output;
+  EXPECT_CONTAINS(same.output, "SAME");
+  EXPECT_NOT_CONTAINS(same.output, "! SLOWER");
   EXPECT_TRUE(fs::exists(run_of(same) / "report.html"));
   EXPECT_TRUE(fs::exists(run_of(same) / "compare.md"));
 
   const auto slower = nightly(suite("slow", "0.8"));
   EXPECT_EQ(slower.exit_code, 1) << slower.output;
-  EXPECT_NE(slower.output.find("! SLOWER"), std::string::npos) << slower.output;
-  EXPECT_NE(slower.output.find("batch_size=8"), std::string::npos) << slower.output;
-  EXPECT_NE(slower.output.find("samples_per_s"), std::string::npos) << slower.output;
+  EXPECT_CONTAINS(slower.output, "! SLOWER");
+  EXPECT_CONTAINS(slower.output, "batch_size=8");
+  EXPECT_CONTAINS(slower.output, "samples_per_s");
   EXPECT_TRUE(fs::exists(run_of(slower) / "report.html"));
 
   // The failed night is no baseline: the regression fails again the next night.
   const auto again = nightly(suite("slow", "0.8"));
   EXPECT_EQ(again.exit_code, 1) << again.output;
-  EXPECT_NE(again.output.find("! SLOWER"), std::string::npos) << again.output;
+  EXPECT_CONTAINS(again.output, "! SLOWER");
 }
 
 TEST_F(NightlyTest, BadArgumentsExitTwo) {
@@ -86,7 +80,7 @@ TEST_F(NightlyTest, BadArgumentsExitTwo) {
   spec.extra_env = {{"REDLINE_SKIP_SETUP", "1"}};
   const auto r = redline::run_child(spec);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--frobnicate"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "--frobnicate");
 }
 
 }  // namespace

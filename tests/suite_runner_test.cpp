@@ -14,18 +14,12 @@
 #include "harness/report/csv_reader.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/interrupt.hpp"
+#include "tests/support.hpp"
 
 namespace fs = std::filesystem;
 using namespace redline;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("redline_suite_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 fs::path write_suite(const fs::path& dir, const std::string& text) {
   const fs::path file = dir / "suite";
@@ -42,15 +36,14 @@ std::string slurp(const fs::path& path) {
 
 // The message parse_suite throws for `text`, or "" when it parses.
 std::string suite_error(const std::string& text) {
-  const fs::path dir = fresh_dir("error");
+  const redline::testing::TempDir temp("suite_runner_test_error");
+  const fs::path& dir = temp.path();
   const fs::path file = write_suite(dir, text);
   try {
     parse_suite(file);
   } catch (const std::runtime_error& e) {
-    fs::remove_all(dir);
     return e.what();
   }
-  fs::remove_all(dir);
   return "";
 }
 
@@ -59,7 +52,8 @@ using Words = std::vector<std::string>;
 }  // namespace
 
 TEST(ParseSuite, SplitsWordsLikeAShellWithoutExpanding) {
-  const fs::path dir = fresh_dir("words");
+  const redline::testing::TempDir temp("suite_runner_test_words");
+  const fs::path& dir = temp.path();
   const fs::path file = write_suite(dir,
                                     "# a comment line\n"
                                     "\n"
@@ -77,14 +71,14 @@ TEST(ParseSuite, SplitsWordsLikeAShellWithoutExpanding) {
   EXPECT_EQ(entries[1].argv, (Words{"prog", "", "", "abc", "its", "$", "$HOME", "x$", "{bs}"}));
   EXPECT_EQ(entries[2].name, "third_3.x-y");
   EXPECT_EQ(entries[2].argv, (Words{"./tool", "--", "--flag=a;b"}));
-  fs::remove_all(dir);
 }
 
 TEST(ParseSuite, ErrorsNameTheFileAndLine) {
   auto expect_error = [](const std::string& text, const std::string& where, const std::string& what) {
+    SCOPED_TRACE(text);
     const std::string message = suite_error(text);
-    EXPECT_NE(message.find("suite:" + where + ": "), std::string::npos) << text << " -> " << message;
-    EXPECT_NE(message.find(what), std::string::npos) << text << " -> " << message;
+    EXPECT_CONTAINS(message, "suite:" + where + ": ");
+    EXPECT_CONTAINS(message, what);
   };
   expect_error("ok prog\n# fine\nbad prog 'unclosed\n", "3", "unclosed single quote");
   expect_error("bad prog \"unclosed \\\"\n", "1", "unclosed double quote");
@@ -116,7 +110,8 @@ TEST(ParseSuite, TheShippedSuitesParse) {
 }
 
 TEST(RunSuite, RecordsEveryEntryGoesOnAfterFailuresAndAppendsTheHistory) {
-  const fs::path dir = fresh_dir("run");
+  const redline::testing::TempDir temp("suite_runner_test_run");
+  const fs::path& dir = temp.path();
   const fs::path runs = dir / "runs", history = dir / "history.csv";
   const fs::path suite = write_suite(
       dir, std::string("# a small suite of real programs\n") +
@@ -147,20 +142,20 @@ TEST(RunSuite, RecordsEveryEntryGoesOnAfterFailuresAndAppendsTheHistory) {
   }
   EXPECT_EQ(run.entries[0].note, "");
   EXPECT_EQ(run.entries[1].note, "no gpu");
-  EXPECT_NE(run.entries[2].note.find("signal 11"), std::string::npos) << run.entries[2].note;
-  EXPECT_NE(run.entries[2].note.find("about to crash"), std::string::npos) << run.entries[2].note;
+  EXPECT_CONTAINS(run.entries[2].note, "signal 11");
+  EXPECT_CONTAINS(run.entries[2].note, "about to crash");
   EXPECT_EQ(run.entries[3].note, "3 values were wrong");
-  EXPECT_NE(run.entries[4].note.find("could not start"), std::string::npos) << run.entries[4].note;
+  EXPECT_CONTAINS(run.entries[4].note, "could not start");
 
   // The run folder: the tools' reports and logs, env.json and the index.
   const fs::path& d = run.run_dir;
   for (const char* f : {"sweep.csv", "sweep.json", "sweep.log", "env.json", "suite.csv", "no_gpu.log",
                         "crash.log", "check.log", "missing.log"})
     EXPECT_TRUE(fs::exists(d / f)) << f;
-  EXPECT_NE(slurp(d / "sweep.log").find("throughput"), std::string::npos);
-  EXPECT_NE(slurp(d / "no_gpu.log").find("no gpu"), std::string::npos);
-  EXPECT_NE(slurp(d / "missing.log").find("could not start"), std::string::npos);
-  EXPECT_NE(slurp(d / "env.json").find(env.host), std::string::npos);
+  EXPECT_CONTAINS(slurp(d / "sweep.log"), "throughput");
+  EXPECT_CONTAINS(slurp(d / "no_gpu.log"), "no gpu");
+  EXPECT_CONTAINS(slurp(d / "missing.log"), "could not start");
+  EXPECT_CONTAINS(slurp(d / "env.json"), env.host);
   // --csv/--json go before "--", else at the end.
   const std::string csv = fs::absolute(d / "args_dashes.csv").string(), json = fs::absolute(d / "args_dashes.json").string();
   EXPECT_EQ(slurp(d / "args_dashes.log"), "a\n--csv\n" + csv + "\n--json\n" + json + "\n--\nb\n");
@@ -206,11 +201,11 @@ TEST(RunSuite, RecordsEveryEntryGoesOnAfterFailuresAndAppendsTheHistory) {
   const std::string text = slurp(history);
   EXPECT_EQ(text.find("run_id,timestamp_utc"), 0u);
   EXPECT_EQ(text.find("run_id,timestamp_utc", 1), std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST(RunSuite, ARunWithoutResultsLeavesTheHistoryAloneAndNoHistoryMeansNone) {
-  const fs::path dir = fresh_dir("nohistory");
+  const redline::testing::TempDir temp("suite_runner_test_nohistory");
+  const fs::path& dir = temp.path();
   const std::vector<SuiteEntry> entries = {{"skip", {"sh", "-c", "exit 77"}, 1}};
   const SuiteRun run = run_suite(entries, dir / "runs", dir / "history.csv", capture_environment());
   ASSERT_EQ(run.entries.size(), 1u);
@@ -224,12 +219,12 @@ TEST(RunSuite, ARunWithoutResultsLeavesTheHistoryAloneAndNoHistoryMeansNone) {
   const SuiteRun ok = run_suite(sweep, dir / "runs", "", capture_environment());
   EXPECT_EQ(ok.entries.at(0).status, "ok") << ok.entries.at(0).note;
   EXPECT_FALSE(fs::exists(dir / "history.csv"));
-  fs::remove_all(dir);
 }
 
 TEST(RunSuite, CtrlCStopsTheSuiteAfterTheCurrentEntry) {
   install_interrupt_handlers();
-  const fs::path dir = fresh_dir("interrupt");
+  const redline::testing::TempDir temp("suite_runner_test_interrupt");
+  const fs::path& dir = temp.path();
   // The first entry sends us what Ctrl-C would; the runner stops it and runs no more.
   const std::vector<SuiteEntry> entries = {{"first", {"sh", "-c", "echo started; kill -INT $PPID; sleep 30"}, 1},
                                            {"second", {"sh", "-c", "echo never > second.ran"}, 2}};
@@ -238,13 +233,12 @@ TEST(RunSuite, CtrlCStopsTheSuiteAfterTheCurrentEntry) {
   EXPECT_TRUE(run.interrupted);
   ASSERT_EQ(run.entries.size(), 2u);
   EXPECT_EQ(run.entries[0].status, "error");
-  EXPECT_NE(run.entries[0].note.find("interrupted"), std::string::npos) << run.entries[0].note;
+  EXPECT_CONTAINS(run.entries[0].note, "interrupted");
   EXPECT_EQ(run.entries[1].status, "skipped");
-  EXPECT_NE(run.entries[1].note.find("interrupted"), std::string::npos);
+  EXPECT_CONTAINS(run.entries[1].note, "interrupted");
   EXPECT_FALSE(fs::exists("second.ran"));
   EXPECT_FALSE(fs::exists(dir / "history.csv"));
   const CsvTable index = read_csv(run.run_dir / "suite.csv");
   ASSERT_EQ(index.rows.size(), 2u);
   EXPECT_EQ(index.value(1, "status"), "skipped");
-  fs::remove_all(dir);
 }

@@ -12,6 +12,7 @@
 #include "harness/core/child_process.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
@@ -138,8 +139,8 @@ TEST_F(TrialTest, CustomOomRegex) {
 
 TEST_F(TrialTest, BadOomRegexIsAUsageError) {
   const std::string what = usage_error_of({"ok", "(unclosed"}, "");
-  EXPECT_NE(what.find("--oom-regex"), std::string::npos) << what;
-  EXPECT_NE(what.find("(unclosed"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "--oom-regex");
+  EXPECT_CONTAINS(what, "(unclosed");
 }
 
 TEST_F(TrialTest, MetricIsTheFirstGroupOfTheLastMatch) {
@@ -166,15 +167,15 @@ TEST_F(TrialTest, MetricRegexWithoutGroupIsAUsageError) {
     FAIL() << "a metric regex without a group was accepted";
   } catch (const UsageError& e) {
     EXPECT_EQ(e.flag(), "--metric-regex");
-    EXPECT_NE(std::string(e.what()).find("--metric-regex"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("throughput: [0-9.]+"), std::string::npos) << e.what();
+    EXPECT_CONTAINS(e.what(), "--metric-regex");
+    EXPECT_CONTAINS(e.what(), "throughput: [0-9.]+");
   }
 }
 
 TEST_F(TrialTest, BadMetricRegexIsAUsageError) {
   const std::string what = usage_error_of({}, "throughput: ([0-9.]+");
-  EXPECT_NE(what.find("--metric-regex"), std::string::npos) << what;
-  EXPECT_NE(what.find("throughput: ([0-9.]+"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "--metric-regex");
+  EXPECT_CONTAINS(what, "throughput: ([0-9.]+");
 }
 
 TEST_F(TrialTest, NoMetricRegexMeansNoMetricRule) {
@@ -188,7 +189,7 @@ TEST_F(TrialTest, MissingMetricIsAnError) {
   const TrialVerdict v = judge(print("finished without printing a rate"), rules);
   EXPECT_EQ(v.status, PointStatus::error);
   EXPECT_FALSE(v.metric.has_value());
-  EXPECT_NE(v.note.find("--metric-regex"), std::string::npos) << v.note;
+  EXPECT_CONTAINS(v.note, "--metric-regex");
 }
 
 TEST_F(TrialTest, MetricThatIsNotANumberIsAnError) {
@@ -196,7 +197,7 @@ TEST_F(TrialTest, MetricThatIsNotANumberIsAnError) {
   const TrialVerdict v = judge(print("throughput: fast"), rules);
   EXPECT_EQ(v.status, PointStatus::error);
   EXPECT_FALSE(v.metric.has_value());
-  EXPECT_NE(v.note.find("'fast'"), std::string::npos) << v.note;
+  EXPECT_CONTAINS(v.note, "'fast'");
 }
 
 TEST_F(TrialTest, FailedRunReportsNoMetric) {
@@ -209,14 +210,14 @@ TEST_F(TrialTest, FailedRunReportsNoMetric) {
 TEST_F(TrialTest, SigkillIsTakenForTheOomKiller) {
   const TrialVerdict v = judge(print("loading") + "; kill -KILL $$");
   EXPECT_EQ(v.status, PointStatus::oom);
-  EXPECT_NE(v.note.find("SIGKILL"), std::string::npos) << v.note;
+  EXPECT_CONTAINS(v.note, "SIGKILL");
 }
 
 TEST_F(TrialTest, OtherSignalIsAnError) {
   const TrialVerdict v = judge(print("about to crash") + "; kill -SEGV $$");
   EXPECT_EQ(v.status, PointStatus::error);
-  EXPECT_NE(v.note.find("signal 11"), std::string::npos) << v.note;
-  EXPECT_NE(v.note.find("about to crash"), std::string::npos) << v.note;
+  EXPECT_CONTAINS(v.note, "signal 11");
+  EXPECT_CONTAINS(v.note, "about to crash");
 }
 
 TEST_F(TrialTest, TimeoutIsATimeout) {
@@ -224,7 +225,7 @@ TEST_F(TrialTest, TimeoutIsATimeout) {
   ASSERT_TRUE(child.timed_out);
   const TrialVerdict v = judge_trial(child, make_trial_rules({}, ""));
   EXPECT_EQ(v.status, PointStatus::timeout);  // killed by us, whatever it printed
-  EXPECT_NE(v.note.find("--timeout"), std::string::npos) << v.note;
+  EXPECT_CONTAINS(v.note, "--timeout");
 }
 
 TEST_F(TrialTest, InterruptedIsSkipped) {
@@ -245,7 +246,7 @@ TEST_F(TrialTest, CommandThatCannotStartIsAnError) {
   const TrialVerdict v = judge_trial(child, make_trial_rules({}, ""));
   EXPECT_EQ(v.status, PointStatus::error);
   EXPECT_EQ(v.note.rfind("could not start: ", 0), 0u) << v.note;
-  EXPECT_NE(v.note.find("No such file"), std::string::npos) << v.note;
+  EXPECT_CONTAINS(v.note, "No such file");
 }
 
 TEST_F(TrialTest, LongOomLineIsShortened) {

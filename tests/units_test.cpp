@@ -10,6 +10,7 @@
 #include <string>
 
 #include "harness/core/usage_error.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
@@ -66,9 +67,9 @@ TEST(ParseSize, FractionWithSuffixThatIsWholeBytes) {
 
 TEST(ParseSize, FractionThatIsNotWholeBytesIsRejected) {
   const std::string what = usage_error_of([] { parse_size("-b", "1.1K"); });
-  EXPECT_NE(what.find("-b"), std::string::npos) << what;
-  EXPECT_NE(what.find("1.1K"), std::string::npos) << what;
-  EXPECT_NE(what.find("whole"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "-b");
+  EXPECT_CONTAINS(what, "1.1K");
+  EXPECT_CONTAINS(what, "whole");
   usage_error_of([] { parse_size("-b", "0.5"); });
 }
 
@@ -78,8 +79,8 @@ TEST(ParseSize, ErrorNamesFlagAndValue) {
     FAIL() << "12Q parsed";
   } catch (const UsageError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("-b"), std::string::npos) << what;
-    EXPECT_NE(what.find("12Q"), std::string::npos) << what;
+    EXPECT_CONTAINS(what, "-b");
+    EXPECT_CONTAINS(what, "12Q");
     EXPECT_EQ(e.flag(), "-b");
     EXPECT_EQ(e.value(), "12Q");
   }
@@ -87,26 +88,27 @@ TEST(ParseSize, ErrorNamesFlagAndValue) {
 
 TEST(ParseSize, RejectsMalformedText) {
   for (const char* bad : {"", "K", "MiB", "abc", "4KK", "4 K", " 4K", "4K ", "1e", "--4", "0x10", "4Z"}) {
+    SCOPED_TRACE(bad);
     const std::string what = usage_error_of([&] { parse_size("--maxbytes", bad); });
-    EXPECT_NE(what.find("--maxbytes"), std::string::npos) << "for '" << bad << "': " << what;
-    EXPECT_NE(what.find(std::string("'") + bad + "'"), std::string::npos) << "for '" << bad << "': " << what;
+    EXPECT_CONTAINS(what, "--maxbytes");
+    EXPECT_CONTAINS(what, std::string("'") + bad + "'");
   }
 }
 
 TEST(ParseSize, RejectsNegative) {
   const std::string what = usage_error_of([] { parse_size("-e", "-4K"); });
-  EXPECT_NE(what.find("-e"), std::string::npos) << what;
-  EXPECT_NE(what.find("-4K"), std::string::npos) << what;
-  EXPECT_NE(what.find("negative"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "-e");
+  EXPECT_CONTAINS(what, "-4K");
+  EXPECT_CONTAINS(what, "negative");
   usage_error_of([] { parse_size("-e", "-1"); });
 }
 
 TEST(ParseSize, RejectsOverflow) {
   // 2^64 bytes does not fit in 64 bits.
   const std::string what = usage_error_of([] { parse_size("-e", "16777216T"); });
-  EXPECT_NE(what.find("-e"), std::string::npos) << what;
-  EXPECT_NE(what.find("16777216T"), std::string::npos) << what;
-  EXPECT_NE(what.find("too large"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "-e");
+  EXPECT_CONTAINS(what, "16777216T");
+  EXPECT_CONTAINS(what, "too large");
   usage_error_of([] { parse_size("-e", "99999999999999999999999"); });
   usage_error_of([] { parse_size("-e", "1e400"); });
 }
@@ -125,19 +127,19 @@ TEST(ParseCount, AcceptsWholeNumbers) {
 TEST(ParseCount, RejectsSuffixesFractionsAndJunk) {
   for (const char* bad : {"", "4K", "1.5", "abc", "12x", " 3"}) {
     const std::string what = usage_error_of([&] { parse_count("-n", bad); });
-    EXPECT_NE(what.find("-n"), std::string::npos) << what;
-    EXPECT_NE(what.find(std::string("'") + bad + "'"), std::string::npos) << what;
+    EXPECT_CONTAINS(what, "-n");
+    EXPECT_CONTAINS(what, std::string("'") + bad + "'");
   }
 }
 
 TEST(ParseCount, RejectsNegativeAndTooLarge) {
   std::string what = usage_error_of([] { parse_count("-w", "-3"); });
-  EXPECT_NE(what.find("-w"), std::string::npos) << what;
-  EXPECT_NE(what.find("-3"), std::string::npos) << what;
-  EXPECT_NE(what.find("negative"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "-w");
+  EXPECT_CONTAINS(what, "-3");
+  EXPECT_CONTAINS(what, "negative");
   what = usage_error_of([] { parse_count("-w", "9223372036854775808"); });
-  EXPECT_NE(what.find("9223372036854775808"), std::string::npos) << what;
-  EXPECT_NE(what.find("too large"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "9223372036854775808");
+  EXPECT_CONTAINS(what, "too large");
 }
 
 TEST(ParseNumber, AcceptsFiniteNumbers) {
@@ -150,8 +152,8 @@ TEST(ParseNumber, AcceptsFiniteNumbers) {
 TEST(ParseNumber, RejectsJunkAndNonFinite) {
   for (const char* bad : {"", "abc", "1.5x", "inf", "nan", "1e400"}) {
     const std::string what = usage_error_of([&] { parse_number("--target", bad); });
-    EXPECT_NE(what.find("--target"), std::string::npos) << what;
-    EXPECT_NE(what.find(std::string("'") + bad + "'"), std::string::npos) << what;
+    EXPECT_CONTAINS(what, "--target");
+    EXPECT_CONTAINS(what, std::string("'") + bad + "'");
   }
 }
 
@@ -159,8 +161,8 @@ TEST(RequirePositive, ZeroAndNegativeAndNaNFail) {
   EXPECT_NO_THROW(require_positive("-i", "1", 1));
   EXPECT_NO_THROW(require_positive("-i", "0.001", 0.001));
   const std::string what = usage_error_of([] { require_positive("-i", "0", 0); });
-  EXPECT_NE(what.find("-i"), std::string::npos) << what;
-  EXPECT_NE(what.find("'0'"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "-i");
+  EXPECT_CONTAINS(what, "'0'");
   usage_error_of([] { require_positive("-i", "-2", -2); });
   usage_error_of([] { require_positive("-i", "nan", std::nan("")); });
 }
@@ -170,9 +172,9 @@ TEST(RequireInRange, BoundsAreInclusive) {
   EXPECT_NO_THROW(require_in_range("--pct", "100", 100, 0, 100));
   EXPECT_NO_THROW(require_in_range("--pct", "50", 50, 0, 100));
   const std::string what = usage_error_of([] { require_in_range("--pct", "101", 101, 0, 100); });
-  EXPECT_NE(what.find("--pct"), std::string::npos) << what;
-  EXPECT_NE(what.find("'101'"), std::string::npos) << what;
-  EXPECT_NE(what.find("between 0 and 100"), std::string::npos) << what;
+  EXPECT_CONTAINS(what, "--pct");
+  EXPECT_CONTAINS(what, "'101'");
+  EXPECT_CONTAINS(what, "between 0 and 100");
   usage_error_of([] { require_in_range("--pct", "-1", -1, 0, 100); });
 }
 

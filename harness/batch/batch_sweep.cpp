@@ -1,25 +1,200 @@
 #include "harness/batch/batch_sweep.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <iostream>
+#include <limits>
 #include <map>
 
 #include "harness/batch/accumulation.hpp"
 #include "harness/core/child_process.hpp"
-#include "harness/report/console_table.hpp"
 #include "harness/core/progress.hpp"
-#include "harness/measure/stats.hpp"
-#include "harness/measure/trial.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/measure/stats.hpp"
+#include "harness/measure/trial.hpp"
+#include "harness/report/console_table.hpp"
 
 namespace redline {
 namespace {
 
+constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+
 std::string describe_point(const std::optional<ThroughputPoint>& p, const std::string& metric) {
   if (!p) return "none";
   return std::to_string(static_cast<std::int64_t>(p->size)) + " (" + human_number(p->throughput) + " " + metric + ")";
+}
+
+std::int64_t batch_of(const Row& row) { return std::stoll(row.params.front().second); }
+
+void check_options(const BatchSweepOptions& options) {
+  if (options.command.empty()) throw UsageError("missing COMMAND: use batch_sweep [OPTIONS] -- COMMAND [ARGS...]");
+  if (!find_executable(options.command.front()))
+    throw UsageError("COMMAND", options.command.front(), "not found or not executable (searched PATH)");
+  if (options.axis.empty()) throw UsageError("--start/--max", "", "the batch-size axis is empty");
+}
+
+// One trial's row: only an ok trial measured anything, the others keep
+// empty metrics. Throughput from the trial's output when --metric-regex
+// matched, else batch x steps over the wall time.
+Row trial_row(const BatchSweepOptions& options, std::int64_t batch, int repetition, bool from_bisect,
+              const TrialVerdict& verdict, const ChildResult& child) {
+  Row row;
+  row.param("batch_size", std::to_string(batch));
+  row.repetition = repetition;
+  row.status = to_string(verdict.status);
+  const bool ok = verdict.status == PointStatus::ok;
+  row.note = ok ? (from_bisect ? "bisect" : "") : verdict.note;
+  const double steps = static_cast<double>(options.steps);
+  const double samples = static_cast<double>(batch) * steps;
+  row.metric(options.metric_name, !ok ? kNotMeasured : verdict.metric ? *verdict.metric : samples / child.wall_seconds);
+  row.metric("step_time_ms", ok ? 1e3 * child.wall_seconds / steps : kNotMeasured);
+  row.metric("trial_time_s", ok ? child.wall_seconds : kNotMeasured);
+  return row;
+}
+
+// The sweep's point function: `repeats` child-process trials of one batch
+// size, a row each, stopping at the first that is not ok.
+class BatchTrials {
+ public:
+  BatchTrials(const BatchSweepOptions& options, Report& report)
+      : options_(options),
+        rules_(make_trial_rules(options.oom_regexes, options.metric_regex)),
+        progress_(options.progress),
+        report_(report) {}
+
+  PointOutcome run_point(std::int64_t batch, bool from_bisect) {
+    std::vector<double> throughputs;
+    for (int r = 0; r < options_.repeats; ++r) {
+      const TrialVerdict verdict = run_trial(batch, r, from_bisect);
+      if (verdict.status != PointStatus::ok) return {verdict.status, verdict.note};
+      throughputs.push_back(*report_.rows.back().metric_value(options_.metric_name));
+    }
+    median_throughput_[batch] = summarize(throughputs).median;
+    return {PointStatus::ok, ""};
+  }
+
+  // The median throughput of every batch size that ran ok.
+  const std::map<std::int64_t, double>& median_throughput() const { return median_throughput_; }
+
+ private:
+  // Runs one trial and adds its row.
+  TrialVerdict run_trial(std::int64_t batch, int repetition, bool from_bisect) {
+    ChildSpec spec;
+    spec.argv = substitute_batch(options_.command, batch);
+    spec.extra_env = {{kBatchVariable, std::to_string(batch)}};
+    spec.timeout_seconds = options_.timeout_seconds;
+    if (options_.echo_output) spec.on_output = [](std::string_view text) { std::cerr << text << std::flush; };
+    const int repeats = options_.repeats;
+    progress_.line(
+        "[trial " + std::to_string(++trials_run_) + "] batch " + std::to_string(batch) +
+        (repeats > 1 ? " (repeat " + std::to_string(repetition + 1) + "/" + std::to_string(repeats) + ")" : "") +
+        (from_bisect ? " [bisect]" : "") + " ...");
+    const ChildResult child = run_child(spec);
+    const TrialVerdict verdict = judge_trial(child, rules_);
+    const Row& row = report_.rows.emplace_back(trial_row(options_, batch, repetition, from_bisect, verdict, child));
+    const bool ok = verdict.status == PointStatus::ok;
+    progress_.line("  -> " + row.status +
+                   (ok ? ": " + human_number(*row.metric_value(options_.metric_name)) + " " + options_.metric_name
+                       : ": " + verdict.note) +
+                   " (" + format_number(child.wall_seconds, 1) + " s)");
+    return verdict;
+  }
+
+  const BatchSweepOptions& options_;
+  const TrialRules rules_;
+  const Progress progress_;
+  Report& report_;
+  std::map<std::int64_t, double> median_throughput_;
+  int trials_run_ = 0;
+};
+
+// Axis points the sweep never ran (above the first OOM, after failures,
+// interrupted) as skipped rows; then every row by batch size, bisect points
+// in their place and repeats in order.
+void add_skipped_rows_and_sort(const SweepResult& sweep, Report& report) {
+  for (const auto& p : sweep.points)
+    if (!p.ran) {
+      Row row;
+      row.param("batch_size", std::to_string(p.size));
+      row.status = "skipped";
+      row.note = p.outcome.note;
+      report.rows.push_back(row);
+    }
+  std::stable_sort(report.rows.begin(), report.rows.end(),
+                   [](const Row& a, const Row& b) { return batch_of(a) < batch_of(b); });
+}
+
+// gain_pct: the gain over the previous (smaller) ok batch size, on the
+// per-size medians; empty for the smallest.
+void add_gains(const std::map<std::int64_t, double>& median_throughput, Report& report) {
+  std::map<std::int64_t, double> gain_pct;
+  std::optional<double> previous;
+  for (const auto& [batch, tp] : median_throughput) {
+    gain_pct[batch] = previous ? 100.0 * (tp / *previous - 1.0) : kNotMeasured;
+    previous = tp;
+  }
+  for (auto& row : report.rows) {
+    const auto it = gain_pct.find(batch_of(row));
+    if (row.status == "ok" && it != gain_pct.end()) row.metric("gain_pct", it->second);
+  }
+}
+
+std::string saturation_summary(const Saturation& sat, const BatchSweepOptions& options) {
+  if (sat.plateau)
+    return describe_point(sat.plateau, options.metric_name) + ": doubling adds < " +
+           format_number(100 * options.saturation.plateau_gain, 0) + "%";
+  if (!sat.best) return "none";
+  return sat.fraction ? "not reached: throughput still rising at the largest batch"
+                      : "none: the metric is 0 at every batch";
+}
+
+// The saturation batch buys (almost) all the throughput; anything above only
+// costs memory. Without a plateau, the best measured batch; never above the
+// safe maximum.
+void recommend_batch(const BatchSweepOptions& options, const Saturation& sat, BatchSweepOutcome& outcome) {
+  auto& summary = outcome.report.summary;
+  if (!sat.best) {
+    summary.emplace_back("recommended_batch", "none: no batch size ran ok");
+    return;
+  }
+  auto pick = static_cast<std::int64_t>((sat.plateau ? sat.plateau : sat.best)->size);
+  std::string why = sat.plateau ? "the saturation batch" : "the best measured batch";
+  const auto& safe_max = outcome.sweep.safe_max;
+  if (safe_max && pick > *safe_max) {
+    pick = *safe_max;
+    why = "the safe maximum";
+  }
+  outcome.recommended_batch = pick;
+  summary.emplace_back("recommended_batch", std::to_string(pick) + " (" + why + ")");
+  if (options.global_batch)
+    summary.emplace_back("gradient_accumulation",
+                         plan_accumulation(*options.global_batch, options.data_parallel, pick).explanation);
+}
+
+void summarize_sweep(const BatchSweepOptions& options, const Saturation& sat, BatchSweepOutcome& outcome) {
+  auto& summary = outcome.report.summary;
+  const SweepResult& sweep = outcome.sweep;
+  const std::string& metric = options.metric_name;
+  summary.emplace_back(
+      "metric", metric + (options.metric_regex.empty() ? " (batch x --steps / trial wall time, start-up included)"
+                                                       : " (from --metric-regex, median of repeats)"));
+  summary.emplace_back("max_feasible_batch", sweep.largest_fit
+                                                 ? std::to_string(*sweep.largest_fit) +
+                                                       (sweep.largest_fit_is_exact ? " (exact, by bisection)" : "")
+                                                 : "none");
+  summary.emplace_back("first_oom_batch", sweep.first_oom ? std::to_string(*sweep.first_oom)
+                                                          : "none up to " + std::to_string(options.axis.back()));
+  summary.emplace_back("saturation_batch", saturation_summary(sat, options));
+  summary.emplace_back("batch_at_" + format_number(100 * options.saturation.fraction_of_best, 0) + "pct_of_best",
+                       describe_point(sat.fraction, metric));
+  summary.emplace_back("best_batch", describe_point(sat.best, metric));
+  if (options.sweep.safety_margin > 0)
+    summary.emplace_back("safe_max_batch", sweep.safe_max
+                                               ? std::to_string(*sweep.safe_max) + " (max feasible less " +
+                                                     format_number(100 * options.sweep.safety_margin, 0) + "%)"
+                                               : "none");
+  recommend_batch(options, sat, outcome);
+  if (!sweep.stop_reason.empty()) summary.emplace_back("stopped", sweep.stop_reason);
 }
 
 }  // namespace
@@ -35,134 +210,21 @@ std::vector<std::string> substitute_batch(const std::vector<std::string>& args, 
   return out;
 }
 
-BatchSweepOutcome run_batch_sweep(const BatchSweepOptions& options, Environment env) {
-  if (options.command.empty()) throw UsageError("missing COMMAND: use batch_sweep [OPTIONS] -- COMMAND [ARGS...]");
-  if (!find_executable(options.command.front()))
-    throw UsageError("COMMAND", options.command.front(), "not found or not executable (searched PATH)");
-  if (options.axis.empty()) throw UsageError("--start/--max", "", "the batch-size axis is empty");
-  const TrialRules rules = make_trial_rules(options.oom_regexes, options.metric_regex);
-  const Progress progress(options.progress);
-  const std::string& metric = options.metric_name;
-
+BatchSweepOutcome run_batch_sweep(std::string tool, const BatchSweepOptions& options, Environment env) {
+  check_options(options);
   BatchSweepOutcome outcome;
-  outcome.report = start_report("batch_sweep", std::move(env));
-  Report& report = outcome.report;
-  std::map<std::int64_t, double> median_throughput;  // per ok batch size
-  int trials_run = 0;
-
-  auto run_point = [&](std::int64_t batch, bool from_bisect) -> PointOutcome {
-    std::vector<double> throughputs;
-    for (int r = 0; r < options.repeats; ++r) {
-      ChildSpec spec;
-      spec.argv = substitute_batch(options.command, batch);
-      spec.extra_env = {{kBatchVariable, std::to_string(batch)}};
-      spec.timeout_seconds = options.timeout_seconds;
-      if (options.echo_output) spec.on_output = [](std::string_view text) { std::cerr << text << std::flush; };
-      progress.line("[trial " + std::to_string(++trials_run) + "] batch " + std::to_string(batch) +
-                    (options.repeats > 1 ? " (repeat " + std::to_string(r + 1) + "/" + std::to_string(options.repeats) + ")" : "") +
-                    (from_bisect ? " [bisect]" : "") + " ...");
-      const ChildResult child = run_child(spec);
-      const TrialVerdict verdict = judge_trial(child, rules);
-
-      Row row;
-      row.param("batch_size", std::to_string(batch));
-      row.repetition = r;
-      row.status = to_string(verdict.status);
-      row.note = verdict.status == PointStatus::ok ? (from_bisect ? "bisect" : "") : verdict.note;
-      // Only an ok trial measured anything: the other rows keep empty metrics.
-      const double nan = std::numeric_limits<double>::quiet_NaN();
-      const bool ok = verdict.status == PointStatus::ok;
-      const double samples = static_cast<double>(batch) * static_cast<double>(options.steps);
-      const double throughput = !ok ? nan : verdict.metric ? *verdict.metric : samples / child.wall_seconds;
-      row.metric(metric, throughput);
-      row.metric("step_time_ms", ok ? 1e3 * child.wall_seconds / static_cast<double>(options.steps) : nan);
-      row.metric("trial_time_s", ok ? child.wall_seconds : nan);
-      report.rows.push_back(row);
-      progress.line("  -> " + row.status + (verdict.status == PointStatus::ok ? ": " + human_number(throughput) + " " + metric : ": " + verdict.note) +
-                    " (" + format_number(child.wall_seconds, 1) + " s)");
-
-      if (verdict.status != PointStatus::ok) return {verdict.status, verdict.note};
-      throughputs.push_back(throughput);
-    }
-    median_throughput[batch] = summarize(throughputs).median;
-    return {PointStatus::ok, ""};
-  };
-
-  outcome.sweep = run_sweep(options.axis, options.sweep, run_point);
-  for (const auto& p : outcome.sweep.points)
-    if (!p.ran) {
-      Row row;
-      row.param("batch_size", std::to_string(p.size));
-      row.status = "skipped";
-      row.note = p.outcome.note;
-      report.rows.push_back(row);
-    }
-
-  // Rows by batch size (bisect points in their place), repeats in order.
-  std::stable_sort(report.rows.begin(), report.rows.end(), [](const Row& a, const Row& b) {
-    return std::stoll(a.params.front().second) < std::stoll(b.params.front().second);
-  });
-
-  // Gain over the previous (smaller) ok batch size, on the per-size medians.
-  std::map<std::int64_t, double> gain_pct;
-  std::optional<double> previous;
-  for (const auto& [batch, tp] : median_throughput) {
-    gain_pct[batch] = previous ? 100.0 * (tp / *previous - 1.0) : std::numeric_limits<double>::quiet_NaN();
-    previous = tp;
-  }
-  for (auto& row : report.rows) {
-    const auto batch = std::stoll(row.params.front().second);
-    auto it = gain_pct.find(batch);
-    if (row.status == "ok" && it != gain_pct.end()) row.metric("gain_pct", it->second);
-  }
+  outcome.report = start_report(std::move(tool), std::move(env));
+  BatchTrials trials(options, outcome.report);
+  outcome.sweep = run_sweep(options.axis, options.sweep,
+                            [&](std::int64_t batch, bool from_bisect) { return trials.run_point(batch, from_bisect); });
+  add_skipped_rows_and_sort(outcome.sweep, outcome.report);
+  add_gains(trials.median_throughput(), outcome.report);
 
   std::vector<ThroughputPoint> series;
-  for (const auto& [batch, tp] : median_throughput) series.push_back({static_cast<double>(batch), tp});
+  for (const auto& [batch, tp] : trials.median_throughput()) series.push_back({static_cast<double>(batch), tp});
   const Saturation sat = analyze_saturation(series, options.saturation);
   outcome.any_ok = !series.empty();
-
-  auto& summary = report.summary;
-  const SweepResult& sweep = outcome.sweep;
-  summary.emplace_back("metric", metric + (options.metric_regex.empty()
-                                               ? " (batch x --steps / trial wall time, start-up included)"
-                                               : " (from --metric-regex, median of repeats)"));
-  summary.emplace_back("max_feasible_batch",
-                       sweep.largest_fit ? std::to_string(*sweep.largest_fit) +
-                                               (sweep.largest_fit_is_exact ? " (exact, by bisection)" : "")
-                                         : "none");
-  summary.emplace_back("first_oom_batch", sweep.first_oom ? std::to_string(*sweep.first_oom)
-                                                          : "none up to " + std::to_string(options.axis.back()));
-  summary.emplace_back("saturation_batch",
-                       sat.plateau ? describe_point(sat.plateau, metric) + ": doubling adds < " +
-                                         format_number(100 * options.saturation.plateau_gain, 0) + "%"
-                                   : std::string(!sat.best       ? "none"
-                                                 : sat.fraction ? "not reached: throughput still rising at the largest batch"
-                                                                : "none: the metric is 0 at every batch"));
-  summary.emplace_back("batch_at_" + format_number(100 * options.saturation.fraction_of_best, 0) + "pct_of_best",
-                       describe_point(sat.fraction, metric));
-  summary.emplace_back("best_batch", describe_point(sat.best, metric));
-  if (options.sweep.safety_margin > 0)
-    summary.emplace_back("safe_max_batch", sweep.safe_max ? std::to_string(*sweep.safe_max) + " (max feasible less " +
-                                                                format_number(100 * options.sweep.safety_margin, 0) + "%)"
-                                                          : "none");
-  if (sat.best) {
-    // The saturation batch buys (almost) all the throughput; anything above
-    // only costs memory. Without a plateau, the best measured batch.
-    auto pick = static_cast<std::int64_t>((sat.plateau ? sat.plateau : sat.best)->size);
-    std::string why = sat.plateau ? "the saturation batch" : "the best measured batch";
-    if (sweep.safe_max && pick > *sweep.safe_max) {
-      pick = *sweep.safe_max;
-      why = "the safe maximum";
-    }
-    outcome.recommended_batch = pick;
-    summary.emplace_back("recommended_batch", std::to_string(pick) + " (" + why + ")");
-    if (options.global_batch)
-      summary.emplace_back("gradient_accumulation",
-                           plan_accumulation(*options.global_batch, options.data_parallel, pick).explanation);
-  } else {
-    summary.emplace_back("recommended_batch", "none: no batch size ran ok");
-  }
-  if (!sweep.stop_reason.empty()) summary.emplace_back("stopped", sweep.stop_reason);
+  summarize_sweep(options, sat, outcome);
   return outcome;
 }
 

@@ -46,7 +46,8 @@ struct BatchSweepOutcome {
 // Replaces every {bs} in `args` with `batch`.
 std::vector<std::string> substitute_batch(const std::vector<std::string>& args, std::int64_t batch);
 
-// Throws UsageError for bad options (bad regex, missing command...).
-BatchSweepOutcome run_batch_sweep(const BatchSweepOptions& options, Environment env);
+// `tool` names the report's rows (the calling tool's own name). Throws
+// UsageError for bad options (bad regex, missing command...).
+BatchSweepOutcome run_batch_sweep(std::string tool, const BatchSweepOptions& options, Environment env);
 
 }  // namespace redline

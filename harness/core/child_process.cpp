@@ -13,6 +13,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "harness/core/interrupt.hpp"
 
@@ -46,6 +49,131 @@ double seconds_since(Clock::time_point start) {
   [[maybe_unused]] auto n = write(error_fd, &err, sizeof err);
   _exit(127);
 }
+
+// The child's environment: ours plus extra_env (which wins); ours stays
+// untouched.
+std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& extra_env) {
+  std::vector<std::string> entries;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const auto name = entry.substr(0, entry.find('='));
+    const bool overridden =
+        std::any_of(extra_env.begin(), extra_env.end(), [&](const auto& kv) { return kv.first == name; });
+    if (!overridden) entries.emplace_back(entry);
+  }
+  for (const auto& [name, value] : extra_env) entries.push_back(name + "=" + value);
+  return entries;
+}
+
+// A null-terminated array of pointers into `strings`, for exec.
+std::vector<char*> c_array(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (auto& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// exec_child writes errno to the close-on-exec pipe when exec fails; a
+// successful exec closes it with nothing written.
+std::optional<int> exec_error(int error_fd) {
+  int exec_errno = 0;
+  ssize_t got;
+  do got = read(error_fd, &exec_errno, sizeof exec_errno);
+  while (got < 0 && errno == EINTR);
+  close(error_fd);
+  if (got == sizeof exec_errno) return exec_errno;
+  return std::nullopt;
+}
+
+// The parent's side of a started child: reads its output until the pipe
+// closes, reaps it, and stops its process group on a timeout or Ctrl-C.
+class ChildWatch {
+ public:
+  ChildWatch(pid_t pid, int output_fd, const ChildSpec& spec, ChildResult& result, Clock::time_point start)
+      : pid_(pid), output_fd_(output_fd), spec_(spec), result_(result), start_(start) {}
+
+  void run() {
+    // While we are stopping it (kill_sent), the group gets the whole schedule
+    // even after its leader exits: a wrapper shell dies on the first SIGTERM
+    // while the tool it runs is still cleaning up.
+    while (!eof_ || !exited_ || (kill_sent_ && !group_done_)) {
+      reap();
+      if (exited_ && kill_sent_ && !group_done_ && kill(-pid_, 0) != 0 && errno == ESRCH) group_done_ = true;
+      if (!eof_) read_output();
+      else if (!exited_ || !group_done_) usleep(20000);
+      // A grandchild that left the group may hold the pipe: stop reading.
+      if (exited_ && !eof_ && seconds_since(*exited_at_) > spec_.kill_grace_seconds) eof_ = true;
+      if (exited_ && (!kill_sent_ || group_done_)) continue;
+      stop_when_due();
+    }
+  }
+
+  bool status_known() const { return status_known_; }
+  int status() const { return status_; }
+  Clock::time_point exited_at() const { return *exited_at_; }
+
+ private:
+  void reap() {
+    if (exited_) return;
+    const pid_t w = waitpid(pid_, &status_, WNOHANG);
+    if (w != pid_ && !(w < 0 && errno == ECHILD)) return;
+    status_known_ = w == pid_;
+    exited_ = true;
+    exited_at_ = Clock::now();
+    // Leftovers of a child that ended on its own would hold the pipe (and
+    // the GPU) open.
+    if (!kill_sent_) kill(-pid_, SIGKILL);
+  }
+
+  // Up to 50 ms for output; keeps the last output_limit bytes.
+  void read_output() {
+    pollfd pfd{output_fd_, POLLIN, 0};
+    if (poll(&pfd, 1, 50) <= 0) return;
+    const ssize_t n = read(output_fd_, buf_, sizeof buf_);
+    if (n > 0) {
+      result_.output.append(buf_, static_cast<std::size_t>(n));
+      if (spec_.on_output) spec_.on_output(std::string_view(buf_, static_cast<std::size_t>(n)));
+      if (result_.output.size() > spec_.output_limit) {
+        result_.output.erase(0, result_.output.size() - spec_.output_limit);
+        result_.output_truncated = true;
+      }
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+      eof_ = true;
+    }
+  }
+
+  // SIGTERM on a timeout or Ctrl-C; a second SIGTERM after the grace time;
+  // SIGKILL kSecondTermGraceSeconds after that.
+  void stop_when_due() {
+    const bool over_time = spec_.timeout_seconds > 0 && seconds_since(start_) > spec_.timeout_seconds;
+    if ((over_time || interrupted()) && !kill_sent_) {
+      result_.timed_out = over_time;
+      result_.interrupted = !over_time;
+      kill(-pid_, SIGTERM);
+      kill_sent_ = Clock::now();
+    } else if (kill_sent_ && !second_term_sent_ && seconds_since(*kill_sent_) > spec_.kill_grace_seconds) {
+      // A second SIGTERM before SIGKILL: redline's own tools (and many
+      // others) take it as "quit now" and still remove their scratch files,
+      // which a SIGKILL would leave behind.
+      kill(-pid_, SIGTERM);
+      second_term_sent_ = Clock::now();
+    } else if (second_term_sent_ && seconds_since(*second_term_sent_) > kSecondTermGraceSeconds) {
+      kill(-pid_, SIGKILL);
+      group_done_ = true;
+    }
+  }
+
+  const pid_t pid_;
+  const int output_fd_;
+  const ChildSpec& spec_;
+  ChildResult& result_;
+  const Clock::time_point start_;
+  bool eof_ = false, exited_ = false, group_done_ = false;
+  int status_ = 0;
+  bool status_known_ = true;
+  std::optional<Clock::time_point> kill_sent_, second_term_sent_, exited_at_;
+  char buf_[65536];
+};
 
 }  // namespace
 
@@ -91,22 +219,8 @@ ChildResult run_child(const ChildSpec& spec) {
     return result;
   }
   // Build argv and the environment before fork: no allocation in the child.
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  // The child's environment is ours plus extra_env; ours stays untouched.
-  std::vector<std::string> env_entries;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string_view entry(*e);
-    const auto name = entry.substr(0, entry.find('='));
-    const bool overridden = std::any_of(spec.extra_env.begin(), spec.extra_env.end(),
-                                        [&](const auto& kv) { return kv.first == name; });
-    if (!overridden) env_entries.emplace_back(entry);
-  }
-  for (const auto& [name, value] : spec.extra_env) env_entries.push_back(name + "=" + value);
-  std::vector<char*> envp;
-  for (auto& entry : env_entries) envp.push_back(entry.data());
-  envp.push_back(nullptr);
+  std::vector<std::string> args = spec.argv, env_entries = child_environment(spec.extra_env);
+  std::vector<char*> argv = c_array(args), envp = c_array(env_entries);
 
   // With SIGCHLD ignored (inherited from whoever started us) the kernel
   // reaps children itself and waitpid could never see this one exit.
@@ -124,88 +238,23 @@ ChildResult run_child(const ChildSpec& spec) {
   }
   setpgid(pid, pid);  // also from the parent, so kill(-pid) works at once
   set_running_child_group(pid);
+  const std::optional<int> exec_errno = exec_error(err_pipe[0]);
 
-  int exec_errno = 0;
-  ssize_t got;
-  do got = read(err_pipe[0], &exec_errno, sizeof exec_errno);
-  while (got < 0 && errno == EINTR);
-  const bool exec_failed = got == sizeof exec_errno;
-  close(err_pipe[0]);
-
-  bool eof = false, exited = false;
-  int status = 0;
-  bool status_known = true;
-  std::optional<Clock::time_point> kill_sent, second_term_sent, exited_at;
-  // While we are stopping it (kill_sent), the group gets the whole schedule
-  // even after its leader exits: a wrapper shell dies on the first SIGTERM
-  // while the tool it runs is still cleaning up.
-  bool group_done = false;
-  char buf[65536];
-  while (!eof || !exited || (kill_sent && !group_done)) {
-    if (!exited) {
-      const pid_t w = waitpid(pid, &status, WNOHANG);
-      if (w == pid || (w < 0 && errno == ECHILD)) {
-        status_known = w == pid;
-        exited = true;
-        exited_at = Clock::now();
-        // Leftovers of a child that ended on its own would hold the pipe
-        // (and the GPU) open.
-        if (!kill_sent) kill(-pid, SIGKILL);
-      }
-    }
-    if (exited && kill_sent && !group_done && kill(-pid, 0) != 0 && errno == ESRCH) group_done = true;
-    if (!eof) {
-      pollfd pfd{out_pipe[0], POLLIN, 0};
-      const int ready = poll(&pfd, 1, 50);
-      if (ready > 0) {
-        const ssize_t n = read(out_pipe[0], buf, sizeof buf);
-        if (n > 0) {
-          result.output.append(buf, static_cast<std::size_t>(n));
-          if (spec.on_output) spec.on_output(std::string_view(buf, static_cast<std::size_t>(n)));
-          if (result.output.size() > spec.output_limit) {
-            result.output.erase(0, result.output.size() - spec.output_limit);
-            result.output_truncated = true;
-          }
-        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-          eof = true;
-        }
-      }
-    } else if (!exited || !group_done) {
-      usleep(20000);
-    }
-    // A grandchild that left the group may hold the pipe: stop reading.
-    if (exited && !eof && seconds_since(*exited_at) > spec.kill_grace_seconds) eof = true;
-    if (exited && (!kill_sent || group_done)) continue;
-    const bool over_time = spec.timeout_seconds > 0 && seconds_since(start) > spec.timeout_seconds;
-    if ((over_time || interrupted()) && !kill_sent) {
-      result.timed_out = over_time;
-      result.interrupted = !over_time;
-      kill(-pid, SIGTERM);
-      kill_sent = Clock::now();
-    } else if (kill_sent && !second_term_sent && seconds_since(*kill_sent) > spec.kill_grace_seconds) {
-      // A second SIGTERM before SIGKILL: redline's own tools (and many
-      // others) take it as "quit now" and still remove their scratch files,
-      // which a SIGKILL would leave behind.
-      kill(-pid, SIGTERM);
-      second_term_sent = Clock::now();
-    } else if (second_term_sent && seconds_since(*second_term_sent) > kSecondTermGraceSeconds) {
-      kill(-pid, SIGKILL);
-      group_done = true;
-    }
-  }
+  ChildWatch watch(pid, out_pipe[0], spec, result, start);
+  watch.run();
   close(out_pipe[0]);
   set_running_child_group(0);
   // Until the child exited: a daemon it left behind may hold the output open longer.
-  result.wall_seconds = std::chrono::duration<double>(*exited_at - start).count();
+  result.wall_seconds = std::chrono::duration<double>(watch.exited_at() - start).count();
 
-  if (exec_failed) {
-    result.start_error = std::strerror(exec_errno);
+  if (exec_errno) {
+    result.start_error = std::strerror(*exec_errno);
     return result;
   }
   result.started = true;
-  if (!status_known) return result;  // exit_code stays -1: not a success
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  if (!watch.status_known()) return result;  // exit_code stays -1: not a success
+  if (WIFEXITED(watch.status())) result.exit_code = WEXITSTATUS(watch.status());
+  if (WIFSIGNALED(watch.status())) result.term_signal = WTERMSIG(watch.status());
   return result;
 }
 

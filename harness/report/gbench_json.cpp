@@ -60,6 +60,46 @@ void write_environment(JsonWriter& json, const Environment& env) {
   json.end_object();
 }
 
+// context.redline.charts: each chart's axes, its series' points as [x, y]
+// pairs, the saturation markers and findings (harness/report/chart.hpp).
+void write_charts(JsonWriter& json, const std::vector<SweepChart>& charts) {
+  json.begin_array();
+  for (const SweepChart& chart : charts) {
+    json.begin_object();
+    json.key("title").value(chart.title);
+    json.key("x").begin_object();
+    json.key("parameter").value(chart.x);
+    json.key("scale").value(chart.log_x ? "log2" : "linear");
+    json.key("label").value(chart.x_label);
+    json.end_object();
+    json.key("y").begin_object();
+    json.key("metric").value(chart.metric);
+    json.key("unit").value(chart.unit);
+    json.key("label").value(chart.y_label);
+    json.end_object();
+    json.key("series").begin_array();
+    for (const ChartSeries& series : chart.series) {
+      json.begin_object();
+      json.key("name").value(series.name);
+      json.key("prediction").value(series.dashed);
+      json.key("points").begin_array();
+      for (const auto& [x, y] : series.points) json.begin_array().value(x).value(y).end_array();
+      json.end_array();
+      json.end_object();
+    }
+    json.end_array();
+    json.key("markers").begin_array();
+    for (const ChartMarker& marker : chart.markers)
+      json.begin_object().key("x").value(marker.x).key("y").value(marker.y).key("label").value(marker.label).end_object();
+    json.end_array();
+    json.key("findings").begin_array();
+    for (const auto& finding : chart.findings) json.value(finding);
+    json.end_array();
+    json.end_object();
+  }
+  json.end_array();
+}
+
 // A parameter or metric named like one of Google Benchmark's own fields would
 // make a duplicate key; it gets a prefix instead.
 std::string field_name(const std::string& prefix, const std::string& name) {
@@ -99,6 +139,7 @@ std::string to_gbench_json(const Report& report) {
   json.key("summary").begin_object();
   for (const auto& [name, value] : report.summary) json.key(name).value(value);
   json.end_object();
+  if (report.charts) write_charts(json.key("charts"), *report.charts);
   json.end_object();
   json.end_object();
 

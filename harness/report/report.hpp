@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/core/environment.hpp"
+#include "harness/report/chart.hpp"
 
 namespace redline {
 
@@ -39,6 +40,9 @@ struct Report {
   std::vector<Row> rows;
   // Conclusions of the run (saturation point, recommended size...), in order.
   std::vector<std::pair<std::string, std::string>> summary;
+  // The rows as charts (harness/tracking/sweep_charts.hpp), for the JSON
+  // report; nullopt when the tool did not compute them.
+  std::optional<std::vector<SweepChart>> charts;
 
   // Every parameter / metric name that appears in any row, first-seen order.
   std::vector<std::string> param_names() const;

@@ -134,4 +134,27 @@ std::string series_tool(const ResultRow& row) {
   return entry.empty() || entry == row.tool ? row.tool : row.tool + "[" + entry + "]";
 }
 
+RunResults results_of(const Report& report) {
+  RunResults results;
+  const std::string gpu = report.env.gpu_summary();
+  for (const Row& source : report.rows) {
+    ResultRow row;
+    row.run_id = report.run_id;
+    row.timestamp_utc = report.env.timestamp_utc;
+    row.host = report.env.host;
+    row.gpu = gpu;
+    row.tool = report.tool;
+    row.case_key = source.case_key();
+    row.repetition = source.repetition;
+    row.status = source.status;
+    row.note = source.note;
+    for (const auto& [name, value] : source.params) row.params[name] = value;
+    // An empty CSV cell (not measured) reads back as no metric at all.
+    for (const auto& [name, value] : source.metrics)
+      if (std::isfinite(value)) row.metrics[name] = value;
+    results.rows.push_back(std::move(row));
+  }
+  return results;
+}
+
 }  // namespace redline

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/report/report.hpp"
+
 namespace redline {
 
 struct ResultRow {
@@ -34,5 +36,9 @@ std::string series_tool(const ResultRow& row);
 // CsvError (file:line) for malformed input, std::runtime_error for a missing
 // path or a CSV without redline's common columns.
 RunResults load_results(const std::filesystem::path& run_or_csv);
+
+// A tool's report as its CSV will read back (file empty), so what is computed
+// from a tool's own rows matches what is computed from its results later.
+RunResults results_of(const Report& report);
 
 }  // namespace redline

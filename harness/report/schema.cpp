@@ -1,16 +1,16 @@
 #include "harness/report/schema.hpp"
 
+#include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
-#ifndef REDLINE_SOURCE_DIR
-#define REDLINE_SOURCE_DIR "."
-#endif
-
 namespace redline {
+
+// results/SCHEMA.md's text, generated into the build by embed_text.cmake.
+std::string_view compiled_schema_markdown();
+
 namespace {
 
 std::string trim(const std::string& text) {
@@ -51,8 +51,11 @@ bool is_separator_row(const std::vector<std::string>& cells) {
   return true;
 }
 
-bool is_metric_name(const std::string& name) {
-  const std::size_t start = !name.empty() && name.front() == '*' ? 1 : 0;
+bool is_table_line(const std::string& line) { return trim(line).rfind('|', 0) == 0; }
+
+// A column or parameter name; with `pattern`, a leading * is allowed.
+bool is_name(const std::string& name, bool pattern) {
+  const std::size_t start = pattern && !name.empty() && name.front() == '*' ? 1 : 0;
   if (name.size() <= start) return false;
   for (std::size_t i = start; i < name.size(); ++i) {
     const char c = name[i];
@@ -61,71 +64,183 @@ bool is_metric_name(const std::string& name) {
   return true;
 }
 
+std::string unquoted(const std::string& cell) {
+  if (cell.size() >= 2 && cell.front() == '`' && cell.back() == '`') return cell.substr(1, cell.size() - 2);
+  return cell;
+}
+
 [[noreturn]] void fail(const std::string& source, std::size_t line, const std::string& problem) {
   throw std::runtime_error(source + ":" + std::to_string(line) + ": " + problem);
 }
 
-}  // namespace
+// The first table of a "## Heading" section, before the next heading.
+struct Table {
+  std::string name;  // "metrics", "charts": for messages
+  std::vector<std::string> header;
+  std::size_t header_line = 0;
+  std::vector<std::pair<std::size_t, std::vector<std::string>>> rows;  // (line number, cells)
+  std::string source;
 
-Schema Schema::parse(const std::string& markdown, const std::string& source) {
-  std::vector<std::string> lines;
-  {
-    std::istringstream in(markdown);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-  }
-  std::size_t i = 0;
-  while (i < lines.size() && trim(lines[i]) != "## Metrics") ++i;
-  if (i == lines.size()) fail(source, 1, "no \"## Metrics\" section");
-  const std::size_t section_line = i + 1;
-
-  // The table is the first '|' line of the section, before the next heading.
-  ++i;
-  while (i < lines.size() && trim(lines[i]).rfind('|', 0) != 0) {
-    if (trim(lines[i]).rfind("#", 0) == 0) break;
-    ++i;
-  }
-  if (i == lines.size() || trim(lines[i]).rfind('|', 0) != 0)
-    fail(source, section_line, "the \"## Metrics\" section has no table");
-
-  const auto header = table_cells(lines[i]);
-  const std::size_t header_line = i + 1;
-  auto column = [&](const std::string& name) {
+  std::size_t column(const std::string& title) const {
     for (std::size_t c = 0; c < header.size(); ++c)
-      if (header[c] == name) return c;
-    fail(source, header_line, "the metrics table has no \"" + name + "\" column");
-  };
-  const std::size_t metric_col = column("metric"), unit_col = column("unit"), better_col = column("better"),
-                    tracked_col = column("tracked");
+      if (header[c] == title) return c;
+    fail(source, header_line, "the " + name + " table has no \"" + title + "\" column");
+  }
+};
+
+// nullopt when the document has no such section.
+// Its header must name every one of `columns`.
+std::optional<Table> section_table(const std::vector<std::string>& lines, const std::string& heading,
+                                   const std::string& name, const std::vector<std::string>& columns,
+                                   const std::string& source) {
+  std::size_t i = 0;
+  while (i < lines.size() && trim(lines[i]) != heading) ++i;
+  if (i == lines.size()) return std::nullopt;
+  const std::size_t section_line = i + 1;
+  for (++i; i < lines.size() && !is_table_line(lines[i]); ++i)
+    if (trim(lines[i]).rfind('#', 0) == 0) break;
+  if (i == lines.size() || !is_table_line(lines[i]))
+    fail(source, section_line, "the \"" + heading + "\" section has no table");
+
+  Table table{name, table_cells(lines[i]), i + 1, {}, source};
+  for (const auto& column : columns) table.column(column);
   ++i;
   if (i == lines.size() || !is_separator_row(table_cells(lines[i])))
     fail(source, i + 1, "expected the table's |---| line under its header");
-  ++i;
+  for (++i; i < lines.size() && is_table_line(lines[i]); ++i) {
+    auto cells = table_cells(lines[i]);
+    if (cells.size() != table.header.size())
+      fail(source, i + 1,
+           "expected " + std::to_string(table.header.size()) + " cells, found " + std::to_string(cells.size()));
+    table.rows.emplace_back(i + 1, std::move(cells));
+  }
+  if (table.rows.empty()) fail(source, table.header_line, "the " + name + " table has no rows");
+  return table;
+}
 
+MetricSpec parse_metric(const Table& table, std::size_t line, const std::vector<std::string>& cells) {
+  const std::string& source = table.source;
+  MetricSpec spec;
+  const std::string& name_cell = cells[table.column("metric")];
+  spec.name = unquoted(name_cell);
+  if (!is_name(spec.name, true))
+    fail(source, line, "metric \"" + name_cell + "\" is not a column name (or *suffix pattern)");
+  spec.unit = cells[table.column("unit")];
+  const std::string& better = cells[table.column("better")];
+  if (better == "higher")
+    spec.better = Better::higher;
+  else if (better == "lower")
+    spec.better = Better::lower;
+  else
+    fail(source, line, "better is \"" + better + "\" for " + spec.name + ", expected higher or lower");
+  const std::string& tracked = cells[table.column("tracked")];
+  if (tracked == "yes")
+    spec.tracked = true;
+  else if (tracked == "no")
+    spec.tracked = false;
+  else
+    fail(source, line, "tracked is \"" + tracked + "\" for " + spec.name + ", expected yes or no");
+  return spec;
+}
+
+// "`a`, `b`" -> {"a", "b"}; "-" or an empty cell -> {}.
+std::vector<std::string> cell_list(const std::string& cell) {
+  std::vector<std::string> items;
+  if (cell == "-") return items;
+  std::istringstream in(cell);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!trim(item).empty()) items.push_back(unquoted(trim(item)));
+  return items;
+}
+
+// The cell's names, each checked; `column` names the column in messages.
+std::vector<std::string> name_list(const Table& table, std::size_t line, const std::vector<std::string>& cells,
+                                   const std::string& column, bool patterns) {
+  std::vector<std::string> names = cell_list(cells[table.column(column)]);
+  for (const auto& name : names)
+    if (!is_name(name, patterns)) fail(table.source, line, column + " \"" + name + "\" is not a column name");
+  return names;
+}
+
+std::string single_name(const Table& table, std::size_t line, const std::vector<std::string>& cells,
+                        const std::string& column, bool patterns) {
+  const auto names = name_list(table, line, cells, column, patterns);
+  if (names.size() > 1)
+    fail(table.source, line, column + " names " + std::to_string(names.size()) + " columns, expected one");
+  return names.empty() ? "" : names.front();
+}
+
+AxisScale parse_scale(const Table& table, std::size_t line, const std::string& cell) {
+  if (cell == "auto") return AxisScale::automatic;
+  if (cell == "linear") return AxisScale::linear;
+  if (cell == "log2") return AxisScale::log2;
+  fail(table.source, line, "x scale is \"" + cell + "\", expected auto, linear or log2");
+}
+
+// "0=out-of-place, 1=in-place" -> {{"0", "out-of-place"}, {"1", "in-place"}}.
+std::vector<std::pair<std::string, std::string>> parse_labels(const Table& table, std::size_t line,
+                                                              const std::string& cell) {
+  std::vector<std::pair<std::string, std::string>> labels;
+  for (const auto& item : cell_list(cell)) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      fail(table.source, line, "series label \"" + item + "\" is not VALUE=LABEL");
+    labels.emplace_back(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+  }
+  return labels;
+}
+
+const std::vector<std::string> kChartColumns = {"tool",       "x",      "x scale",       "metric",
+                                                "prediction", "series", "series labels", "not grouping"};
+
+ChartHints parse_chart_hints(const Table& table, std::size_t line, const std::vector<std::string>& cells) {
+  ChartHints hints;
+  hints.tool = single_name(table, line, cells, "tool", false);
+  if (hints.tool.empty()) fail(table.source, line, "a charts row without a tool");
+  hints.x = name_list(table, line, cells, "x", false);
+  if (hints.x.empty()) fail(table.source, line, "no x parameter for " + hints.tool);
+  hints.x_scale = parse_scale(table, line, cells[table.column("x scale")]);
+  hints.metric = name_list(table, line, cells, "metric", true);
+  if (hints.metric.empty()) fail(table.source, line, "no metric for " + hints.tool);
+  hints.prediction = single_name(table, line, cells, "prediction", false);
+  hints.series = single_name(table, line, cells, "series", false);
+  hints.series_labels = parse_labels(table, line, cells[table.column("series labels")]);
+  if (!hints.series_labels.empty() && hints.series.empty())
+    fail(table.source, line, "series labels for " + hints.tool + " without a series parameter");
+  hints.not_grouping = name_list(table, line, cells, "not grouping", false);
+  return hints;
+}
+
+}  // namespace
+
+bool metric_matches(const std::string& name, const std::string& metric) {
+  if (name.empty() || name.front() != '*') return name == metric;
+  const std::string suffix = name.substr(1);
+  return metric.size() > suffix.size() && metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Schema Schema::parse(std::string_view markdown, const std::string& source) {
+  std::vector<std::string> lines;
+  {
+    std::istringstream in{std::string(markdown)};
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
   Schema schema;
-  for (; i < lines.size() && trim(lines[i]).rfind('|', 0) == 0; ++i) {
-    const std::size_t line = i + 1;
-    const auto cells = table_cells(lines[i]);
-    if (cells.size() != header.size())
-      fail(source, line,
-           "expected " + std::to_string(header.size()) + " cells, found " + std::to_string(cells.size()));
-    MetricSpec spec;
-    spec.name = cells[metric_col];
-    if (spec.name.size() >= 2 && spec.name.front() == '`' && spec.name.back() == '`')
-      spec.name = spec.name.substr(1, spec.name.size() - 2);
-    if (!is_metric_name(spec.name))
-      fail(source, line, "metric \"" + cells[metric_col] + "\" is not a column name (or *suffix pattern)");
-    spec.unit = cells[unit_col];
-    if (cells[better_col] == "higher") spec.better = Better::higher;
-    else if (cells[better_col] == "lower") spec.better = Better::lower;
-    else fail(source, line, "better is \"" + cells[better_col] + "\" for " + spec.name + ", expected higher or lower");
-    if (cells[tracked_col] == "yes") spec.tracked = true;
-    else if (cells[tracked_col] == "no") spec.tracked = false;
-    else fail(source, line, "tracked is \"" + cells[tracked_col] + "\" for " + spec.name + ", expected yes or no");
+  const auto metrics = section_table(lines, "## Metrics", "metrics", {"metric", "unit", "better", "tracked"}, source);
+  if (!metrics) fail(source, 1, "no \"## Metrics\" section");
+  for (const auto& [line, cells] : metrics->rows) {
+    MetricSpec spec = parse_metric(*metrics, line, cells);
     for (const auto& known : schema.metrics_)
       if (known.name == spec.name) fail(source, line, "metric " + spec.name + " is listed twice");
     schema.metrics_.push_back(std::move(spec));
   }
-  if (schema.metrics_.empty()) fail(source, header_line, "the metrics table has no rows");
+  // Optional: without it every tool gets the generic chart.
+  if (const auto charts = section_table(lines, "## Charts", "charts", kChartColumns, source))
+    for (const auto& [line, cells] : charts->rows) {
+      ChartHints hints = parse_chart_hints(*charts, line, cells);
+      if (schema.chart_hints(hints.tool)) fail(source, line, "tool " + hints.tool + " has two charts rows");
+      schema.charts_.push_back(std::move(hints));
+    }
   return schema;
 }
 
@@ -137,21 +252,22 @@ Schema Schema::load(const std::filesystem::path& schema_md) {
   return parse(text.str(), schema_md.string());
 }
 
+const Schema& Schema::compiled_in() {
+  static const Schema schema = parse(compiled_schema_markdown(), "results/SCHEMA.md (compiled in)");
+  return schema;
+}
+
 std::optional<MetricSpec> Schema::find(const std::string& metric) const {
   for (const auto& spec : metrics_)
     if (spec.name == metric) return spec;
-  for (const auto& spec : metrics_) {
-    if (spec.name.empty() || spec.name.front() != '*') continue;
-    const std::string suffix = spec.name.substr(1);
-    if (metric.size() > suffix.size() && metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) == 0)
-      return spec;
-  }
+  for (const auto& spec : metrics_)
+    if (!spec.name.empty() && spec.name.front() == '*' && metric_matches(spec.name, metric)) return spec;
   return std::nullopt;
 }
 
-std::filesystem::path default_schema_path() {
-  if (const char* env = std::getenv("REDLINE_SCHEMA"); env && *env) return env;
-  return std::filesystem::path(REDLINE_SOURCE_DIR) / "results" / "SCHEMA.md";
+const ChartHints* Schema::chart_hints(const std::string& tool) const {
+  const auto it = std::find_if(charts_.begin(), charts_.end(), [&](const ChartHints& h) { return h.tool == tool; });
+  return it == charts_.end() ? nullptr : &*it;
 }
 
 }  // namespace redline

@@ -1,12 +1,16 @@
-// What results/SCHEMA.md says about each metric: its unit, whether higher or
-// lower is better, and whether nightly comparison tracks it. Tools that judge
-// results (compare, history, report) read directions from here, never from
-// the user.
+// What results/SCHEMA.md says about each metric (its unit, whether higher or
+// lower is better, whether nightly comparison tracks it) and how each tool's
+// rows are charted. Tools that judge or chart results (compare, history,
+// report, the charts in a tool's JSON) read these from here, never from the
+// user. The file is compiled into the binaries (Schema::compiled_in), so a
+// build folder carried to another machine keeps it.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace redline {
@@ -20,23 +24,51 @@ struct MetricSpec {
   bool tracked = true;  // compared by default (false: informational, e.g. wall time with start-up)
 };
 
+// How a swept x axis is drawn: log2 for sizes that grow by factors, linear
+// where a period must stay visible (the GEMM sawtooth), or judged from the
+// values (log2 when they grow geometrically).
+enum class AxisScale { automatic, linear, log2 };
+
+// One row of the "## Charts" table: what a tool's rows mean on a chart.
+struct ChartHints {
+  std::string tool;
+  // Swept-parameter candidates: the one that takes the most numeric values
+  // (the first on a tie) is the x axis.
+  std::vector<std::string> x;
+  AxisScale x_scale = AxisScale::automatic;
+  // Metric candidates in order of preference (patterns allowed): the first
+  // one a row carries is charted.
+  std::vector<std::string> metric;
+  std::string prediction;  // a metric drawn dashed as the model's prediction; empty: none
+  std::string series;      // a parameter whose values are separate lines on one chart; empty: none
+  std::vector<std::pair<std::string, std::string>> series_labels;  // value -> line name
+  std::vector<std::string> not_grouping;  // parameters that follow from others: they split no chart
+};
+
 class Schema {
  public:
   // Parses the "## Metrics" table of SCHEMA.md (columns: metric | unit |
-  // better | tracked | tools | meaning). Throws std::runtime_error naming the
-  // file and line for a malformed row.
+  // better | tracked | tools | meaning) and, when present, the "## Charts"
+  // table (columns: tool | x | x scale | metric | prediction | series |
+  // series labels | not grouping). Throws std::runtime_error naming the file
+  // and line for a malformed row.
   static Schema load(const std::filesystem::path& schema_md);
-  static Schema parse(const std::string& markdown, const std::string& source);
+  static Schema parse(std::string_view markdown, const std::string& source);
+  // results/SCHEMA.md as it was when the binary was built.
+  static const Schema& compiled_in();
 
   // Exact names first, then patterns; nullopt for a metric the schema lacks.
   std::optional<MetricSpec> find(const std::string& metric) const;
   const std::vector<MetricSpec>& metrics() const { return metrics_; }
+  // The tool's row of the charts table; nullptr for a tool without one.
+  const ChartHints* chart_hints(const std::string& tool) const;
 
  private:
   std::vector<MetricSpec> metrics_;
+  std::vector<ChartHints> charts_;
 };
 
-// $REDLINE_SCHEMA, else the source tree's results/SCHEMA.md (baked in at build time).
-std::filesystem::path default_schema_path();
+// `name` is `metric`, or the pattern "*suffix" that `metric` ends with.
+bool metric_matches(const std::string& name, const std::string& metric);
 
 }  // namespace redline

@@ -266,6 +266,125 @@ std::string format_json(const Comparison& c, const std::string& baseline_name, c
   return json.str();
 }
 
+// Every case of both sides by (entry, tool, case key), in the baseline's
+// order, then the current run's new cases.
+struct MatchedCases {
+  std::map<CaseId, CaseRows> cases;
+  std::vector<CaseId> order;
+};
+
+MatchedCases match_cases(const RunResults& baseline, const RunResults& current) {
+  // A tool whose rows come from several files of a run folder (two suite
+  // entries running the same tool) is matched file by file, so their cases
+  // never mix.
+  std::map<std::string, std::set<std::string>> base_entries, cur_entries;
+  for (const auto& row : baseline.rows) base_entries[row.tool].insert(entry_of(baseline, row));
+  for (const auto& row : current.rows) cur_entries[row.tool].insert(entry_of(current, row));
+  auto by_entry = [&](const std::string& tool) {
+    const auto b = base_entries.find(tool), c = cur_entries.find(tool);
+    if (b == base_entries.end() || c == cur_entries.end()) return false;
+    if (b->second.count("") || c->second.count("")) return false;  // a CSV given directly
+    return b->second.size() > 1 || c->second.size() > 1;
+  };
+  MatchedCases matched;
+  auto add = [&](const RunResults& results, bool is_baseline) {
+    for (const auto& row : results.rows) {
+      CaseId id{by_entry(row.tool) ? entry_of(results, row) : "", row.tool, row.case_key};
+      auto [it, inserted] = matched.cases.try_emplace(id);
+      if (inserted) matched.order.push_back(id);
+      (is_baseline ? it->second.baseline : it->second.current).push_back(&row);
+    }
+  };
+  add(baseline, true);
+  add(current, false);
+  return matched;
+}
+
+// Both sides' ok rows of a case; nullopt (and the case listed) when a side
+// has none. A case failing on both sides is not listed: nothing changed.
+std::optional<std::pair<std::vector<const ResultRow*>, std::vector<const ResultRow*>>> ok_sides(
+    const std::string& label, const CaseRows& rows, Comparison& comparison) {
+  if (rows.current.empty()) {
+    comparison.only_in_baseline.push_back(label);
+    return std::nullopt;
+  }
+  if (rows.baseline.empty()) {
+    comparison.only_in_current.push_back(label);
+    return std::nullopt;
+  }
+  auto base_ok = ok_rows(rows.baseline), cur_ok = ok_rows(rows.current);
+  if (base_ok.empty() && cur_ok.empty()) return std::nullopt;
+  if (cur_ok.empty()) {
+    comparison.only_in_baseline.push_back(label + " (no ok row in current: " + statuses(rows.current) + ")");
+    return std::nullopt;
+  }
+  if (base_ok.empty()) {
+    comparison.only_in_current.push_back(label + " (no ok row in baseline: " + statuses(rows.baseline) + ")");
+    return std::nullopt;
+  }
+  return std::pair{std::move(base_ok), std::move(cur_ok)};
+}
+
+std::set<std::string> metric_names(const std::vector<const ResultRow*>& rows) {
+  std::set<std::string> names;
+  for (const ResultRow* row : rows)
+    for (const auto& [name, value] : row->metrics) names.insert(name);
+  return names;
+}
+
+void add_not_compared(const std::string& name, Comparison& comparison) {
+  auto& list = comparison.not_compared;
+  if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
+}
+
+// The case's metrics to judge, in the schema's order (so reports read the
+// same every time): on both sides, with a direction, tracked (or
+// --all-metrics). Metrics the schema lacks are listed as not compared; a
+// tracked one the current side lost is listed as missing.
+std::vector<std::string> metrics_to_judge(const std::string& label, const std::vector<const ResultRow*>& base_ok,
+                                          const std::vector<const ResultRow*>& cur_ok, const Schema& schema,
+                                          const CompareOptions& options, Comparison& comparison) {
+  const std::set<std::string> base_names = metric_names(base_ok), cur_names = metric_names(cur_ok);
+  std::vector<std::string> names;
+  for (const auto& name : base_names) {
+    const auto spec = schema.find(name);
+    if (!spec) add_not_compared(name, comparison);
+    else if (cur_names.count(name)) names.push_back(name);
+    else if (spec->tracked || options.all_metrics) comparison.missing_metrics.push_back(label + " " + name);
+  }
+  for (const auto& name : cur_names)
+    if (!schema.find(name)) add_not_compared(name, comparison);
+  auto schema_rank = [&](const std::string& metric) {
+    const std::string pattern = schema.find(metric)->name;
+    const auto& all = schema.metrics();
+    return std::find_if(all.begin(), all.end(), [&](const MetricSpec& s) { return s.name == pattern; }) - all.begin();
+  };
+  std::stable_sort(names.begin(), names.end(),
+                   [&](const std::string& a, const std::string& b) { return schema_rank(a) < schema_rank(b); });
+  std::erase_if(names, [&](const std::string& name) { return !schema.find(name)->tracked && !options.all_metrics; });
+  return names;
+}
+
+MetricComparison compare_metric(const std::string& tool_label, const std::string& case_key, const MetricSpec& spec,
+                                const std::string& name, const std::vector<const ResultRow*>& base_ok,
+                                const std::vector<const ResultRow*>& cur_ok, const CompareOptions& options) {
+  const auto base_values = values_of(base_ok, name), cur_values = values_of(cur_ok, name);
+  MetricComparison m;
+  m.tool = tool_label;
+  m.case_key = case_key;
+  m.metric = name;
+  m.unit = spec.unit;
+  m.better = spec.better;
+  m.baseline = summarize(base_values).median;
+  m.current = summarize(cur_values).median;
+  m.baseline_n = static_cast<int>(base_values.size());
+  m.current_n = static_cast<int>(cur_values.size());
+  if (m.baseline != 0) m.change = (m.current - m.baseline) / m.baseline;
+  else if (m.current != 0) m.change = std::copysign(std::numeric_limits<double>::infinity(), m.current);
+  m.verdict = judge(m, base_values, cur_values, side_noise(base_ok, name), side_noise(cur_ok, name), options);
+  return m;
+}
+
 }  // namespace
 
 std::string to_string(Verdict verdict) {
@@ -286,112 +405,18 @@ bool Comparison::regressed() const { return any_slower() || !only_in_baseline.em
 
 Comparison compare_results(const RunResults& baseline, const RunResults& current, const Schema& schema,
                            const CompareOptions& options) {
-  // A tool whose rows come from several files of a run folder (two suite
-  // entries running the same tool) is matched file by file, so their cases
-  // never mix.
-  std::map<std::string, std::set<std::string>> base_entries, cur_entries;
-  for (const auto& row : baseline.rows) base_entries[row.tool].insert(entry_of(baseline, row));
-  for (const auto& row : current.rows) cur_entries[row.tool].insert(entry_of(current, row));
-  auto by_entry = [&](const std::string& tool) {
-    const auto b = base_entries.find(tool), c = cur_entries.find(tool);
-    if (b == base_entries.end() || c == cur_entries.end()) return false;
-    if (b->second.count("") || c->second.count("")) return false;  // a CSV given directly
-    return b->second.size() > 1 || c->second.size() > 1;
-  };
-
-  std::map<CaseId, CaseRows> cases;
-  std::vector<CaseId> order;  // baseline's order, then current's new cases
-  auto add = [&](const RunResults& results, bool is_baseline) {
-    for (const auto& row : results.rows) {
-      CaseId id{by_entry(row.tool) ? entry_of(results, row) : "", row.tool, row.case_key};
-      auto [it, inserted] = cases.try_emplace(id);
-      if (inserted) order.push_back(id);
-      (is_baseline ? it->second.baseline : it->second.current).push_back(&row);
-    }
-  };
-  add(baseline, true);
-  add(current, false);
-
-  // Metrics in the schema's order, so reports read the same every time.
-  auto schema_rank = [&](const std::string& metric) {
-    const auto spec = schema.find(metric);
-    if (!spec) return schema.metrics().size();
-    for (std::size_t i = 0; i < schema.metrics().size(); ++i)
-      if (schema.metrics()[i].name == spec->name) return i;
-    return schema.metrics().size();
-  };
-
+  const MatchedCases matched = match_cases(baseline, current);
   Comparison comparison;
   double log_sum = 0;
   int log_count = 0;
-  for (const CaseId& id : order) {
+  for (const CaseId& id : matched.order) {
     const auto& [entry, tool, case_key] = id;
-    const CaseRows& rows = cases[id];
     const std::string tool_label = entry.empty() ? tool : tool + "[" + entry + "]";
-    const std::string label = tool_label + " " + case_key;
-    if (rows.current.empty()) {
-      comparison.only_in_baseline.push_back(label);
-      continue;
-    }
-    if (rows.baseline.empty()) {
-      comparison.only_in_current.push_back(label);
-      continue;
-    }
-    const auto base_ok = ok_rows(rows.baseline), cur_ok = ok_rows(rows.current);
-    if (base_ok.empty() && cur_ok.empty()) continue;  // failing on both sides: nothing changed
-    if (cur_ok.empty()) {
-      comparison.only_in_baseline.push_back(label + " (no ok row in current: " + statuses(rows.current) + ")");
-      continue;
-    }
-    if (base_ok.empty()) {
-      comparison.only_in_current.push_back(label + " (no ok row in baseline: " + statuses(rows.baseline) + ")");
-      continue;
-    }
-
-    std::set<std::string> base_names, cur_names;
-    for (const ResultRow* row : base_ok)
-      for (const auto& [name, value] : row->metrics) base_names.insert(name);
-    for (const ResultRow* row : cur_ok)
-      for (const auto& [name, value] : row->metrics) cur_names.insert(name);
-    std::vector<std::string> names;
-    for (const auto& name : base_names) {
-      if (!schema.find(name)) {
-        if (std::find(comparison.not_compared.begin(), comparison.not_compared.end(), name) ==
-            comparison.not_compared.end())
-          comparison.not_compared.push_back(name);
-        continue;
-      }
-      if (cur_names.count(name)) {
-        names.push_back(name);
-      } else {
-        const MetricSpec spec = *schema.find(name);
-        if (spec.tracked || options.all_metrics) comparison.missing_metrics.push_back(label + " " + name);
-      }
-    }
-    for (const auto& name : cur_names)
-      if (!schema.find(name) && std::find(comparison.not_compared.begin(), comparison.not_compared.end(), name) ==
-                                    comparison.not_compared.end())
-        comparison.not_compared.push_back(name);
-    std::stable_sort(names.begin(), names.end(),
-                     [&](const std::string& a, const std::string& b) { return schema_rank(a) < schema_rank(b); });
-
-    for (const auto& name : names) {
-      const MetricSpec spec = *schema.find(name);
-      if (!spec.tracked && !options.all_metrics) continue;
-      const auto base_values = values_of(base_ok, name), cur_values = values_of(cur_ok, name);
-      MetricComparison m;
-      m.tool = tool_label;
-      m.case_key = case_key;
-      m.metric = name;
-      m.unit = spec.unit;
-      m.better = spec.better;
-      m.baseline = summarize(base_values).median;
-      m.current = summarize(cur_values).median;
-      m.baseline_n = static_cast<int>(base_values.size());
-      m.current_n = static_cast<int>(cur_values.size());
-      if (m.baseline != 0) m.change = (m.current - m.baseline) / m.baseline;
-      else if (m.current != 0) m.change = std::copysign(std::numeric_limits<double>::infinity(), m.current);
-      m.verdict = judge(m, base_values, cur_values, side_noise(base_ok, name), side_noise(cur_ok, name), options);
+    const auto sides = ok_sides(tool_label + " " + case_key, matched.cases.at(id), comparison);
+    if (!sides) continue;
+    const auto& [base_ok, cur_ok] = *sides;
+    for (const auto& name : metrics_to_judge(tool_label + " " + case_key, base_ok, cur_ok, schema, options, comparison)) {
+      MetricComparison m = compare_metric(tool_label, case_key, *schema.find(name), name, base_ok, cur_ok, options);
       if (m.baseline > 0 && m.current > 0) {
         const double ratio = m.better == Better::higher ? m.current / m.baseline : m.baseline / m.current;
         log_sum += std::log(ratio);

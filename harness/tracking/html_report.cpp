@@ -4,45 +4,20 @@
 #include "harness/tracking/html_report.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdlib>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "harness/report/console_table.hpp"
-#include "harness/measure/saturation.hpp"
-#include "harness/measure/stats.hpp"
-#include "harness/tracking/svg_chart.hpp"
 #include "harness/core/units.hpp"
+#include "harness/report/console_table.hpp"
+#include "harness/tracking/svg_chart.hpp"
+#include "harness/tracking/sweep_charts.hpp"
 
 namespace redline {
 namespace {
 
 std::string esc(const std::string& text) { return escape_xml(text); }
-
-std::optional<double> to_number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-// Whole numbers as digits (batch 32, not 32.00); anything else for humans.
-std::string plain_number(double v) {
-  if (v == std::floor(v) && std::abs(v) < 1e15) return format_number(v, 0);
-  return human_number(v);
-}
-
-std::string size_or_number(double v, bool as_size) {
-  if (as_size && v >= 0 && v == std::floor(v) && v < 1.8e19) return format_size(static_cast<std::uint64_t>(v));
-  return plain_number(v);
-}
 
 std::string signed_percent(double fraction) {
   const double pct = fraction * 100;
@@ -69,235 +44,50 @@ std::string joined(const std::vector<std::string>& values, std::size_t max_shown
   return out;
 }
 
-// Parameter names in case-key order (the tool's canonical order), then any
-// the keys did not name.
-std::vector<std::string> param_order(const std::vector<const ResultRow*>& rows) {
-  std::vector<std::string> order;
-  std::set<std::string> seen;
-  for (const ResultRow* row : rows) {
-    std::size_t start = 0;
-    while (start <= row->case_key.size()) {
-      const std::size_t end = std::min(row->case_key.find(';', start), row->case_key.size());
-      const std::string part = row->case_key.substr(start, end - start);
-      const std::size_t eq = part.find('=');
-      const std::string name = part.substr(0, eq);
-      if (eq != std::string::npos && row->params.count(name) && seen.insert(name).second) order.push_back(name);
-      start = end + 1;
-    }
-    for (const auto& [name, value] : row->params)
-      if (seen.insert(name).second) order.push_back(name);
-  }
-  return order;
-}
-
-std::string param(const ResultRow& row, const std::string& name) {
-  const auto it = row.params.find(name);
-  return it == row.params.end() ? std::string() : it->second;
-}
-
-// How one tool's rows become charts.
-struct ChartPlan {
-  std::string x;                    // the swept parameter
-  bool log_x = false;
-  std::vector<std::string> metrics;  // one chart per metric
-  std::string prediction;           // a metric overlaid as a dashed "model prediction" series
-  std::string series_param;         // splits a chart into series (allreduce: inplace)
-  std::set<std::string> not_grouping;  // parameters that neither split charts nor series
-};
-
-std::set<std::string> metric_names(const std::vector<const ResultRow*>& rows) {
-  std::set<std::string> names;
-  for (const ResultRow* row : rows)
-    for (const auto& [name, value] : row->metrics) names.insert(name);
-  return names;
-}
-
-std::set<double> numeric_values(const std::vector<const ResultRow*>& rows, const std::string& name, bool* all_numeric) {
-  std::set<double> values;
-  *all_numeric = true;
-  for (const ResultRow* row : rows) {
-    const auto v = to_number(param(*row, name));
-    if (v) values.insert(*v);
-    else *all_numeric = false;
-  }
-  return values;
-}
-
-// Sizes that grow by factors (1, 2, 4, ... or 8 bytes to 8G) read best on a
-// log2 axis; evenly spaced ones (8, 16, 24, ...) on a linear one.
-bool looks_geometric(const std::set<double>& xs) {
-  if (xs.size() < 3 || *xs.begin() <= 0 || *xs.rbegin() / *xs.begin() < 16) return false;
-  std::size_t growing = 0, steps = 0;
-  for (auto it = std::next(xs.begin()); it != xs.end(); ++it, ++steps)
-    if (*it / *std::prev(it) >= 1.5) ++growing;
-  return 2 * growing >= steps;
-}
-
-std::optional<ChartPlan> plan_charts(const std::string& tool, const std::vector<const ResultRow*>& rows,
-                                     const std::vector<std::string>& params, const Schema& schema) {
-  ChartPlan plan;
-  const std::set<std::string> metrics = metric_names(rows);
-  auto has_param = [&](const std::string& name) { return std::find(params.begin(), params.end(), name) != params.end(); };
-
-  if (tool == "batch_sweep" && has_param("batch_size")) {
-    plan.x = "batch_size";
-    if (metrics.count("samples_per_s")) plan.metrics.push_back("samples_per_s");
-    else
-      for (const auto& m : metrics)
-        if (m.size() > 6 && m.ends_with("_per_s")) {
-          plan.metrics.push_back(m);
-          break;
-        }
-  } else if (tool == "allreduce_bench" && has_param("bytes") && metrics.count("busbw_GBps")) {
-    plan.x = "bytes";
-    plan.log_x = true;
-    plan.metrics.push_back("busbw_GBps");
-    plan.series_param = "inplace";
-    plan.not_grouping = {"count", "group_hosts"};  // follow from bytes+dtype and group
-  } else if (tool == "gemm_bench" && metrics.count("tflops")) {
-    // The swept dimension is whichever of m, n, k takes the most values;
-    // linear, so the tile/wave sawtooth keeps its period.
-    std::size_t most = 0;
-    for (const char* dim : {"m", "n", "k"}) {
-      bool numeric = false;
-      const auto values = numeric_values(rows, dim, &numeric);
-      if (has_param(dim) && numeric && values.size() > most) {
-        most = values.size();
-        plan.x = dim;
-      }
-    }
-    plan.metrics.push_back("tflops");
-    if (metrics.count("predicted_tflops")) plan.prediction = "predicted_tflops";
-  }
-
-  if (plan.x.empty() || plan.metrics.empty()) {
-    // Any other tool: its tracked higher-is-better metrics against the first
-    // numeric parameter that varies.
-    plan = ChartPlan{};
-    for (const auto& name : params) {
-      bool numeric = false;
-      if (numeric_values(rows, name, &numeric).size() > 1 && numeric) {
-        plan.x = name;
-        break;
-      }
-    }
-    for (const auto& m : metrics) {
-      const auto spec = schema.find(m);
-      if (spec && spec->better == Better::higher && spec->tracked) plan.metrics.push_back(m);
-    }
-    if (plan.x.empty() || plan.metrics.empty()) return std::nullopt;
-  }
-
-  bool numeric = false;
-  const std::set<double> xs = numeric_values(rows, plan.x, &numeric);
-  if (!plan.log_x && tool != "gemm_bench") plan.log_x = looks_geometric(xs);
-
-  // A parameter that varies in lockstep with x (n and k of a square GEMM
-  // sweep, count for one dtype) would split every curve into single points.
-  for (const auto& name : params) {
-    if (name == plan.x || name == plan.series_param) continue;
-    std::map<std::string, std::set<std::string>> by_x;
-    std::set<std::string> values;
-    for (const ResultRow* row : rows) {
-      by_x[param(*row, plan.x)].insert(param(*row, name));
-      values.insert(param(*row, name));
-    }
-    const bool follows_x = std::all_of(by_x.begin(), by_x.end(), [](const auto& e) { return e.second.size() == 1; });
-    if (values.size() > 1 && follows_x) plan.not_grouping.insert(name);
-  }
-  return plan;
-}
-
-std::string unit_label(const std::string& metric, const Schema& schema) {
-  const auto spec = schema.find(metric);
-  if (spec && !spec->unit.empty()) return metric + " (" + spec->unit + ")";
-  return metric;
-}
-
-std::string series_name(const ChartPlan& plan, const std::string& value) {
-  if (plan.series_param.empty()) return "";
-  if (plan.series_param == "inplace") return value == "1" ? "in-place" : "out-of-place";
-  return plan.series_param + "=" + value;
-}
-
-struct CurvePoint {
-  double x, y;
-};
-
-// Median over repetitions at each x.
-std::vector<CurvePoint> median_curve(const std::vector<const ResultRow*>& rows, const std::string& x_param,
-                                     const std::string& metric) {
-  std::map<double, std::vector<double>> by_x;
-  for (const ResultRow* row : rows) {
-    const auto x = to_number(param(*row, x_param));
-    const auto it = row->metrics.find(metric);
-    if (x && it != row->metrics.end() && std::isfinite(it->second)) by_x[*x].push_back(it->second);
-  }
-  std::vector<CurvePoint> curve;
-  for (auto& [x, ys] : by_x) curve.push_back({x, summarize(ys).median});
-  return curve;
-}
-
-std::string saturation_text(const Saturation& s, const std::string& x_name, bool as_size, const std::string& unit) {
-  if (!s.best) return "no ok points";
-  if (!s.fraction) return "nothing measured above 0: no saturation point";
-  auto at = [&](const ThroughputPoint& p) {
-    return x_name + " " + size_or_number(p.size, as_size) + " (" + human_number(p.throughput) + " " + unit + ")";
-  };
-  std::string text = "best " + at(*s.best) + "; 90% of best reached at " + at(*s.fraction) + "; plateau ";
-  text += s.plateau ? "at " + at(*s.plateau) : "not reached (still gaining at the end of the sweep)";
-  return text;
-}
-
-std::vector<ChartMarker> saturation_markers(const Saturation& s, const std::string& x_name, bool as_size) {
-  std::vector<ChartMarker> markers;
-  if (!s.fraction) return markers;
-  const std::string fraction_x = size_or_number(s.fraction->size, as_size);
-  if (s.plateau && s.plateau->size == s.fraction->size) {
-    markers.push_back({s.fraction->size, s.fraction->throughput, "saturation: 90% of best and plateau, " + x_name +
-                                                                     " " + fraction_x});
-    return markers;
-  }
-  markers.push_back({s.fraction->size, s.fraction->throughput, "90% of best: " + x_name + " " + fraction_x});
-  if (s.plateau)
-    markers.push_back({s.plateau->size, s.plateau->throughput,
-                       "plateau: " + x_name + " " + size_or_number(s.plateau->size, as_size)});
-  return markers;
-}
-
-std::string data_table(const std::string& x_name, bool as_size, const std::vector<std::string>& names,
-                       const std::vector<std::vector<CurvePoint>>& curves) {
+// The chart's series as a table, one row per x: the numbers behind the lines.
+std::string data_table(const SweepChart& chart) {
   std::set<double> xs;
-  for (const auto& c : curves)
-    for (const auto& p : c) xs.insert(p.x);
-  std::string html = "<details><summary>data</summary><table class=\"data\"><thead><tr><th>" + esc(x_name) + "</th>";
-  for (const auto& n : names) html += "<th>" + esc(n) + "</th>";
+  for (const auto& series : chart.series)
+    for (const auto& [x, y] : series.points) xs.insert(x);
+  std::string html = "<details><summary>data</summary><table class=\"data\"><thead><tr><th>" + esc(chart.x) + "</th>";
+  for (const auto& series : chart.series) html += "<th>" + esc(series.name) + "</th>";
   html += "</tr></thead><tbody>\n";
   for (const double x : xs) {
-    html += "<tr><td>" + esc(size_or_number(x, as_size)) + "</td>";
-    for (const auto& c : curves) {
-      const auto it = std::find_if(c.begin(), c.end(), [&](const CurvePoint& p) { return p.x == x; });
-      html += "<td>" + (it == c.end() ? std::string("-") : esc(human_number(it->y))) + "</td>";
+    html += "<tr><td>" + esc(x_value_text(x, chart.log_x)) + "</td>";
+    for (const auto& series : chart.series) {
+      const auto it = std::find_if(series.points.begin(), series.points.end(), [&](const auto& p) { return p.first == x; });
+      html += "<td>" + (it == series.points.end() ? std::string("-") : esc(human_number(it->second))) + "</td>";
     }
     html += "</tr>\n";
   }
   return html + "</tbody></table></details>\n";
 }
 
-std::string short_unit(const std::string& metric, const Schema& schema) {
-  const auto spec = schema.find(metric);
-  if (spec && !spec->unit.empty()) return spec->unit;
-  if (metric == "busbw_GBps") return "GB/s";
-  if (metric == "tflops") return "TFLOPS";
-  if (metric.ends_with("_per_s")) return metric.substr(0, metric.size() - 6) + "/s";
-  return "";
+std::string sweep_figure(const SweepChart& chart) {
+  ChartSpec spec;
+  spec.title = chart.title;
+  spec.x_label = chart.x_label;
+  spec.y_label = chart.y_label;
+  spec.log_x = chart.log_x;
+  spec.series = chart.series;
+  spec.markers = chart.markers;
+  std::string html = "<figure class=\"sweep\">\n" + render_svg_chart(spec) + "<figcaption>";
+  for (std::size_t i = 0; i < chart.findings.size(); ++i) html += (i ? "<br>" : "") + esc(chart.findings[i]);
+  return html + "</figcaption>\n" + data_table(chart) + "</figure>\n";
 }
 
-std::string file_stem(const std::string& file) {
-  const std::size_t slash = file.find_last_of('/');
-  std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
-  if (name.ends_with(".csv")) name.resize(name.size() - 4);
-  return name;
+std::string failed_rows(const std::vector<const ResultRow*>& failed) {
+  if (failed.empty()) return "";
+  std::string html = "<p class=\"note\">Rows not ok (" + std::to_string(failed.size()) + "):</p>\n<ul class=\"failed\">\n";
+  constexpr std::size_t kShown = 20;
+  for (std::size_t i = 0; i < failed.size() && i < kShown; ++i) {
+    std::string note = failed[i]->note;
+    if (note.size() > 120) note = note.substr(0, 117) + "...";
+    html += "<li><code>" + esc(failed[i]->case_key) + "</code> <span class=\"status\">" + esc(failed[i]->status) +
+            "</span>" + (note.empty() ? "" : " " + esc(note)) + "</li>\n";
+  }
+  if (failed.size() > kShown) html += "<li>and " + std::to_string(failed.size() - kShown) + " more</li>\n";
+  return html + "</ul>\n";
 }
 
 // One tool's charts: a figure per (source file, group of parameters, metric).
@@ -307,102 +97,17 @@ std::string tool_sweeps(const std::string& tool, const std::vector<const ResultR
   std::vector<const ResultRow*> failed;
   for (const ResultRow* row : all_rows) (row->status == "ok" ? rows : failed).push_back(row);
 
-  const std::vector<std::string> params = param_order(rows);
-  const auto plan = rows.empty() ? std::nullopt : plan_charts(tool, rows, params, schema);
-  if (!plan) {
+  const std::vector<SweepChart> charts = plan_sweep_charts(tool, rows, schema);
+  if (charts.empty()) {
     html += "<p class=\"note\">Nothing to chart: " +
             std::string(rows.empty() ? "no row ran ok." : "no numeric parameter varies, or no higher-is-better metric.") +
             "</p>\n";
   } else {
-    std::set<std::string> files;
-    for (const ResultRow* row : rows) files.insert(row->file + "\n" + row->run_id);
-    // Group key: source, then the grouping parameters in canonical order.
-    std::map<std::string, std::vector<const ResultRow*>> groups;
-    std::map<std::string, std::string> group_titles;
-    std::vector<std::string> group_order;
-    for (const ResultRow* row : rows) {
-      std::string key = row->file + "\n" + row->run_id;
-      std::string title = files.size() > 1 ? file_stem(row->file) + (row->file.empty() ? row->run_id : "") : "";
-      for (const auto& name : params) {
-        if (name == plan->x || name == plan->series_param || plan->not_grouping.count(name)) continue;
-        key += "\n" + name + "=" + param(*row, name);
-        title += (title.empty() ? "" : " ") + name + "=" + param(*row, name);
-      }
-      if (!groups.count(key)) {
-        group_order.push_back(key);
-        group_titles[key] = title;
-      }
-      groups[key].push_back(row);
-    }
-
-    const bool as_size = plan->log_x;
-    const std::string x_label = plan->x + (plan->log_x ? " (log2 scale)" : "");
     html += "<div class=\"charts\">\n";
-    for (const auto& key : group_order) {
-      const auto& group = groups[key];
-      for (const auto& metric : plan->metrics) {
-        // Series: one per value of the series parameter (out-of-place first).
-        std::map<std::string, std::vector<const ResultRow*>> by_series;
-        for (const ResultRow* row : group)
-          by_series[plan->series_param.empty() ? "" : param(*row, plan->series_param)].push_back(row);
-
-        ChartSpec chart;
-        chart.title = tool + (group_titles[key].empty() ? "" : ": " + group_titles[key]);
-        chart.x_label = x_label;
-        chart.y_label = unit_label(metric, schema);
-        chart.log_x = plan->log_x;
-        std::vector<std::string> names;
-        std::vector<std::vector<CurvePoint>> curves;
-        std::vector<std::string> captions;
-        const std::string unit = short_unit(metric, schema);
-        for (const auto& [value, series_rows] : by_series) {
-          std::vector<CurvePoint> curve = median_curve(series_rows, plan->x, metric);
-          std::string name = series_name(*plan, value);
-          if (name.empty()) name = plan->prediction.empty() ? metric : "measured " + metric;
-          ChartSeries series{name, {}, false};
-          std::vector<ThroughputPoint> points;
-          for (const auto& p : curve) {
-            series.points.emplace_back(p.x, p.y);
-            points.push_back({p.x, p.y});
-          }
-          const Saturation s = analyze_saturation(points);
-          // The first series (out-of-place, or the only one) carries the markers.
-          if (chart.series.empty()) chart.markers = saturation_markers(s, plan->x, as_size);
-          captions.push_back((by_series.size() > 1 ? name + ": " : std::string()) +
-                             saturation_text(s, plan->x, as_size, unit));
-          chart.series.push_back(std::move(series));
-          names.push_back(name);
-          curves.push_back(std::move(curve));
-        }
-        if (!plan->prediction.empty()) {
-          std::vector<CurvePoint> predicted = median_curve(group, plan->x, plan->prediction);
-          ChartSeries model{"model prediction", {}, true};
-          for (const auto& p : predicted) model.points.emplace_back(p.x, p.y);
-          chart.series.push_back(std::move(model));
-          names.push_back("model prediction");
-          curves.push_back(std::move(predicted));
-        }
-        html += "<figure class=\"sweep\">\n" + render_svg_chart(chart) + "<figcaption>";
-        for (std::size_t i = 0; i < captions.size(); ++i) html += (i ? "<br>" : "") + esc(captions[i]);
-        html += "</figcaption>\n" + data_table(plan->x, as_size, names, curves) + "</figure>\n";
-      }
-    }
+    for (const SweepChart& chart : charts) html += sweep_figure(chart);
     html += "</div>\n";
   }
-
-  if (!failed.empty()) {
-    html += "<p class=\"note\">Rows not ok (" + std::to_string(failed.size()) + "):</p>\n<ul class=\"failed\">\n";
-    constexpr std::size_t kShown = 20;
-    for (std::size_t i = 0; i < failed.size() && i < kShown; ++i) {
-      std::string note = failed[i]->note;
-      if (note.size() > 120) note = note.substr(0, 117) + "...";
-      html += "<li><code>" + esc(failed[i]->case_key) + "</code> <span class=\"status\">" + esc(failed[i]->status) +
-              "</span>" + (note.empty() ? "" : " " + esc(note)) + "</li>\n";
-    }
-    if (failed.size() > kShown) html += "<li>and " + std::to_string(failed.size() - kShown) + " more</li>\n";
-    html += "</ul>\n";
-  }
-  return html;
+  return html + failed_rows(failed);
 }
 
 std::string sweeps_section(const RunResults& run, const Schema& schema) {
@@ -489,7 +194,7 @@ std::string history_section(const std::vector<HistorySeries>& history, const Sch
   for (const auto& series : history) {
     ChartSpec chart;
     chart.title = series.tool + ": " + series.case_key;
-    chart.y_label = unit_label(series.metric, schema);
+    chart.y_label = metric_axis_label(series.metric, schema);
     const auto date = [](const HistoryPoint& p) { return p.timestamp_utc.substr(0, 10); };
     chart.x_label = "run";
     if (!series.points.empty() && !series.points.front().timestamp_utc.empty())

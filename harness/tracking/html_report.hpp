@@ -21,7 +21,7 @@ struct ReportInputs {
   std::optional<Comparison> comparison;  // with --baseline
   std::string baseline_name;
   std::vector<HistorySeries> history;    // trends to plot (may be empty)
-  Schema schema;
+  Schema schema = Schema::compiled_in();
 };
 
 std::string render_html_report(const ReportInputs& inputs);

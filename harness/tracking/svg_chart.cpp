@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -141,6 +142,172 @@ struct LegendItem {
   const char* colour;
 };
 
+// Legend entries flow left to right under the title, wrapping into rows.
+struct Legend {
+  std::vector<LegendItem> items;
+  double rows = 0;
+};
+
+Legend layout_legend(const ChartSpec& spec, double width) {
+  constexpr double kLeft = 70, kRowHeight = 16;
+  Legend legend;
+  double x = kLeft;
+  double row = 0;
+  for (std::size_t i = 0; i < spec.series.size(); ++i) {
+    const double item_width = 28 + text_width(spec.series[i].name) + 16;
+    if (x + item_width > width - 10 && x > kLeft) {
+      x = kLeft;
+      ++row;
+    }
+    legend.items.push_back({x, 40 + row * kRowHeight, &spec.series[i], kPalette[i % kPaletteSize]});
+    x += item_width;
+  }
+  legend.rows = spec.series.empty() ? 0 : row + 1;
+  return legend;
+}
+
+// Where the data goes on the canvas, and the axes that map it there.
+struct Plot {
+  double left = 70, top = 0, width = 0, height = 0;
+  Axis x_axis, y_axis;
+
+  double sx(double x) const { return left + x_axis.unit(x) * width; }
+  double sy(double y) const { return top + height - y_axis.unit(y) * height; }
+  double bottom() const { return top + height; }
+};
+
+// The range of every usable point and marker; nullopt when there is none.
+struct DataRange {
+  double x_min, x_max, y_min, y_max;
+  bool x_integers;
+};
+
+std::optional<DataRange> data_range(const ChartSpec& spec) {
+  DataRange r{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+              std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), true};
+  auto include = [&](double x, double y) {
+    r.x_min = std::min(r.x_min, x);
+    r.x_max = std::max(r.x_max, x);
+    r.y_min = std::min(r.y_min, y);
+    r.y_max = std::max(r.y_max, y);
+    r.x_integers = r.x_integers && x == std::floor(x);
+  };
+  for (const auto& series : spec.series)
+    for (const auto& [x, y] : series.points)
+      if (usable(x, y, spec.log_x)) include(x, y);
+  for (const auto& m : spec.markers)
+    if (usable(m.x, m.y, spec.log_x)) include(m.x, m.y);
+  if (!std::isfinite(r.x_min)) return std::nullopt;
+  return r;
+}
+
+std::string svg_header(const ChartSpec& spec, double width, double height) {
+  std::string svg = "<svg class=\"chart\" width=\"" + px(width) + "\" height=\"" + px(height) + "\" viewBox=\"0 0 " +
+                    px(width) + " " + px(height) + "\" role=\"img\" font-family=\"sans-serif\" font-size=\"" +
+                    px(kFontSize) + "\">\n";
+  svg += "<title>" + escape_xml(spec.title) + "</title>\n";
+  svg += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  svg += "<text class=\"chart-title\" x=\"" + px(width / 2) +
+         "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">" + escape_xml(spec.title) +
+         "</text>\n";
+  return svg;
+}
+
+// Frame of the plot area, drawn with or without data.
+std::string frame_svg(const Plot& plot) {
+  return "<rect class=\"plot-area\" x=\"" + px(plot.left) + "\" y=\"" + px(plot.top) + "\" width=\"" +
+         px(plot.width) + "\" height=\"" + px(plot.height) + "\" fill=\"none\" stroke=\"#888888\" stroke-width=\"1\"/>\n";
+}
+
+std::string no_data_svg(const Plot& plot) {
+  return frame_svg(plot) + "<text class=\"no-data\" x=\"" + px(plot.left + plot.width / 2) + "\" y=\"" +
+         px(plot.top + plot.height / 2) + "\" text-anchor=\"middle\" fill=\"#666666\">no data</text>\n";
+}
+
+// Grid lines, the frame, tick labels and the axis labels.
+std::string axes_svg(const Plot& plot, const ChartSpec& spec) {
+  std::string svg = "<g class=\"grid\" stroke=\"#e4e4e4\" stroke-width=\"1\">\n";
+  for (const auto& t : plot.y_axis.ticks)
+    svg += "<line x1=\"" + px(plot.left) + "\" x2=\"" + px(plot.left + plot.width) + "\" y1=\"" + px(plot.sy(t.value)) +
+           "\" y2=\"" + px(plot.sy(t.value)) + "\"/>\n";
+  for (const auto& t : plot.x_axis.ticks)
+    svg += "<line x1=\"" + px(plot.sx(t.value)) + "\" x2=\"" + px(plot.sx(t.value)) + "\" y1=\"" + px(plot.top) +
+           "\" y2=\"" + px(plot.bottom()) + "\"/>\n";
+  svg += "</g>\n";
+  svg += frame_svg(plot);
+  svg += "<g class=\"x-axis\" fill=\"#333333\" text-anchor=\"middle\">\n";
+  for (const auto& t : plot.x_axis.ticks)
+    svg += "<text x=\"" + px(plot.sx(t.value)) + "\" y=\"" + px(plot.bottom() + 16) + "\">" + escape_xml(t.label) +
+           "</text>\n";
+  svg += "</g>\n";
+  svg += "<g class=\"y-axis\" fill=\"#333333\" text-anchor=\"end\">\n";
+  for (const auto& t : plot.y_axis.ticks)
+    svg += "<text x=\"" + px(plot.left - 6) + "\" y=\"" + px(plot.sy(t.value) + 4) + "\">" + escape_xml(t.label) +
+           "</text>\n";
+  svg += "</g>\n";
+  svg += "<text class=\"x-label\" x=\"" + px(plot.left + plot.width / 2) + "\" y=\"" + px(plot.bottom() + 38) +
+         "\" text-anchor=\"middle\">" + escape_xml(spec.x_label) + "</text>\n";
+  svg += "<text class=\"y-label\" transform=\"translate(16 " + px(plot.top + plot.height / 2) +
+         ") rotate(-90)\" text-anchor=\"middle\">" + escape_xml(spec.y_label) + "</text>\n";
+  return svg;
+}
+
+// A series: a line through the points in x order, a dot on each.
+std::string series_svg(const Plot& plot, const ChartSeries& series, const char* colour, bool log_x) {
+  std::vector<std::pair<double, double>> points;
+  for (const auto& [x, y] : series.points)
+    if (usable(x, y, log_x)) points.emplace_back(x, y);
+  std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string svg = "<g class=\"series-group\">\n";
+  if (!points.empty()) {
+    std::string d;
+    for (std::size_t p = 0; p < points.size(); ++p)
+      d += (p == 0 ? "M" : " L") + px(plot.sx(points[p].first)) + " " + px(plot.sy(points[p].second));
+    svg += "<path class=\"series\" d=\"" + d + "\" fill=\"none\" stroke=\"" + colour +
+           "\" stroke-width=\"2.5\" stroke-linejoin=\"round\"" + (series.dashed ? " stroke-dasharray=\"7 5\"" : "") +
+           "><title>" + escape_xml(series.name) + "</title></path>\n";
+  }
+  for (const auto& [x, y] : points)
+    svg += "<circle class=\"point\" cx=\"" + px(plot.sx(x)) + "\" cy=\"" + px(plot.sy(y)) + "\" r=\"" +
+           (series.dashed ? "2.5" : "3.5") + "\" fill=\"" + (series.dashed ? "#ffffff" : colour) + "\" stroke=\"" +
+           colour + "\" stroke-width=\"1.5\"/>\n";
+  return svg + "</g>\n";
+}
+
+// A marker: a black-edged diamond with a guide line down to the x axis and a
+// label; the label of a later marker (index) sits higher so that neighbours
+// stay legible.
+std::string marker_svg(const Plot& plot, const ChartMarker& m, std::size_t index) {
+  const double mx = plot.sx(m.x), my = plot.sy(m.y);
+  // Throughput curves rise from the lower left, so the space above and to
+  // the left of a point is usually free; labels go there when they fit.
+  const bool on_left = mx - 9 - text_width(m.label) * 11 / kFontSize >= plot.left + 4;
+  const double label_y = std::max(plot.top + 12, my - 12 - 16 * static_cast<double>(index));
+  std::string svg = "<g class=\"marker\">\n";
+  svg += "<line x1=\"" + px(mx) + "\" x2=\"" + px(mx) + "\" y1=\"" + px(my) + "\" y2=\"" + px(plot.bottom()) +
+         "\" stroke=\"#555555\" stroke-width=\"1\" stroke-dasharray=\"2 3\"/>\n";
+  svg += "<path d=\"M" + px(mx) + " " + px(my - 7) + " L" + px(mx + 7) + " " + px(my) + " L" + px(mx) + " " +
+         px(my + 7) + " L" + px(mx - 7) + " " + px(my) + " Z\" fill=\"#ffd700\" stroke=\"#000000\" stroke-width=\"1.5\"/>\n";
+  svg += "<text x=\"" + px(on_left ? mx - 9 : mx + 9) + "\" y=\"" + px(label_y) + "\" text-anchor=\"" +
+         (on_left ? "end" : "start") +
+         "\" font-size=\"11\" fill=\"#000000\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">" +
+         escape_xml(m.label) + "</text>\n";
+  return svg + "</g>\n";
+}
+
+// Legend: a short line in each series' style, then its name.
+std::string legend_svg(const Legend& legend) {
+  if (legend.items.empty()) return "";
+  std::string svg = "<g class=\"legend\">\n";
+  for (const auto& item : legend.items) {
+    svg += "<line x1=\"" + px(item.x) + "\" x2=\"" + px(item.x + 22) + "\" y1=\"" + px(item.y - 4) + "\" y2=\"" +
+           px(item.y - 4) + "\" stroke=\"" + item.colour + "\" stroke-width=\"2.5\"" +
+           (item.series->dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>\n";
+    svg += "<text x=\"" + px(item.x + 28) + "\" y=\"" + px(item.y) + "\">" + escape_xml(item.series->name) + "</text>\n";
+  }
+  return svg + "</g>\n";
+}
+
 }  // namespace
 
 std::string escape_xml(const std::string& text) {
@@ -162,162 +329,27 @@ std::string escape_xml(const std::string& text) {
 std::string render_svg_chart(const ChartSpec& spec) {
   const double width = std::max(spec.width, 200);
   const double height = std::max(spec.height, 150);
+  const Legend legend = layout_legend(spec, width);
+  constexpr double kRight = 24, kBottom = 52;
+  Plot plot;
+  plot.top = 34 + legend.rows * 16 + 10;
+  plot.width = width - plot.left - kRight;
+  plot.height = std::max(40.0, height - plot.top - kBottom);
 
-  // Legend entries flow left to right under the title, wrapping into rows.
-  std::vector<LegendItem> legend;
-  double legend_rows = 0;
-  {
-    constexpr double kLeft = 70, kRowHeight = 16;
-    double x = kLeft;
-    double row = 0;
-    for (std::size_t i = 0; i < spec.series.size(); ++i) {
-      const double item_width = 28 + text_width(spec.series[i].name) + 16;
-      if (x + item_width > width - 10 && x > kLeft) {
-        x = kLeft;
-        ++row;
-      }
-      legend.push_back({x, 40 + row * kRowHeight, &spec.series[i], kPalette[i % kPaletteSize]});
-      x += item_width;
-    }
-    legend_rows = spec.series.empty() ? 0 : row + 1;
-  }
-
-  const double left = 70, right = 24, bottom = 52;
-  const double top = 34 + legend_rows * 16 + 10;
-  const double plot_w = width - left - right;
-  const double plot_h = std::max(40.0, height - top - bottom);
-
-  std::string svg;
-  svg += "<svg class=\"chart\" width=\"" + px(width) + "\" height=\"" + px(height) + "\" viewBox=\"0 0 " + px(width) +
-         " " + px(height) + "\" role=\"img\" font-family=\"sans-serif\" font-size=\"" + px(kFontSize) + "\">\n";
-  svg += "<title>" + escape_xml(spec.title) + "</title>\n";
-  svg += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  svg += "<text class=\"chart-title\" x=\"" + px(width / 2) +
-         "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">" + escape_xml(spec.title) +
-         "</text>\n";
-
-  // The data range covers every usable point and marker.
-  double x_min = std::numeric_limits<double>::infinity(), x_max = -x_min;
-  double y_min = x_min, y_max = -x_min;
-  bool x_integers = true;
-  auto include = [&](double x, double y) {
-    x_min = std::min(x_min, x);
-    x_max = std::max(x_max, x);
-    y_min = std::min(y_min, y);
-    y_max = std::max(y_max, y);
-    x_integers = x_integers && x == std::floor(x);
-  };
-  for (const auto& series : spec.series)
-    for (const auto& [x, y] : series.points)
-      if (usable(x, y, spec.log_x)) include(x, y);
-  for (const auto& m : spec.markers)
-    if (usable(m.x, m.y, spec.log_x)) include(m.x, m.y);
-
-  // Frame of the plot area, drawn with or without data.
-  const std::string frame = "<rect class=\"plot-area\" x=\"" + px(left) + "\" y=\"" + px(top) + "\" width=\"" +
-                            px(plot_w) + "\" height=\"" + px(plot_h) +
-                            "\" fill=\"none\" stroke=\"#888888\" stroke-width=\"1\"/>\n";
-
-  if (!std::isfinite(x_min)) {
-    svg += frame;
-    svg += "<text class=\"no-data\" x=\"" + px(left + plot_w / 2) + "\" y=\"" + px(top + plot_h / 2) +
-           "\" text-anchor=\"middle\" fill=\"#666666\">no data</text>\n";
-    svg += "</svg>\n";
-    return svg;
-  }
-
-  const Axis x_axis = spec.log_x ? log2_axis(x_min, x_max) : linear_axis(x_min, x_max, x_integers, 8);
+  std::string svg = svg_header(spec, width, height);
+  const auto range = data_range(spec);
+  if (!range) return svg + no_data_svg(plot) + "</svg>\n";
+  plot.x_axis = spec.log_x ? log2_axis(range->x_min, range->x_max)
+                           : linear_axis(range->x_min, range->x_max, range->x_integers, 8);
   // Throughput-like charts read best from zero, so a positive range starts there.
-  const Axis y_axis = linear_axis(std::min(0.0, y_min), std::max(0.0, y_max), false, 6);
-  auto sx = [&](double x) { return left + x_axis.unit(x) * plot_w; };
-  auto sy = [&](double y) { return top + plot_h - y_axis.unit(y) * plot_h; };
+  plot.y_axis = linear_axis(std::min(0.0, range->y_min), std::max(0.0, range->y_max), false, 6);
 
-  // Grid and ticks.
-  svg += "<g class=\"grid\" stroke=\"#e4e4e4\" stroke-width=\"1\">\n";
-  for (const auto& t : y_axis.ticks)
-    svg += "<line x1=\"" + px(left) + "\" x2=\"" + px(left + plot_w) + "\" y1=\"" + px(sy(t.value)) + "\" y2=\"" +
-           px(sy(t.value)) + "\"/>\n";
-  for (const auto& t : x_axis.ticks)
-    svg += "<line x1=\"" + px(sx(t.value)) + "\" x2=\"" + px(sx(t.value)) + "\" y1=\"" + px(top) + "\" y2=\"" +
-           px(top + plot_h) + "\"/>\n";
-  svg += "</g>\n";
-  svg += frame;
-  svg += "<g class=\"x-axis\" fill=\"#333333\" text-anchor=\"middle\">\n";
-  for (const auto& t : x_axis.ticks)
-    svg += "<text x=\"" + px(sx(t.value)) + "\" y=\"" + px(top + plot_h + 16) + "\">" + escape_xml(t.label) +
-           "</text>\n";
-  svg += "</g>\n";
-  svg += "<g class=\"y-axis\" fill=\"#333333\" text-anchor=\"end\">\n";
-  for (const auto& t : y_axis.ticks)
-    svg += "<text x=\"" + px(left - 6) + "\" y=\"" + px(sy(t.value) + 4) + "\">" + escape_xml(t.label) + "</text>\n";
-  svg += "</g>\n";
-  svg += "<text class=\"x-label\" x=\"" + px(left + plot_w / 2) + "\" y=\"" + px(top + plot_h + 38) +
-         "\" text-anchor=\"middle\">" + escape_xml(spec.x_label) + "</text>\n";
-  svg += "<text class=\"y-label\" transform=\"translate(16 " + px(top + plot_h / 2) +
-         ") rotate(-90)\" text-anchor=\"middle\">" + escape_xml(spec.y_label) + "</text>\n";
-
-  // Series: a line through the points in x order, a dot on each.
-  for (std::size_t i = 0; i < spec.series.size(); ++i) {
-    const ChartSeries& series = spec.series[i];
-    const char* colour = kPalette[i % kPaletteSize];
-    std::vector<std::pair<double, double>> points;
-    for (const auto& [x, y] : series.points)
-      if (usable(x, y, spec.log_x)) points.emplace_back(x, y);
-    std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    svg += "<g class=\"series-group\">\n";
-    if (!points.empty()) {
-      std::string d;
-      for (std::size_t p = 0; p < points.size(); ++p)
-        d += (p == 0 ? "M" : " L") + px(sx(points[p].first)) + " " + px(sy(points[p].second));
-      svg += "<path class=\"series\" d=\"" + d + "\" fill=\"none\" stroke=\"" + colour +
-             "\" stroke-width=\"2.5\" stroke-linejoin=\"round\"" +
-             (series.dashed ? " stroke-dasharray=\"7 5\"" : "") + "><title>" + escape_xml(series.name) +
-             "</title></path>\n";
-    }
-    for (const auto& [x, y] : points)
-      svg += "<circle class=\"point\" cx=\"" + px(sx(x)) + "\" cy=\"" + px(sy(y)) + "\" r=\"" +
-             (series.dashed ? "2.5" : "3.5") + "\" fill=\"" + (series.dashed ? "#ffffff" : colour) + "\" stroke=\"" +
-             colour + "\" stroke-width=\"1.5\"/>\n";
-    svg += "</g>\n";
-  }
-
-  // Markers: a black-edged diamond with a guide line down to the x axis and a
-  // label; labels of later markers sit higher so that neighbours stay legible.
-  for (std::size_t i = 0; i < spec.markers.size(); ++i) {
-    const ChartMarker& m = spec.markers[i];
-    if (!usable(m.x, m.y, spec.log_x)) continue;
-    const double mx = sx(m.x), my = sy(m.y);
-    // Throughput curves rise from the lower left, so the space above and to
-    // the left of a point is usually free; labels go there when they fit.
-    const bool on_left = mx - 9 - text_width(m.label) * 11 / kFontSize >= left + 4;
-    const double label_y = std::max(top + 12, my - 12 - 16 * static_cast<double>(i));
-    svg += "<g class=\"marker\">\n";
-    svg += "<line x1=\"" + px(mx) + "\" x2=\"" + px(mx) + "\" y1=\"" + px(my) + "\" y2=\"" + px(top + plot_h) +
-           "\" stroke=\"#555555\" stroke-width=\"1\" stroke-dasharray=\"2 3\"/>\n";
-    svg += "<path d=\"M" + px(mx) + " " + px(my - 7) + " L" + px(mx + 7) + " " + px(my) + " L" + px(mx) + " " +
-           px(my + 7) + " L" + px(mx - 7) + " " + px(my) +
-           " Z\" fill=\"#ffd700\" stroke=\"#000000\" stroke-width=\"1.5\"/>\n";
-    svg += "<text x=\"" + px(on_left ? mx - 9 : mx + 9) + "\" y=\"" + px(label_y) + "\" text-anchor=\"" +
-           (on_left ? "end" : "start") +
-           "\" font-size=\"11\" fill=\"#000000\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">" +
-           escape_xml(m.label) + "</text>\n";
-    svg += "</g>\n";
-  }
-
-  // Legend: a short line in the series' style, then its name.
-  if (!legend.empty()) {
-    svg += "<g class=\"legend\">\n";
-    for (const auto& item : legend) {
-      svg += "<line x1=\"" + px(item.x) + "\" x2=\"" + px(item.x + 22) + "\" y1=\"" + px(item.y - 4) + "\" y2=\"" +
-             px(item.y - 4) + "\" stroke=\"" + item.colour + "\" stroke-width=\"2.5\"" +
-             (item.series->dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>\n";
-      svg += "<text x=\"" + px(item.x + 28) + "\" y=\"" + px(item.y) + "\">" + escape_xml(item.series->name) +
-             "</text>\n";
-    }
-    svg += "</g>\n";
-  }
-  svg += "</svg>\n";
-  return svg;
+  svg += axes_svg(plot, spec);
+  for (std::size_t i = 0; i < spec.series.size(); ++i)
+    svg += series_svg(plot, spec.series[i], kPalette[i % kPaletteSize], spec.log_x);
+  for (std::size_t i = 0; i < spec.markers.size(); ++i)
+    if (usable(spec.markers[i].x, spec.markers[i].y, spec.log_x)) svg += marker_svg(plot, spec.markers[i], i);
+  return svg + legend_svg(legend) + "</svg>\n";
 }
 
 }  // namespace redline

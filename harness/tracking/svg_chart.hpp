@@ -5,18 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/report/chart.hpp"
+
 namespace redline {
-
-struct ChartSeries {
-  std::string name;
-  std::vector<std::pair<double, double>> points;  // (x, y), any order
-  bool dashed = false;                            // e.g. a model's prediction
-};
-
-struct ChartMarker {
-  double x = 0, y = 0;
-  std::string label;
-};
 
 struct ChartSpec {
   std::string title, x_label, y_label;
