@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <set>
@@ -476,10 +477,19 @@ TEST_F(CheckpointBench, GpuOnlyWithoutGpuExits77) {
 }
 
 TEST_F(CheckpointBench, EndToEndWritesEveryStageRow) {
-  const fs::path csv = dir_ / "out.csv";
+  const fs::path csv = dir_ / "out.csv", json = dir_ / "out.json";
   // --keep: `all` cleans up after itself otherwise (checked at the end).
-  const auto r = bench({"all", "--size", "64M", "--dir", dir_.string(), "--csv", csv.string(), "--quiet", "--keep"});
+  const auto r = bench({"all", "--size", "64M", "--dir", dir_.string(), "--csv", csv.string(), "--json",
+                        json.string(), "--quiet", "--keep"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The JSON carries the one chart the schema's hints make of these rows:
+  // the writers stage's GB/s against threads, a line per chunk size.
+  std::ifstream json_in(json);
+  const auto charts = nlohmann::json::parse(json_in).at("context").at("redline").at("charts");
+  ASSERT_EQ(charts.size(), 1u) << charts.dump(1);
+  EXPECT_CONTAINS(charts[0].at("title").get<std::string>(), "stage=writers");
+  EXPECT_EQ(charts[0].at("x").at("parameter"), "threads");
+  EXPECT_EQ(charts[0].at("y").at("metric"), "GBps");
   std::ifstream in(csv);
   std::stringstream text;
   text << in.rdbuf();

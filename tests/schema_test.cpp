@@ -93,7 +93,11 @@ TEST(Schema, CompiledInChartHints) {
   EXPECT_EQ(gemm->x_scale, AxisScale::linear);
   EXPECT_EQ(gemm->prediction, "predicted_tflops");
 
-  EXPECT_EQ(schema.chart_hints("checkpoint_bench"), nullptr);  // the generic chart
+  const ChartHints* checkpoint = schema.chart_hints("checkpoint_bench");
+  ASSERT_TRUE(checkpoint);
+  EXPECT_EQ(checkpoint->x, std::vector<std::string>{"threads"});
+  EXPECT_EQ(checkpoint->metric, std::vector<std::string>{"GBps"});
+  EXPECT_EQ(checkpoint->series, "chunk");
   EXPECT_EQ(schema.chart_hints("no_such_tool"), nullptr);
 }
 

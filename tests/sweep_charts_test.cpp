@@ -144,6 +144,29 @@ TEST(SweepCharts, NothingToChart) {
   EXPECT_TRUE(report.charts->empty());
 }
 
+// A group measured at one x alone (one checkpoint stage) is no curve: no
+// chart for it, while the group that sweeps keeps its chart.
+TEST(SweepCharts, AGroupWithOnePointIsNoChart) {
+  Report report;
+  report.tool = "my_sweeper";
+  report.run_id = "20261122T010203Z-node1-42";
+  auto add = [&](const std::string& stage, int size, double rate) {
+    Row row;
+    row.param("stage", stage).param("size", std::to_string(size)).param("mode", "0");
+    row.metric("items_per_s", rate);
+    report.rows.push_back(row);
+  };
+  add("write", 4, 10);
+  add("sweep", 1, 5);
+  add("sweep", 2, 9);
+  add("sweep", 4, 9);  // stage does not follow size, so it groups
+  add_sweep_charts(report, schema_with_my_sweeper());
+  ASSERT_TRUE(report.charts);
+  ASSERT_EQ(report.charts->size(), 1u);
+  EXPECT_EQ(report.charts->front().title, "my_sweeper: stage=sweep");
+  EXPECT_EQ(report.charts->front().series.front().points.size(), 3u);
+}
+
 class SweepChartsFiles : public redline::testing::TempDirTest {};
 
 // What a tool computes from its own rows is what `redline report` computes

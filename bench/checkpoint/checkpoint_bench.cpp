@@ -8,6 +8,7 @@
 #include "bench/checkpoint/checkpoint_plan.hpp"
 #include "bench/checkpoint/checkpoint_run.hpp"
 #include "harness/report/tool_main.hpp"
+#include "harness/tracking/sweep_charts.hpp"
 
 int main(int argc, char** argv) {
   using namespace redline;
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
     CheckpointRun run = start_run(std::move(plan));
     run_checkpoint_stages(run);
     finish_run(run);
+    add_sweep_charts(run.report);  // for its JSON, as `redline report` draws them
     write_reports(run.report, flags.output);
     return exit_status(run);
   });

@@ -12,6 +12,7 @@
 #include "harness/core/usage_error.hpp"
 #include "harness/gemm/gemm_model.hpp"
 #include "harness/gemm/gpu_peaks.hpp"
+#include "harness/tracking/sweep_charts.hpp"
 
 namespace redline::gemm {
 namespace {
@@ -140,6 +141,7 @@ int run_predict(const PredictFlags& f) {
   }
   add_model_summary(report, plan, flagged);
   report.summary.insert(report.summary.end(), advice_lines.begin(), advice_lines.end());
+  add_sweep_charts(report);
   write_reports(report, f.output);
   return kExitOk;
 }

@@ -10,6 +10,7 @@
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
 #include "harness/report/output.hpp"
+#include "harness/tracking/sweep_charts.hpp"
 #include "kernels/device_query.cuh"
 #include "kernels/gemm_lt.cuh"
 #include "kernels/gpu_availability.cuh"
@@ -154,6 +155,7 @@ Session start_session(MeasureFlags& f, const BenchmarkArgs& bench_args, const st
 int finish_session(Session& s) {
   s.runner->finish();
   s.google->write_out_file();
+  add_sweep_charts(s.report);  // for its JSON, as `redline report` draws them
   write_reports(s.report, s.output);
   return exit_status(s.report);
 }

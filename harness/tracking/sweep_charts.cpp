@@ -297,6 +297,14 @@ SweepChart group_chart(const std::string& tool, const RowGroup& group, const std
   return chart;
 }
 
+// A chart shows a sweep when a measured series has two points or more; a
+// group of rows measured at one x alone (one stage of checkpoint_bench) is
+// no curve and no saturation point.
+bool is_a_sweep(const SweepChart& chart) {
+  return std::any_of(chart.series.begin(), chart.series.end(),
+                     [](const ChartSeries& s) { return !s.dashed && s.points.size() >= 2; });
+}
+
 }  // namespace
 
 std::string x_value_text(double x, bool log_x) {
@@ -318,7 +326,10 @@ std::vector<SweepChart> plan_sweep_charts(const std::string& tool, const Rows& o
   const auto plan = ok_rows.empty() ? std::nullopt : plan_charts(tool, ok_rows, params, schema);
   if (!plan) return charts;
   for (const RowGroup& group : group_rows(ok_rows, params, *plan))
-    for (const auto& metric : plan->metrics) charts.push_back(group_chart(tool, group, metric, *plan, schema));
+    for (const auto& metric : plan->metrics) {
+      SweepChart chart = group_chart(tool, group, metric, *plan, schema);
+      if (is_a_sweep(chart)) charts.push_back(std::move(chart));
+    }
   return charts;
 }
 
