@@ -370,7 +370,7 @@ int main(int argc, char** argv) {
       // Watching from before communicator init: a rank that never joins it
       // (NCCL init blocks in every other rank) is named and the run aborted,
       // instead of waiting for the launcher's limit.
-      Watchdog watchdog(*bootstrap, options.timeout_seconds, hosts, {});
+      Watchdog watchdog(*bootstrap, "allreduce_bench", options.timeout_seconds, hosts);
       if (options.faults.hang_at == "init" && bootstrap->rank() == options.faults.hang_rank)
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // test-only: never reaches init
       watchdog.enter("communicator init (--backend " + backend_kind + ")");
