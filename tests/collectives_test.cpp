@@ -21,6 +21,7 @@
 #include "collectives/collective.hpp"
 #include "collectives/collective_sweep.hpp"
 #include "collectives/data_type.hpp"
+#include "collectives/injected_faults.hpp"
 #include "collectives/point_runner.hpp"
 #include "collectives/verify.hpp"
 
@@ -1163,9 +1164,11 @@ TEST(PointRunner, HostMemoryIsFilledAndCheckedInPlace) {
       EXPECT_EQ(measure_point(backend, coll, buffers, 1024, c, in_place, settings).wrong, 0u);
       EXPECT_EQ(backend.copies() == 0, host_memory);  // staged: inputs and results are copied
 
-      PointSettings corrupt = settings;
-      corrupt.corrupt_input = true;
-      EXPECT_EQ(measure_point(backend, coll, buffers, 1024, c, in_place, corrupt).wrong, 2u);  // element 0, both ranks
+      FaultPlan wrong_input;  // --inject-wrong 0: the process of rank 0 spoils each check's input
+      wrong_input.wrong_rank = 0;
+      const auto faults = make_injected_faults(wrong_input, 0);
+      EXPECT_EQ(measure_point(backend, coll, buffers, 1024, c, in_place, settings, *faults).wrong,
+                2u);  // element 0, both local ranks
 
       // The untimed and timed operations leave right results; the checked one writes nothing.
       SimBackend broken(2, host_memory);

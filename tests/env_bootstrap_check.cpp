@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "collectives/env_bootstrap.hpp"
-#include "collectives/collective_sweep.hpp"
+#include "collectives/rank_hosts.hpp"
 #include "collectives/watchdog.hpp"
 
 namespace {
