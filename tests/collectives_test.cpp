@@ -24,6 +24,7 @@
 #include "collectives/injected_faults.hpp"
 #include "collectives/point_runner.hpp"
 #include "collectives/verify.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
@@ -1215,8 +1216,8 @@ TEST(Verify, ToleranceStatement) {
   EXPECT_EQ(tolerance_statement(DataType::bfloat16),
             "bfloat16: exact for sum, prod, max, min and data movement; avg within 3 x 2^-7 relative; "
             "NaN never passes");
-  EXPECT_NE(tolerance_statement(DataType::fp8_e4m3).find("3 x 2^-3"), std::string::npos);
-  EXPECT_NE(tolerance_statement(DataType::int32).find("int32: exact for every op"), std::string::npos);
+  EXPECT_CONTAINS(tolerance_statement(DataType::fp8_e4m3), "3 x 2^-3");
+  EXPECT_CONTAINS(tolerance_statement(DataType::int32), "int32: exact for every op");
 }
 
 }  // namespace
