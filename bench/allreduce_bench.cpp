@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -89,45 +90,44 @@ std::vector<std::size_t> parse_sizes(const Flags& f) {
   return sizes;
 }
 
+// A list of names ("a,b"), each read by `parse` (nullopt when unknown). A
+// name it does not know is refused with the `kind` and the choices.
+template <typename T, typename Parse>
+std::vector<T> parse_names(const char* flag, const std::string& text, const char* kind, const char* choices,
+                           Parse parse) {
+  std::vector<T> items;
+  for (const auto& name : split_list(text)) {
+    const std::optional<T> item = parse(name);
+    if (!item) throw UsageError(flag, text, std::string("unknown ") + kind + " '" + name + "'; use " + choices);
+    items.push_back(*item);
+  }
+  return items;
+}
+
 std::vector<const Collective*> parse_collectives(const std::string& text) {
   std::vector<const Collective*> collectives;
   if (text == "all") {
     for (const auto& c : all_collectives()) collectives.push_back(c.get());
     return collectives;
   }
-  for (const auto& name : split_list(text)) {
-    const Collective* c = find_collective(name);
-    if (!c)
-      throw UsageError("--collective", text,
-                       "unknown collective '" + name + "'; use all_reduce, all_gather, reduce_scatter, broadcast, "
-                       "reduce, alltoall, sendrecv or all");
-    collectives.push_back(c);
-  }
-  return collectives;
+  return parse_names<const Collective*>(
+      "--collective", text, "collective",
+      "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv or all",
+      [](const std::string& name) -> std::optional<const Collective*> {
+        if (const Collective* c = find_collective(name)) return c;
+        return std::nullopt;
+      });
 }
 
 std::vector<DataType> parse_types(const std::string& text) {
   if (text == "all") return all_data_types();
-  std::vector<DataType> types;
-  for (const auto& name : split_list(text)) {
-    const auto t = parse_data_type(name);
-    if (!t)
-      throw UsageError("-d", text, "unknown type '" + name +
-                                       "'; use int8, int32, half, bfloat16, float, double, f8e4m3, f8e5m2 or all");
-    types.push_back(*t);
-  }
-  return types;
+  return parse_names<DataType>("-d", text, "type", "int8, int32, half, bfloat16, float, double, f8e4m3, f8e5m2 or all",
+                               parse_data_type);
 }
 
 std::vector<ReduceOp> parse_ops(const std::string& text) {
   if (text == "all") return all_reduce_ops();
-  std::vector<ReduceOp> ops;
-  for (const auto& name : split_list(text)) {
-    const auto op = parse_reduce_op(name);
-    if (!op) throw UsageError("-o", text, "unknown op '" + name + "'; use sum, prod, max, min, avg or all");
-    ops.push_back(*op);
-  }
-  return ops;
+  return parse_names<ReduceOp>("-o", text, "op", "sum, prod, max, min, avg or all", parse_reduce_op);
 }
 
 PointSettings parse_point(const Flags& f) {
