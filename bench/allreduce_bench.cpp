@@ -373,14 +373,16 @@ SweepRecord::Save save_to_files(const Flags& f) {
 
 // The run failed (a rank died, hung or froze, or an operation failed): rank 0
 // saves what was measured and an error row naming the rank and the point,
-// before the run is aborted. It says so once, and only when it saves.
-void save_after_failure(const Flags& f, Bootstrap& bootstrap, SweepRecord& record, const std::string& what) {
-  if (bootstrap.rank() != 0 || !writes_files(f)) return;
-  std::cerr << kTool << ": rank 0: saving what was measured so far (" << record.completed_rows()
-            << " results and an error row) to " << files_named(f) << "\n"
-            << std::flush;
+// before the run is aborted. It says so once, and only when it saves (the
+// watchdog thread and the main thread may both get here).
+void save_after_failure(const Flags& f, SweepRecord& record, const std::string& what) {
+  const auto announce = [&f](std::size_t rows) {
+    std::cerr << kTool << ": rank 0: saving what was measured so far (" << rows << " results and an error row) to "
+              << files_named(f) << "\n"
+              << std::flush;
+  };
   try {
-    record.save_after_failure(what);
+    record.save_after_failure(what, announce);
   } catch (const std::exception& e) {
     std::cerr << kTool << ": rank 0: could not save: " << e.what() << "\n" << std::flush;
   }
@@ -414,7 +416,7 @@ int measure(const Flags& f, Plan& plan, Bootstrap& bootstrap, SweepRecord& recor
   // (NCCL init blocks in every other rank) is named and the run aborted,
   // instead of waiting for the launcher's limit.
   Watchdog watchdog(bootstrap, kTool, plan.options.timeout_seconds, hosts, faults);
-  watchdog.set_on_failure([&](const std::string& what) { save_after_failure(f, bootstrap, record, what); });
+  watchdog.set_on_failure([&](const std::string& what) { save_after_failure(f, record, what); });
   faults.before_stage(RunStage::init);
   watchdog.enter("communicator init (--backend " + plan.backend + ")");
   std::unique_ptr<Backend> backend = make_backend(plan.backend, bootstrap, plan.gpus, plan.blocking, env);
@@ -446,7 +448,8 @@ int run_ranks(const Flags& f, Plan& plan, Bootstrap& bootstrap) {
   Environment env = capture_environment();
   env.mpi_library = bootstrap.mpi_library();
   SweepRecord record(start_report(kTool, env));
-  if (bootstrap.rank() == 0) record.set_save(save_to_files(f));
+  // Rank 0 writes the files; where none is asked for, the table was the report.
+  if (bootstrap.rank() == 0 && writes_files(f)) record.set_save(save_to_files(f));
   try {
     if (f.backend == "auto") agree_on_backend(bootstrap, plan.backend);
     check_outputs_on_rank0(bootstrap, f);
@@ -459,7 +462,7 @@ int run_ranks(const Flags& f, Plan& plan, Bootstrap& bootstrap) {
     if (bootstrap.size() == 1) throw;
     const std::string what = "rank " + std::to_string(bootstrap.rank()) + ": error: " + e.what();
     std::cerr << kTool << ": " << what << "\n" << std::flush;
-    save_after_failure(f, bootstrap, record, what);
+    save_after_failure(f, record, what);
     bootstrap.abort_all(kExitCheckFailed);
   }
   return kExitCheckFailed;  // not reached: abort_all ends the process

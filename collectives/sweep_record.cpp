@@ -58,6 +58,10 @@ Report SweepRecord::report() const {
 
 std::size_t SweepRecord::completed_rows() const {
   std::lock_guard lock(mutex_);
+  return completed_rows_locked();
+}
+
+std::size_t SweepRecord::completed_rows_locked() const {
   std::size_t n = 0;
   for (const Row& row : report_.rows) n += row.status != "error";
   return n;
@@ -68,9 +72,10 @@ bool SweepRecord::save() {
   return save_locked();
 }
 
-bool SweepRecord::save_after_failure(const std::string& what) {
+bool SweepRecord::save_after_failure(const std::string& what, const std::function<void(std::size_t)>& announce) {
   std::lock_guard lock(mutex_);
   if (!save_ || saved_) return false;
+  if (announce) announce(completed_rows_locked());
   report_.rows.push_back(error_row(point_.value_or(Row{}), what));
   report_.summary.emplace_back("result", "FAILED: " + what);
   return save_locked();

@@ -45,13 +45,16 @@ class SweepRecord {
   bool save();
   // Adds an error row for the point in progress (status error, `what` in its
   // note; no parameters when no point is in progress) and the result
-  // "FAILED: <what>", then saves. False as save().
-  bool save_after_failure(const std::string& what);
+  // "FAILED: <what>", then saves. `announce` hears how many rows were
+  // measured or skipped before, right before the save, and only when there
+  // is one. False as save().
+  bool save_after_failure(const std::string& what, const std::function<void(std::size_t rows)>& announce = {});
   // How many point rows were measured or skipped (not error rows).
   std::size_t completed_rows() const;
 
  private:
   bool save_locked();
+  std::size_t completed_rows_locked() const;
   Report per_rank_report_locked() const;
 
   mutable std::mutex mutex_;
