@@ -84,8 +84,9 @@ std::vector<std::size_t> parse_sizes(const Flags& f) {
   const auto step = parse_size("-i", f.stepbytes);
   if (step < 1) throw UsageError("-i", f.stepbytes, "must be at least 1 byte");
   if (static_cast<double>(max_bytes - min_bytes) / static_cast<double>(step) > kMaxSizes)
-    throw UsageError("-e", f.maxbytes, "gives more than 10000 sizes from -b " + f.minbytes + " in steps of -i " +
-                                           f.stepbytes + "; raise -i or step by a factor with -f");
+    throw UsageError("-e", f.maxbytes,
+                     "gives more than 10000 sizes from -b " + f.minbytes + " in steps of -i " + f.stepbytes +
+                         "; raise -i or step by a factor with -f");
   for (auto size = min_bytes; size <= max_bytes; size += step) sizes.push_back(size);
   return sizes;
 }
@@ -552,10 +553,11 @@ void add_flags(CLI::App& app, Flags& f) {
 
 int main(int argc, char** argv) {
   Flags f;
-  CLI::App app{"Collective bus bandwidth, nccl-tests compatible: the same flags, table and figures, plus CSV/JSON, "
-               "acceptance (--expect-busbw) and bad-node diagnosis (--per-rank, --split). Launch one process per GPU "
-               "with mpirun/srun, or torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT).",
-               kTool};
+  CLI::App app{
+      "Collective bus bandwidth, nccl-tests compatible: the same flags, table and figures, plus CSV/JSON, "
+      "acceptance (--expect-busbw) and bad-node diagnosis (--per-rank, --split). Launch one process per GPU "
+      "with mpirun/srun, or torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT).",
+      kTool};
   add_flags(app, f);
   UsageErrorsOnRankZero usage;
   return run_tool(app, argc, argv, [&] {

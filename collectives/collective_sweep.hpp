@@ -53,8 +53,8 @@ struct SweepServices {
   Backend& backend;  // the world communicator
   Watchdog& watchdog;
   FaultHooks& faults;
-  SweepRecord& record;  // the rows, kept on rank 0
-  std::ostream& out;    // rank 0's table
+  SweepRecord& record;                    // the rows, kept on rank 0
+  std::ostream& out;                      // rank 0's table
   const std::vector<std::string>& hosts;  // gather_host_names
 };
 

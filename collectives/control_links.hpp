@@ -13,7 +13,7 @@
 namespace redline {
 
 struct ControlLinks {
-  RankLinks* links = nullptr;       // the bootstrap's, or `owned`
+  RankLinks* links = nullptr;        // the bootstrap's, or `owned`
   std::unique_ptr<RankLinks> owned;  // made here when the bootstrap has none
 };
 

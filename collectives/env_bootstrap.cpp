@@ -262,8 +262,7 @@ class EnvBootstrap final : public Bootstrap {
         fail(who(peer) + " closed the connection" + during(t));
       case tcp::Io::timed_out:
         fail("timed out after " + tcp::seconds_text(io_timeout_) + " sending to " + who(peer) + during(t));
-      case tcp::Io::failed:
-        fail("sending to " + who(peer) + " failed" + during(t) + ": " + std::strerror(err));
+      case tcp::Io::failed: fail("sending to " + who(peer) + " failed" + during(t) + ": " + std::strerror(err));
     }
   }
 
@@ -429,8 +428,8 @@ class EnvBootstrap final : public Bootstrap {
   void join_rendezvous() {
     hosts_[0] = config_.master_addr;  // until rank 0 tells us its host name
     std::string last_error;
-    const int fd = tcp::connect_until(config_.master_addr, config_.master_port, tcp::after(connect_timeout_),
-                                      last_error);
+    const int fd =
+        tcp::connect_until(config_.master_addr, config_.master_port, tcp::after(connect_timeout_), last_error);
     if (fd < 0)
       fail(who(rank()) + " could not connect to rank 0 at " + endpoint() + " within " +
            tcp::seconds_text(connect_timeout_) + ": " + last_error);
@@ -445,8 +444,9 @@ class EnvBootstrap final : public Bootstrap {
 
     // Rank 0 answers when the last rank has joined, within its own connect
     // timeout, which started before we connected.
-    const auto frame = receive_from_root(Type::welcome, tcp::after(connect_timeout_ + grace_), connect_timeout_ + grace_,
-                                         kAnySeq, static_cast<std::size_t>(size()) * (tcp::kHeaderBytes + kMaxHostName));
+    const auto frame =
+        receive_from_root(Type::welcome, tcp::after(connect_timeout_ + grace_), connect_timeout_ + grace_, kAnySeq,
+                          static_cast<std::size_t>(size()) * (tcp::kHeaderBytes + kMaxHostName));
     if (frame.header.v[0] != size())
       fail("rank 0 has WORLD_SIZE=" + std::to_string(frame.header.v[0]) + " but " + who(rank()) +
            " has WORLD_SIZE=" + std::to_string(size()));
@@ -547,8 +547,8 @@ class EnvBootstrap final : public Bootstrap {
            std::to_string(root));
     const std::size_t expected_len = t == Type::all_gather ? bytes : (t == Type::broadcast && r == root ? bytes : 0);
     if (h.len != expected_len)
-      fail(who(r) + " sent " + std::to_string(h.len) + " bytes" + during(t) + " where " +
-           std::to_string(expected_len) + " were expected");
+      fail(who(r) + " sent " + std::to_string(h.len) + " bytes" + during(t) + " where " + std::to_string(expected_len) +
+           " were expected");
   }
 
   // Rank 0: answers every other rank; `payload_for(rank)` gives (data, bytes).

@@ -1,7 +1,7 @@
 #include "collectives/injected_faults.hpp"
 
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <thread>
 #include <utility>
@@ -29,8 +29,8 @@ std::pair<int, std::string> rank_and_value(const char* flag, const std::string& 
 }
 
 int signal_named(const std::string& flag_text, const std::string& name) {
-  for (const auto& [known, number] : {std::pair<const char*, int>{"STOP", SIGSTOP}, {"KILL", SIGKILL},
-                                      {"INT", SIGINT}, {"TERM", SIGTERM}})
+  for (const auto& [known, number] :
+       {std::pair<const char*, int>{"STOP", SIGSTOP}, {"KILL", SIGKILL}, {"INT", SIGINT}, {"TERM", SIGTERM}})
     if (name == known) return number;
   throw UsageError("--inject-signal", flag_text, "expected RANK:BYTES:SIGNAL with SIGNAL one of STOP, KILL, INT, TERM");
 }
@@ -85,10 +85,14 @@ FaultPlan parse_fault_flags(const FaultFlags& flags) {
   if (!flags.hang.empty()) {
     const auto [rank, where] = rank_and_value("--inject-hang", flags.hang);
     plan.hang_rank = rank;
-    if (where == "init") plan.hang_stage = RunStage::init;
-    else if (where == "split") plan.hang_stage = RunStage::split;
-    else if (where == "warmup") plan.hang_stage = RunStage::warmup;
-    else plan.hang_bytes = parse_size("--inject-hang", where);
+    if (where == "init")
+      plan.hang_stage = RunStage::init;
+    else if (where == "split")
+      plan.hang_stage = RunStage::split;
+    else if (where == "warmup")
+      plan.hang_stage = RunStage::warmup;
+    else
+      plan.hang_bytes = parse_size("--inject-hang", where);
   }
   if (!flags.exit.empty()) {
     const auto [rank, bytes] = rank_and_value("--inject-exit", flags.exit);

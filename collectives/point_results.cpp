@@ -22,8 +22,8 @@ struct RankResult {
 // --per-rank: the rank that arrives last spends the least time inside the
 // operation, since everyone else waits there for it. Its lateness is the
 // longest time inside minus its own.
-void diagnose_arrival(const std::vector<RankResult>& results, const std::vector<std::string>& hosts,
-                      double outlier_pct, GatheredPoint& point) {
+void diagnose_arrival(const std::vector<RankResult>& results, const std::vector<std::string>& hosts, double outlier_pct,
+                      GatheredPoint& point) {
   double longest = 0;
   for (const auto& r : results) {
     longest = std::max(longest, r.seconds_in_operation);
@@ -53,8 +53,7 @@ void diagnose_arrival(const std::vector<RankResult>& results, const std::vector<
 // --per-iter: an operation is done when its slowest rank is, so per
 // iteration the max over the group's ranks. `samples` holds every rank's
 // samples, one block per rank.
-Summary slowest_per_iteration(const std::vector<char>& samples, const std::vector<int>& ranks,
-                              std::size_t iterations) {
+Summary slowest_per_iteration(const std::vector<char>& samples, const std::vector<int>& ranks, std::size_t iterations) {
   std::vector<double> slowest(iterations, 0);
   for (int r : ranks)
     for (std::size_t i = 0; i < iterations; ++i) {
@@ -107,8 +106,12 @@ double combine_rank_times(const std::vector<double>& times, AverageMode mode) {
 GatheredPoint gather_point(Bootstrap& bootstrap, const PointMeasurement& m, const std::vector<int>& colors,
                            bool interrupted_here, const Collective& collective, std::size_t bytes,
                            const std::vector<std::string>& hosts, const GatherSettings& settings) {
-  const RankResult mine{m.seconds_per_operation, m.seconds_in_operation, m.wrong, m.checked ? 1 : 0,
-                        colors[static_cast<std::size_t>(bootstrap.rank())], interrupted_here ? 1 : 0};
+  const RankResult mine{m.seconds_per_operation,
+                        m.seconds_in_operation,
+                        m.wrong,
+                        m.checked ? 1 : 0,
+                        colors[static_cast<std::size_t>(bootstrap.rank())],
+                        interrupted_here ? 1 : 0};
   const std::vector<char> all = bootstrap.all_gather(&mine, sizeof mine);
   std::vector<RankResult> results(static_cast<std::size_t>(bootstrap.size()));
   std::memcpy(results.data(), all.data(), all.size());

@@ -55,8 +55,8 @@ void run_once(Backend& backend, const Collective& collective, const CollectiveBu
 
 // Fresh input on every local rank: an in-place run overwrites its input.
 // `check_faults`: for a check, told of each input before it is sent.
-void load_inputs(Backend& backend, CollectiveBuffers& buffers, const CollectiveCounts& counts,
-                 const CollectiveCase& c, bool in_place, FaultHooks* check_faults = nullptr) {
+void load_inputs(Backend& backend, CollectiveBuffers& buffers, const CollectiveCounts& counts, const CollectiveCase& c,
+                 bool in_place, FaultHooks* check_faults = nullptr) {
   const std::size_t element = info(c.type).bytes;
   for (int local = 0; local < backend.local_ranks(); ++local) {
     const int rank = backend.rank(local);
@@ -214,8 +214,8 @@ void warm_up_series(Backend& backend, const Collective& collective, CollectiveBu
 }
 
 PointMeasurement measure_point(Backend& backend, const Collective& collective, CollectiveBuffers& buffers,
-                               std::size_t count, const CollectiveCase& c, bool in_place,
-                               const PointSettings& settings, FaultHooks& faults) {
+                               std::size_t count, const CollectiveCase& c, bool in_place, const PointSettings& settings,
+                               FaultHooks& faults) {
   const CollectiveCounts counts = collective.counts(count, backend.size(), info(c.type).bytes);
   const PointRun run{backend, collective, buffers, counts, c, in_place, settings, faults};
   PointMeasurement m;

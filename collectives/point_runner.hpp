@@ -79,7 +79,7 @@ void warm_up_series(Backend& backend, const Collective& collective, CollectiveBu
 // Runs one point. `in_place` selects NCCL's in-place layout. `faults` is
 // called before every timed operation and after each check's input is written.
 PointMeasurement measure_point(Backend& backend, const Collective& collective, CollectiveBuffers& buffers,
-                               std::size_t count, const CollectiveCase& c, bool in_place,
-                               const PointSettings& settings, FaultHooks& faults = no_faults());
+                               std::size_t count, const CollectiveCase& c, bool in_place, const PointSettings& settings,
+                               FaultHooks& faults = no_faults());
 
 }  // namespace redline

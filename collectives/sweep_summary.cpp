@@ -53,7 +53,9 @@ Measured read_rows(const std::vector<Row>& rows, bool single_rank) {
   return m;
 }
 
-void add(SweepSummary& s, std::string key, std::string value) { s.entries.emplace_back(std::move(key), std::move(value)); }
+void add(SweepSummary& s, std::string key, std::string value) {
+  s.entries.emplace_back(std::move(key), std::move(value));
+}
 
 // The wrong count, the average busbw, and a run that measured nothing.
 void summarize_totals(const Measured& m, const SummaryOptions& o, SweepSummary& s) {
@@ -148,8 +150,8 @@ void summarize_stragglers(const std::vector<Row>& per_rank_rows, const SummaryOp
     }
   std::string text;
   for (const auto& [rank, host_n] : sizes)
-    text += (text.empty() ? "" : "; ") + std::string("rank ") + std::to_string(rank) + " (" + host_n.first +
-            ") at " + std::to_string(host_n.second) + " sizes";
+    text += (text.empty() ? "" : "; ") + std::string("rank ") + std::to_string(rank) + " (" + host_n.first + ") at " +
+            std::to_string(host_n.second) + " sizes";
   s.lines.push_back("# stragglers (arrive last by more than " + format_number(o.outlier_pct, 0) +
                     "% of the time in the operation): " + (text.empty() ? "none" : text));
   add(s, "stragglers", text.empty() ? "none" : text);
@@ -166,9 +168,8 @@ SweepSummary summarize_sweep(const std::vector<Row>& rows, const std::vector<Row
     std::map<int, std::vector<ThroughputPoint>> curves;
     for (const auto& p : points) curves[p.color].push_back({static_cast<double>(p.bytes), p.busbw});
     for (const auto& [color, curve] : curves) {
-      const std::string name = key.text() + (options.split ? " group " + std::to_string(color) + " (" +
-                                                                 m.group_hosts.at(color) + ")"
-                                                           : "");
+      const std::string name =
+          key.text() + (options.split ? " group " + std::to_string(color) + " (" + m.group_hosts.at(color) + ")" : "");
       summarize_curve(name, curve, options, s);
     }
     if (options.split) summarize_slow_groups(key, points, m, options, s);

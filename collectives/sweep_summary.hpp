@@ -26,7 +26,7 @@ struct SummaryOptions {
 };
 
 struct SweepSummary {
-  std::vector<std::string> lines;                             // for the console, each a whole line
+  std::vector<std::string> lines;                            // for the console, each a whole line
   std::vector<std::pair<std::string, std::string>> entries;  // for the report's summary
   std::uint64_t wrong = 0;
   bool below_expectation = false;

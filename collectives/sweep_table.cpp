@@ -63,8 +63,8 @@ void SweepTable::measured(std::size_t bytes, std::size_t count, const SeriesKey&
                           bool per_iteration, bool per_rank) {
   for (std::size_t g = 0; g < sides[0].groups.size(); ++g) {
     const GroupResult& oop = sides[0].groups[g];
-    std::string line = nccl_table_row(bytes, count, key.type, key.op, key.root, table_side(oop),
-                                      table_side(sides[1].groups[g]));
+    std::string line =
+        nccl_table_row(bytes, count, key.type, key.op, key.root, table_side(oop), table_side(sides[1].groups[g]));
     if (split_) {
       line.pop_back();
       line += "  group " + std::to_string(oop.color) + " (" + group_hosts_[oop.color] + ")\n";

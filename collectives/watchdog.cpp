@@ -42,8 +42,11 @@ WatchdogTimes WatchdogTimes::for_timeout(double timeout_seconds) {
 
 Watchdog::Watchdog(Bootstrap& bootstrap, std::string tool, double timeout_seconds, std::vector<std::string> hosts,
                    FaultHooks& faults)
-    : bootstrap_(bootstrap), tool_(std::move(tool)), times_(WatchdogTimes::for_timeout(timeout_seconds)),
-      hosts_(std::move(hosts)), faults_(faults) {
+    : bootstrap_(bootstrap),
+      tool_(std::move(tool)),
+      times_(WatchdogTimes::for_timeout(timeout_seconds)),
+      hosts_(std::move(hosts)),
+      faults_(faults) {
   if (timeout_seconds <= 0 || bootstrap_.size() == 1) return;  // one rank cannot wait for another
   control_ = connect_control_links(bootstrap_);
   const auto peers = static_cast<std::size_t>(control_.links->peers());
@@ -185,8 +188,10 @@ std::string Watchdog::timeout_message() const {
     const std::string name = rank_name(static_cast<int>(r));
     const std::string silent = r == 0 ? "" : silent_for(static_cast<int>(r));
     if (!silent.empty()) frozen += (frozen.empty() ? "" : ", ") + name + " " + silent;
-    if (reached_[r] <= index_) missing += (missing.empty() ? "" : ", ") + name;
-    else if (silent.empty()) waiting += (waiting.empty() ? "" : ", ") + name;
+    if (reached_[r] <= index_)
+      missing += (missing.empty() ? "" : ", ") + name;
+    else if (silent.empty())
+      waiting += (waiting.empty() ? "" : ", ") + name;
   }
   if (!frozen.empty()) message += ". Frozen ranks (no heartbeat: a stopped process, or one given no CPU): " + frozen;
   const std::string nobody = frozen.empty() ? "none (all are stuck inside it)" : "none";

@@ -36,10 +36,10 @@ namespace redline {
 // short waits, a production one (minutes) the full ones.
 struct WatchdogTimes {
   double timeout = 0;
-  double grace = 0;             // other ranks give rank 0 this long past the timeout to name the culprits first
-  double abort_wait = 0;        // how long a failing rank waits for the communicator abort
-  double heartbeat = 0;         // every rank's heartbeat interval
-  double frozen_after = 0;      // silent this long: frozen
+  double grace = 0;         // other ranks give rank 0 this long past the timeout to name the culprits first
+  double abort_wait = 0;    // how long a failing rank waits for the communicator abort
+  double heartbeat = 0;     // every rank's heartbeat interval
+  double frozen_after = 0;  // silent this long: frozen
   static WatchdogTimes for_timeout(double timeout_seconds);
 };
 

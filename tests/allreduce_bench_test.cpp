@@ -352,8 +352,9 @@ TEST_F(AllreduceBenchTest, OneRankHasNoSaturationSizeWhereBusbwIsZero) {
   // all_reduce's factor 2(n-1)/n is 0 for one rank; broadcast's is 1.
   const auto one = run(with({ALLREDUCE_BENCH, "--backend", "host", "--collective", "all_reduce,broadcast"}, kQuick));
   EXPECT_EQ(one.exit_code, 0) << one.output;
-  EXPECT_CONTAINS(one.output, "all_reduce float sum: peak busbw 0 GB/s (its busbw factor is 0 at this world size); "
-                              "no saturation size");
+  EXPECT_CONTAINS(one.output,
+                  "all_reduce float sum: peak busbw 0 GB/s (its busbw factor is 0 at this world size); "
+                  "no saturation size");
   EXPECT_NOT_CONTAINS(one.output, "all_reduce float sum: peak busbw 0.00 GB/s at");
   std::smatch peak;
   ASSERT_TRUE(std::regex_search(one.output, peak,
@@ -510,13 +511,17 @@ TEST_F(AllreduceBenchTest, HungRankIsAbortedAndNamed) {
   const fs::path csv = dir_ / "hung.csv";
   const std::vector<Case> cases = {
       {{"-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1", "--inject-hang", "1:4K", "--csv", csv.string()},
-       "TIMEOUT: ", "1"},
+       "TIMEOUT: ",
+       "1"},
       {{"-b", "1K", "-e", "1K", "--inject-hang", "2:init"},
-       "TIMEOUT: communicator init (--backend host) did not finish", "2"},
+       "TIMEOUT: communicator init (--backend host) did not finish",
+       "2"},
       {{"-b", "1K", "-e", "4K", "-f", "4", "--split", "node", "--inject-hang", "1:split"},
-       "TIMEOUT: communicator split (--split) did not finish", "1"},
+       "TIMEOUT: communicator split (--split) did not finish",
+       "1"},
       {{"-b", "1K", "-e", "4K", "-f", "4", "--inject-hang", "3:warmup"},
-       "TIMEOUT: all_reduce float sum warm-up did not finish", "3"},
+       "TIMEOUT: all_reduce float sum warm-up did not finish",
+       "3"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"--backend", "host", "--timeout", "2"};
@@ -536,13 +541,14 @@ TEST_F(AllreduceBenchTest, HungRankIsAbortedAndNamed) {
 // saves what was measured before it.
 TEST_F(AllreduceBenchTest, FrozenRankIsNamed) {
   const fs::path csv = dir_ / "frozen.csv";
-  const auto r = mpirun_hosts({{4, "node"}}, {"--backend", "host", "--timeout", "2", "-b", "1K", "-e", "64K", "-f", "4",
-                                              "-n", "2", "-w", "1", "--inject-signal", "2:16K:STOP", "--csv",
-                                              csv.string()});
+  const auto r =
+      mpirun_hosts({{4, "node"}}, {"--backend", "host", "--timeout", "2", "-b", "1K", "-e", "64K", "-f", "4", "-n", "2",
+                                   "-w", "1", "--inject-signal", "2:16K:STOP", "--csv", csv.string()});
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
-  EXPECT_CONTAINS(r.output, "TIMEOUT: all_reduce float sum 16K out-of-place did not finish within 2 s. Frozen ranks "
-                            "(no heartbeat: a stopped process, or one given no CPU): 2 (node) silent for ");
+  EXPECT_CONTAINS(r.output,
+                  "TIMEOUT: all_reduce float sum 16K out-of-place did not finish within 2 s. Frozen ranks "
+                  "(no heartbeat: a stopped process, or one given no CPU): 2 (node) silent for ");
   EXPECT_CONTAINS(r.output, "Ranks that never reached it: none. Ranks waiting in it: 0 (node), 1 (node), 3 (node)");
   EXPECT_NOT_CONTAINS(r.output, "all are stuck inside it");
   expect_measured_then_error(csv, {"1024", "4096"}, "16384", "Frozen ranks");
@@ -556,8 +562,10 @@ TEST_F(AllreduceBenchTest, FrozenRankIsNamed) {
 TEST_F(AllreduceBenchTest, DeadRankLosesNothingMeasured) {
   const fs::path csv = dir_ / "dead.csv", json = dir_ / "dead.json";
   for (const fs::path& file : {csv, json}) std::ofstream(file) << "an earlier run's results\n";
-  const auto r = mpirun(4, {"--backend", "host", "--timeout", "30", "-b", "1K", "-e", "64K", "-f", "4", "-n", "2", "-w",
-                            "1", "--inject-signal", "2:16K:KILL", "--csv", csv.string(), "--json", json.string()});
+  const auto r = mpirun(4, {"--backend",  "host",  "--timeout",  "30",     "-b",
+                            "1K",         "-e",    "64K",        "-f",     "4",
+                            "-n",         "2",     "-w",         "1",      "--inject-signal",
+                            "2:16K:KILL", "--csv", csv.string(), "--json", json.string()});
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_FALSE(r.timed_out) << "the run hung after a rank died";
   EXPECT_CONTAINS(r.output, "allreduce_bench: rank 0: rank 2 (");

@@ -6,8 +6,8 @@
 // real SIGSTOP.
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -15,10 +15,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <memory>
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -617,8 +617,10 @@ std::vector<ChildResult> run_watched(int slow, bool stop) {
   for (int r = 0; r < 3; ++r) {
     ChildSpec spec;
     spec.argv = {ENV_BOOTSTRAP_CHECK_BIN, "watch-slow:" + std::to_string(slow), "30", "30", "2"};
-    spec.extra_env = {{"RANK", std::to_string(r)},        {"WORLD_SIZE", "3"},
-                      {"LOCAL_RANK", std::to_string(r)},  {"MASTER_ADDR", "127.0.0.1"},
+    spec.extra_env = {{"RANK", std::to_string(r)},
+                      {"WORLD_SIZE", "3"},
+                      {"LOCAL_RANK", std::to_string(r)},
+                      {"MASTER_ADDR", "127.0.0.1"},
                       {"MASTER_PORT", std::to_string(port)}};
     spec.timeout_seconds = 60;
     if (r == slow && stop) {
@@ -651,8 +653,9 @@ TEST(EnvBootstrapWatchdog, NamesAFrozenRankOverTheBootstrapsOwnConnections) {
   EXPECT_EQ(root.exit_code, 1) << describe(root);
   EXPECT_CONTAINS(root.output, "rank 0 pid ");
   EXPECT_CONTAINS(root.output, " sockets 2\n");
-  EXPECT_CONTAINS(root.output, "env_bootstrap_check: rank 0: TIMEOUT: the test point did not finish within 2 s. "
-                               "Frozen ranks (no heartbeat: a stopped process, or one given no CPU): 2 (");
+  EXPECT_CONTAINS(root.output,
+                  "env_bootstrap_check: rank 0: TIMEOUT: the test point did not finish within 2 s. "
+                  "Frozen ranks (no heartbeat: a stopped process, or one given no CPU): 2 (");
   EXPECT_CONTAINS(root.output, "Ranks that never reached it: none. Ranks waiting in it: 0 (");
   EXPECT_NOT_CONTAINS(root.output, "all are stuck inside it");
   EXPECT_EQ(results[1].exit_code, 1) << describe(results[1]);
@@ -668,8 +671,9 @@ TEST(EnvBootstrapWatchdog, ARankAliveInThePointIsNotFrozen) {
   const auto results = run_watched(2, false);
   const ChildResult& root = results[0];
   EXPECT_EQ(root.exit_code, 1) << describe(root);
-  EXPECT_CONTAINS(root.output, "TIMEOUT: the test point did not finish within 2 s. Ranks that never reached it: none "
-                               "(all are stuck inside it). Ranks waiting in it: 0 (");
+  EXPECT_CONTAINS(root.output,
+                  "TIMEOUT: the test point did not finish within 2 s. Ranks that never reached it: none "
+                  "(all are stuck inside it). Ranks waiting in it: 0 (");
   EXPECT_NOT_CONTAINS(root.output, "Frozen");
   for (const int r : {1, 2}) {
     EXPECT_EQ(results[static_cast<std::size_t>(r)].exit_code, 1) << describe(results[static_cast<std::size_t>(r)]);

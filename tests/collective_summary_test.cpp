@@ -62,8 +62,9 @@ TEST(SweepSummary, PeakSaturationAndAcceptanceFromTheBetterLayout) {
   const SweepSummary s = summarize_sweep(rows, {}, options);
   // 4K reads 10.5 in place: the better layout counts. Saturation: the
   // first size at 90% of the peak (2K's 6 is below it).
-  EXPECT_CONTAINS(all_lines(s), "# all_reduce float sum: peak busbw 10.50 GB/s at 4K; saturation size 4K "
-                                "(10.50 GB/s, 90% of peak)\n");
+  EXPECT_CONTAINS(all_lines(s),
+                  "# all_reduce float sum: peak busbw 10.50 GB/s at 4K; saturation size 4K "
+                  "(10.50 GB/s, 90% of peak)\n");
   EXPECT_EQ(entry(s, "peak_busbw all_reduce float sum"), "10.50 GB/s at 4K");
   EXPECT_CONTAINS(all_lines(s), "# FAILED: all_reduce float sum peak busbw 10.50 GB/s is below --expect-busbw 12.00\n");
   EXPECT_TRUE(s.below_expectation);
@@ -93,15 +94,15 @@ TEST(SweepSummary, OneRankCountsOutOfPlaceOnly) {
 TEST(SweepSummary, NothingMeasuredFails) {
   const CollectiveCase c{DataType::float32, ReduceOp::sum, 0, 2, 1};
   const Row point = point_row(named("all_reduce"), 4, 1, c, false);
-  const std::vector<Row> rows = {skipped_row(point, "under one element per rank"),
-                                 error_row(point, "rank 1 (a) died")};
+  const std::vector<Row> rows = {skipped_row(point, "under one element per rank"), error_row(point, "rank 1 (a) died")};
   SummaryOptions options;
   options.expect_busbw_GBps = 1;
   const SweepSummary s = summarize_sweep(rows, {}, options);
   EXPECT_TRUE(s.nothing_measured);
   EXPECT_TRUE(s.below_expectation);
-  EXPECT_CONTAINS(all_lines(s), "# Out of bounds values : N/A (nothing measured)\n"
-                                "# Avg bus bandwidth    : N/A (nothing measured)\n");
+  EXPECT_CONTAINS(all_lines(s),
+                  "# Out of bounds values : N/A (nothing measured)\n"
+                  "# Avg bus bandwidth    : N/A (nothing measured)\n");
   EXPECT_CONTAINS(all_lines(s), "# FAILED: nothing was measured (every size skipped; the reasons are above)\n");
   EXPECT_CONTAINS(all_lines(s), "# FAILED: --expect-busbw 1.00: no size was measured (all skipped)\n");
   options.interrupted = true;
@@ -150,8 +151,8 @@ TEST(SweepSummary, StragglersFromThePerRankRows) {
   std::vector<Row> per_rank;
   for (const std::size_t bytes : {1024u, 2048u})
     for (int r = 0; r < 2; ++r)
-      per_rank.push_back(arrival_row(point_row(named("all_reduce"), bytes, bytes / 4, c, false), arrival, r,
-                                     r ? "b" : "a"));
+      per_rank.push_back(
+          arrival_row(point_row(named("all_reduce"), bytes, bytes / 4, c, false), arrival, r, r ? "b" : "a"));
   SummaryOptions options;
   options.per_rank = true;
   EXPECT_EQ(entry(summarize_sweep(rows, per_rank, options), "stragglers"), "rank 1 (b) at 2 sizes");
