@@ -3,24 +3,25 @@
 // diagnosis (--per-rank, --split). Launch with mpirun/srun or torchrun-style
 // environment variables; one process per GPU (or -g GPUs per process).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "collectives/collective_sweep.hpp"
 #include "collectives/env_bootstrap.hpp"
+#include "collectives/injected_faults.hpp"
+#include "collectives/rank_signals.hpp"
 #include "collectives/single_bootstrap.hpp"
 #include "harness/core/environment.hpp"
-#include "harness/core/interrupt.hpp"
-#include "harness/report/tool_main.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/report/tool_main.hpp"
 #ifdef REDLINE_HAVE_MPI
 #include "collectives/host_backend.hpp"
 #endif
@@ -34,14 +35,15 @@ using namespace redline;
 
 namespace {
 
+constexpr const char* kTool = "allreduce_bench";
+
 struct Flags {
   std::string minbytes = "32M", maxbytes = "32M", stepbytes = "1M", stepfactor;
   std::string threads = "1", gpus = "1", check = "1", iters = "20", warmup = "5", agg = "1", average = "1";
   std::string datatype = "float", op = "sum", root = "0", blocking = "0", graphs = "0";
   std::string collective = "all_reduce", backend = "auto", bootstrap = "auto", split = "none", outlier = "10";
   std::string expect_busbw, timeout = "600";
-  std::string inject_delay, inject_hang, inject_exit, inject_wrong;
-  bool inject_stuck_abort = false;
+  FaultFlags faults;
   bool per_iter = false, per_rank = false;
   std::string per_rank_csv;
   OutputOptions output;
@@ -61,21 +63,14 @@ int count_in(const char* flag, const std::string& text, int lo, int hi) {
   return static_cast<int>(parse_count_between(flag, text, lo, hi));
 }
 
-// "RANK:VALUE" for the hidden fault-injection flags.
-std::pair<int, std::string> rank_and_value(const char* flag, const std::string& text) {
-  const auto colon = text.find(':');
-  if (colon == std::string::npos) throw UsageError(flag, text, "expected RANK:VALUE");
-  return {count_in(flag, text.substr(0, colon), 0, 1 << 20), text.substr(colon + 1)};
-}
-
-CollectiveSweepOptions to_options(const Flags& f) {
-  CollectiveSweepOptions o;
-  // Sizes: nccl-tests' -b/-e with a factor (-f) or a fixed step (-i).
+// nccl-tests' -b/-e with a factor (-f) or a fixed step (-i); at most 10000
+// sizes, counted before any is generated.
+std::vector<std::size_t> parse_sizes(const Flags& f) {
+  constexpr double kMaxSizes = 10000;
   const auto min_bytes = parse_size("-b", f.minbytes), max_bytes = parse_size("-e", f.maxbytes);
   if (min_bytes < 1) throw UsageError("-b", f.minbytes, "must be at least 1 byte");
   if (max_bytes < min_bytes) throw UsageError("-e", f.maxbytes, "must be at least -b (" + f.minbytes + ")");
-  // At most this many sizes, counted before any is generated.
-  constexpr double kMaxSizes = 10000;
+  std::vector<std::size_t> sizes;
   if (!f.stepfactor.empty()) {
     const double factor = parse_number("-f", f.stepfactor);
     if (!(factor > 1)) throw UsageError("-f", f.stepfactor, "must be greater than 1");
@@ -83,54 +78,81 @@ CollectiveSweepOptions to_options(const Flags& f) {
       throw UsageError("-f", f.stepfactor, "gives more than 10000 sizes between -b " + f.minbytes + " and -e " +
                                                f.maxbytes);
     for (double size = static_cast<double>(min_bytes); size <= static_cast<double>(max_bytes); size *= factor)
-      o.sizes.push_back(static_cast<std::size_t>(size));
-  } else {
-    const auto step = parse_size("-i", f.stepbytes);
-    if (step < 1) throw UsageError("-i", f.stepbytes, "must be at least 1 byte");
-    if (static_cast<double>(max_bytes - min_bytes) / static_cast<double>(step) > kMaxSizes)
-      throw UsageError("-e", f.maxbytes, "gives more than 10000 sizes from -b " + f.minbytes + " in steps of -i " +
-                                             f.stepbytes + "; raise -i or step by a factor with -f");
-    for (auto size = min_bytes; size <= max_bytes; size += step) o.sizes.push_back(size);
+      sizes.push_back(static_cast<std::size_t>(size));
+    return sizes;
   }
+  const auto step = parse_size("-i", f.stepbytes);
+  if (step < 1) throw UsageError("-i", f.stepbytes, "must be at least 1 byte");
+  if (static_cast<double>(max_bytes - min_bytes) / static_cast<double>(step) > kMaxSizes)
+    throw UsageError("-e", f.maxbytes,
+                     "gives more than 10000 sizes from -b " + f.minbytes + " in steps of -i " + f.stepbytes +
+                         "; raise -i or step by a factor with -f");
+  for (auto size = min_bytes; size <= max_bytes; size += step) sizes.push_back(size);
+  return sizes;
+}
 
-  if (f.collective == "all") {
-    for (const auto& c : all_collectives()) o.collectives.push_back(c.get());
-  } else {
-    for (const auto& name : split_list(f.collective)) {
-      const Collective* c = find_collective(name);
-      if (!c)
-        throw UsageError("--collective", f.collective,
-                         "unknown collective '" + name + "'; use all_reduce, all_gather, reduce_scatter, broadcast, "
-                         "reduce, alltoall, sendrecv or all");
-      o.collectives.push_back(c);
-    }
+// A list of names ("a,b"), each read by `parse` (nullopt when unknown). A
+// name it does not know is refused with the `kind` and the choices.
+template <typename T, typename Parse>
+std::vector<T> parse_names(const char* flag, const std::string& text, const char* kind, const char* choices,
+                           Parse parse) {
+  std::vector<T> items;
+  for (const auto& name : split_list(text)) {
+    const std::optional<T> item = parse(name);
+    if (!item) throw UsageError(flag, text, std::string("unknown ") + kind + " '" + name + "'; use " + choices);
+    items.push_back(*item);
   }
-  if (f.datatype == "all") {
-    o.types = all_data_types();
-  } else {
-    for (const auto& name : split_list(f.datatype)) {
-      const auto t = parse_data_type(name);
-      if (!t) throw UsageError("-d", f.datatype, "unknown type '" + name + "'; use int8, int32, half, bfloat16, float, double, f8e4m3, f8e5m2 or all");
-      o.types.push_back(*t);
-    }
+  return items;
+}
+
+std::vector<const Collective*> parse_collectives(const std::string& text) {
+  std::vector<const Collective*> collectives;
+  if (text == "all") {
+    for (const auto& c : all_collectives()) collectives.push_back(c.get());
+    return collectives;
   }
-  if (f.op == "all") {
-    o.ops = all_reduce_ops();
-  } else {
-    for (const auto& name : split_list(f.op)) {
-      const auto op = parse_reduce_op(name);
-      if (!op) throw UsageError("-o", f.op, "unknown op '" + name + "'; use sum, prod, max, min, avg or all");
-      o.ops.push_back(*op);
-    }
-  }
+  return parse_names<const Collective*>(
+      "--collective", text, "collective",
+      "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv or all",
+      [](const std::string& name) -> std::optional<const Collective*> {
+        if (const Collective* c = find_collective(name)) return c;
+        return std::nullopt;
+      });
+}
+
+std::vector<DataType> parse_types(const std::string& text) {
+  if (text == "all") return all_data_types();
+  return parse_names<DataType>("-d", text, "type", "int8, int32, half, bfloat16, float, double, f8e4m3, f8e5m2 or all",
+                               parse_data_type);
+}
+
+std::vector<ReduceOp> parse_ops(const std::string& text) {
+  if (text == "all") return all_reduce_ops();
+  return parse_names<ReduceOp>("-o", text, "op", "sum, prod, max, min, avg or all", parse_reduce_op);
+}
+
+PointSettings parse_point(const Flags& f) {
+  PointSettings point;
+  point.iterations = count_in("-n", f.iters, 1, 1 << 24);
+  point.warmup_iterations = count_in("-w", f.warmup, 0, 1 << 24);
+  point.check_iterations = count_in("-c", f.check, 0, 1 << 20);
+  point.graph_replays = count_in("-G", f.graphs, 0, 1 << 24);
+  point.per_iteration = f.per_iter;
+  if (point.graph_replays > 0 && point.per_iteration)
+    throw UsageError("-G", f.graphs, "--per-iter times single operations; it cannot time graph replays");
+  return point;
+}
+
+CollectiveSweepOptions to_options(const Flags& f) {
+  CollectiveSweepOptions o;
+  o.tool = kTool;
+  o.sizes = parse_sizes(f);
+  o.collectives = parse_collectives(f.collective);
+  o.types = parse_types(f.datatype);
+  o.ops = parse_ops(f.op);
   // nccl-tests' -r -1 is every root, as -r all.
   if (f.root != "all" && f.root != "-1") o.roots = {count_in("-r", f.root, 0, 1 << 24)};
-
-  o.point.iterations = count_in("-n", f.iters, 1, 1 << 24);
-  o.point.warmup_iterations = count_in("-w", f.warmup, 0, 1 << 24);
-  o.point.check_iterations = count_in("-c", f.check, 0, 1 << 20);
-  o.point.graph_replays = count_in("-G", f.graphs, 0, 1 << 24);
-  o.point.per_iteration = f.per_iter;
+  o.point = parse_point(f);
   o.average = static_cast<AverageMode>(count_in("-a", f.average, 0, 3));
   o.per_rank = f.per_rank;
   o.outlier_pct = parse_number("--outlier", f.outlier);
@@ -144,27 +166,6 @@ CollectiveSweepOptions to_options(const Flags& f) {
   else if (f.split != "none") throw UsageError("--split", f.split, "use none, node or pairs");
   o.timeout_seconds = parse_number("--timeout", f.timeout);
   require_in_range("--timeout", f.timeout, o.timeout_seconds, 0, 1e9);
-
-  if (!f.inject_delay.empty()) {
-    const auto [rank, ms] = rank_and_value("--inject-delay", f.inject_delay);
-    o.faults.delay_rank = rank;
-    o.faults.delay_ms = parse_number("--inject-delay", ms);
-  }
-  if (!f.inject_hang.empty()) {
-    const auto [rank, where] = rank_and_value("--inject-hang", f.inject_hang);
-    o.faults.hang_rank = rank;
-    if (where == "init" || where == "split" || where == "warmup")
-      o.faults.hang_at = where;
-    else
-      o.faults.hang_bytes = parse_size("--inject-hang", where);
-  }
-  o.faults.stuck_abort = f.inject_stuck_abort;
-  if (!f.inject_wrong.empty()) o.faults.wrong_rank = count_in("--inject-wrong", f.inject_wrong, 0, 1 << 20);
-  if (!f.inject_exit.empty()) {
-    const auto [rank, bytes] = rank_and_value("--inject-exit", f.inject_exit);
-    o.faults.exit_rank = rank;
-    o.faults.exit_bytes = parse_size("--inject-exit", bytes);
-  }
   return o;
 }
 
@@ -300,14 +301,216 @@ std::unique_ptr<Backend> make_backend(const std::string& kind, Bootstrap& bootst
   }
 }
 
-}  // namespace
+// Everything the flags decide before any rank meets another: every rank
+// reads the same flags, so every rank reaches the same verdict here.
+struct Plan {
+  CollectiveSweepOptions options;
+  FaultPlan faults;
+  std::string backend;  // nccl or host
+  int gpus = 1;
+  bool blocking = false;
+};
 
-int main(int argc, char** argv) {
-  Flags f;
-  CLI::App app{"Collective bus bandwidth, nccl-tests compatible: the same flags, table and figures, plus CSV/JSON, "
-               "acceptance (--expect-busbw) and bad-node diagnosis (--per-rank, --split). Launch one process per GPU "
-               "with mpirun/srun, or torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT).",
-               "allreduce_bench"};
+Plan read_flags(const Flags& f) {
+  Plan plan;
+  plan.options = to_options(f);
+  plan.faults = parse_fault_flags(f.faults);
+  if (!f.per_rank_csv.empty() && !f.per_rank)
+    throw UsageError("--per-rank-csv", f.per_rank_csv, "needs --per-rank (the arrival pass)");
+  count_in("-t", f.threads, 1, 1);
+  count_in("-m", f.agg, 1, 1);
+  // -g all: one process drives every visible GPU (a one-line suite entry for a whole node).
+  plan.gpus = f.gpus == "all" ? std::max(1, visible_gpus()) : count_in("-g", f.gpus, 1, 64);
+  plan.blocking = count_in("-z", f.blocking, 0, 1) == 1;
+  plan.backend = resolve_backend(f.backend);
+  if (plan.options.point.graph_replays > 0 && plan.backend == "host")
+    throw UsageError("-G", f.graphs, "CUDA graphs need the nccl backend (no GPU is visible here)");
+  return plan;
+}
+
+// Only rank 0 writes the reports, so only its file system is asked whether
+// they can be written; every rank learns the verdict and throws alike.
+void check_outputs_on_rank0(Bootstrap& bootstrap, const Flags& f) {
+  char problem[1024] = {};
+  if (bootstrap.rank() == 0) try {
+      validate_output_paths(f.output);
+      validate_output_path("--per-rank-csv", f.per_rank_csv);
+    } catch (const UsageError& e) {
+      std::snprintf(problem, sizeof problem, "%s", e.what());
+    }
+  bootstrap.broadcast(problem, sizeof problem, 0);
+  if (problem[0] != '\0') throw UsageError(problem);
+}
+
+void check_roots(const CollectiveSweepOptions& options, const Backend& backend, const std::string& root_flag) {
+  const bool rooted = std::any_of(options.collectives.begin(), options.collectives.end(),
+                                  [](const Collective* c) { return c->uses_root(); });
+  for (int root : options.roots)
+    if (rooted && root >= backend.size())
+      throw UsageError("-r", root_flag, "there are only " + std::to_string(backend.size()) + " ranks");
+}
+
+bool writes_files(const Flags& f) {
+  return !f.output.csv_path.empty() || !f.output.json_path.empty() || !f.per_rank_csv.empty();
+}
+
+std::string files_named(const Flags& f) {
+  std::string files;
+  for (const std::string* path : {&f.output.csv_path, &f.output.json_path, &f.per_rank_csv})
+    if (!path->empty()) files += (files.empty() ? "" : ", ") + *path;
+  return files;
+}
+
+// Rank 0's files: the report (its table was the console's), and the
+// --per-rank-csv companion.
+SweepRecord::Save save_to_files(const Flags& f) {
+  return [&f](const Report& report, const Report& per_rank) {
+    OutputOptions output = f.output;
+    output.quiet = true;
+    write_reports(report, output);
+    if (!f.per_rank_csv.empty()) write_reports(per_rank, OutputOptions{f.per_rank_csv, "", true});
+  };
+}
+
+// The run failed (a rank died, hung or froze, or an operation failed): rank 0
+// saves what was measured and an error row naming the rank and the point,
+// before the run is aborted. It says so once, and only when it saves (the
+// watchdog thread and the main thread may both get here).
+void save_after_failure(const Flags& f, SweepRecord& record, const std::string& what) {
+  const auto announce = [&f](std::size_t rows) {
+    std::cerr << kTool << ": rank 0: saving what was measured so far (" << rows << " results and an error row) to "
+              << files_named(f) << "\n"
+              << std::flush;
+  };
+  try {
+    record.save_after_failure(what, announce);
+  } catch (const std::exception& e) {
+    std::cerr << kTool << ": rank 0: could not save: " << e.what() << "\n" << std::flush;
+  }
+}
+
+// Rank 0 writes the report; with --quiet, what failed still reaches stderr.
+// The exit status, the same on every rank.
+int finish(const Flags& f, Bootstrap& bootstrap, SweepRecord& record, const CollectiveSweepResult& result) {
+  if (bootstrap.rank() == 0) {
+    // With several ranks nobody has said it yet (rank_signals.hpp).
+    if (result.interrupted && bootstrap.size() > 1 && writes_files(f))
+      std::cerr << "interrupted: saving what was measured so far\n" << std::flush;
+    record.save();
+    if (f.output.quiet) {
+      std::set<std::string> failures;  // "nothing was measured" is both a result and an acceptance
+      for (const auto& [what, text] : record.report().summary)
+        if (text.rfind("FAILED", 0) == 0 && failures.insert(text).second) std::cerr << kTool << ": " << text << "\n";
+      if (result.wrong > 0) std::cerr << kTool << ": " << result.wrong << " wrong values (the CSV's wrong column)\n";
+    }
+  }
+  if (result.interrupted) return 128 + (rank_interrupt_signal() ? rank_interrupt_signal() : 2);
+  return result.wrong > 0 || result.below_expectation || result.nothing_measured ? kExitCheckFailed : kExitOk;
+}
+
+// From communicator init to the last size, on every rank, under the watchdog.
+int measure(const Flags& f, Plan& plan, Bootstrap& bootstrap, SweepRecord& record, Environment env) {
+  const std::vector<std::string> hosts = gather_host_names(bootstrap);
+  const auto injected = plan.faults.any() ? make_injected_faults(plan.faults, bootstrap.rank()) : nullptr;
+  FaultHooks& faults = injected ? *injected : no_faults();
+  // Watching from before communicator init: a rank that never joins it
+  // (NCCL init blocks in every other rank) is named and the run aborted,
+  // instead of waiting for the launcher's limit.
+  Watchdog watchdog(bootstrap, kTool, plan.options.timeout_seconds, hosts, faults);
+  watchdog.set_on_failure([&](const std::string& what) { save_after_failure(f, record, what); });
+  faults.before_stage(RunStage::init);
+  watchdog.enter("communicator init (--backend " + plan.backend + ")");
+  std::unique_ptr<Backend> backend = make_backend(plan.backend, bootstrap, plan.gpus, plan.blocking, env);
+  watchdog.leave();
+  record.set_environment(std::move(env));
+  watchdog.set_abort_operations([&backend] { backend->abort(); });
+  check_roots(plan.options, *backend, f.root);
+
+  // --quiet: the table and its summary go nowhere (a stream without a
+  // buffer discards what it is given); the files and the exit status carry
+  // the result, and what failed still reaches stderr.
+  std::ostream discard(nullptr);
+  SweepServices services{bootstrap, *backend, watchdog, faults, record, f.output.quiet ? discard : std::cout, hosts};
+  const CollectiveSweepResult result = run_collective_sweep(plan.options, services);
+  const int status = finish(f, bootstrap, record, result);
+  watchdog.set_abort_operations({});  // the communicator goes next
+  backend.reset();
+  bootstrap.barrier();
+  return status;
+}
+
+// Everything after the ranks have met. A usage error here comes from the
+// same flags and the same gathered facts on every rank, so every rank raises
+// it at the same place and ends normally (only rank 0 prints it). Any other
+// failure is this rank's alone: it must not leave the others waiting in a
+// collective, so the run is aborted, after rank 0 saved what it measured.
+int run_ranks(const Flags& f, Plan& plan, Bootstrap& bootstrap) {
+  if (bootstrap.size() > 1) take_signals_silently();
+  Environment env = capture_environment();
+  env.mpi_library = bootstrap.mpi_library();
+  SweepRecord record(start_report(kTool, env));
+  // Rank 0 writes the files; where none is asked for, the table was the report.
+  if (bootstrap.rank() == 0 && writes_files(f)) record.set_save(save_to_files(f));
+  try {
+    if (f.backend == "auto") agree_on_backend(bootstrap, plan.backend);
+    check_outputs_on_rank0(bootstrap, f);
+    return measure(f, plan, bootstrap, record, std::move(env));
+  } catch (const UsageError&) {
+    throw;
+  } catch (const CannotRun&) {
+    throw;  // every rank reaches the same verdict (the backend exchanges it)
+  } catch (const std::exception& e) {
+    if (bootstrap.size() == 1) throw;
+    const std::string what = "rank " + std::to_string(bootstrap.rank()) + ": error: " + e.what();
+    std::cerr << kTool << ": " << what << "\n" << std::flush;
+    save_after_failure(f, record, what);
+    bootstrap.abort_all(kExitCheckFailed);
+  }
+  return kExitCheckFailed;  // not reached: abort_all ends the process
+}
+
+// Which rank this process is, as its launcher says (before any rank is met).
+int launch_rank() {
+  try {
+    return detect_launch().rank;
+  } catch (const std::runtime_error&) {
+    return 0;  // a malformed launcher variable: every rank says so
+  }
+}
+
+// Every rank parses the same flags and reaches the same verdict: only rank 0
+// prints a usage error, the others end with the same status quietly. CLI11's
+// own parse errors are printed by run_tool before the flags are read, so the
+// other ranks' stderr is muted until then.
+class UsageErrorsOnRankZero {
+ public:
+  UsageErrorsOnRankZero() : rank_(launch_rank()) {
+    if (rank_ != 0) saved_ = std::cerr.rdbuf(nullptr);
+  }
+  ~UsageErrorsOnRankZero() { unmute(); }
+  void unmute() {
+    if (!saved_) return;
+    std::cerr.rdbuf(saved_);
+    std::cerr.clear();
+    saved_ = nullptr;
+  }
+  int run(const std::function<int()>& body) {
+    unmute();
+    try {
+      return body();
+    } catch (const UsageError&) {
+      if (rank_ != 0) return kExitUsage;
+      throw;
+    }
+  }
+  void set_rank(int rank) { rank_ = rank; }
+
+ private:
+  int rank_;
+  std::streambuf* saved_ = nullptr;
+};
+
+void add_flags(CLI::App& app, Flags& f) {
   app.add_option("-b,--minbytes", f.minbytes, "Smallest size, bytes (8, 4K, 64M, 8G); default 32M");
   app.add_option("-e,--maxbytes", f.maxbytes, "Largest size; default 32M");
   app.add_option("-i,--stepbytes", f.stepbytes, "Fixed increment between sizes; default 1M");
@@ -336,92 +539,33 @@ int main(int argc, char** argv) {
   app.add_option("--outlier", f.outlier, "PCT below the median that marks a slow group or a straggler; default 10");
   app.add_option("--expect-busbw", f.expect_busbw, "Exit 1 with FAILED when the peak busbw is below GBPS")->type_name("GBPS");
   app.add_option("-T,--timeout", f.timeout, "Abort when a size has not finished in S seconds (0: never); default 600");
-  app.add_option("--inject-delay", f.inject_delay)->group("");  // test-only: RANK:MS before each operation
-  app.add_option("--inject-hang", f.inject_hang)->group("");    // test-only: RANK:BYTES|init|split|warmup never arrives
-  app.add_option("--inject-exit", f.inject_exit)->group("");    // test-only: RANK:BYTES dies
-  app.add_flag("--inject-stuck-abort", f.inject_stuck_abort)->group("");  // test-only: the abort never returns
-  app.add_option("--inject-wrong", f.inject_wrong)->group("");  // test-only: RANK sends a wrong element to checks
+  // Test-only faults (injected_faults.hpp), hidden from --help.
+  app.add_option("--inject-delay", f.faults.delay)->group("");
+  app.add_option("--inject-hang", f.faults.hang)->group("");
+  app.add_option("--inject-exit", f.faults.exit)->group("");
+  app.add_option("--inject-signal", f.faults.signal)->group("");
+  app.add_flag("--inject-stuck-abort", f.faults.stuck_abort)->group("");
+  app.add_option("--inject-wrong", f.faults.wrong)->group("");
   add_output_flags(app, f.output);
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  CLI::App app{
+      "Collective bus bandwidth, nccl-tests compatible: the same flags, table and figures, plus CSV/JSON, "
+      "acceptance (--expect-busbw) and bad-node diagnosis (--per-rank, --split). Launch one process per GPU "
+      "with mpirun/srun, or torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT).",
+      kTool};
+  add_flags(app, f);
+  UsageErrorsOnRankZero usage;
   return run_tool(app, argc, argv, [&] {
-    CollectiveSweepOptions options = to_options(f);
-    validate_output_paths(f.output);
-    if (!f.per_rank_csv.empty()) {
-      if (!f.per_rank) throw UsageError("--per-rank-csv", f.per_rank_csv, "needs --per-rank (the arrival pass)");
-      validate_output_path("--per-rank-csv", f.per_rank_csv);
-    }
-    count_in("-t", f.threads, 1, 1);
-    count_in("-m", f.agg, 1, 1);
-    // -g all: one process drives every visible GPU (a one-line suite entry for a whole node).
-    const int gpus = f.gpus == "all" ? std::max(1, visible_gpus()) : count_in("-g", f.gpus, 1, 64);
-    const bool blocking = count_in("-z", f.blocking, 0, 1) == 1;
-    const std::string backend_kind = resolve_backend(f.backend);
-    if (options.point.graph_replays > 0 && backend_kind == "host")
-      throw UsageError("-G", f.graphs, "CUDA graphs need the nccl backend (no GPU is visible here)");
-    if (options.point.graph_replays > 0 && options.point.per_iteration)
-      throw UsageError("-G", f.graphs, "--per-iter times single operations; it cannot time graph replays");
-    std::unique_ptr<Bootstrap> bootstrap = make_bootstrap(f.bootstrap, backend_kind, f.backend, &argc, &argv);
-    std::unique_ptr<Backend> backend;
-    try {
-      if (f.backend == "auto") agree_on_backend(*bootstrap, backend_kind);
-      Environment env = capture_environment();
-      env.mpi_library = bootstrap->mpi_library();
-      const std::vector<std::string> hosts = gather_host_names(*bootstrap);
-      // Watching from before communicator init: a rank that never joins it
-      // (NCCL init blocks in every other rank) is named and the run aborted,
-      // instead of waiting for the launcher's limit.
-      Watchdog watchdog(*bootstrap, options.timeout_seconds, hosts, {});
-      if (options.faults.hang_at == "init" && bootstrap->rank() == options.faults.hang_rank)
-        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // test-only: never reaches init
-      watchdog.enter("communicator init (--backend " + backend_kind + ")");
-      backend = make_backend(backend_kind, *bootstrap, gpus, blocking, env);
-      watchdog.leave();
-      watchdog.set_abort_operations([&backend, stuck = options.faults.stuck_abort] {
-        if (stuck)
-          for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // test-only: an ncclCommAbort that blocks
-        backend->abort();
-      });
-      const bool rooted = std::any_of(options.collectives.begin(), options.collectives.end(),
-                                      [](const Collective* c) { return c->uses_root(); });
-      for (int root : options.roots)
-        if (rooted && root >= backend->size())
-          throw UsageError("-r", f.root, "there are only " + std::to_string(backend->size()) + " ranks");
-
-      // --quiet: the table and its summary go nowhere (a stream without a
-      // buffer discards what it is given); the CSV, JSON and exit status carry
-      // the result, and what failed still reaches stderr below.
-      std::ostream discard(nullptr);
-      CollectiveSweepResult result = run_collective_sweep(*bootstrap, *backend, options, std::move(env),
-                                                          f.output.quiet ? discard : std::cout, hosts, watchdog);
-      if (bootstrap->rank() == 0) {
-        OutputOptions output = f.output;
-        output.quiet = true;  // the nccl-tests table above is the console report
-        write_reports(result.report, output);
-        if (!f.per_rank_csv.empty()) write_reports(result.per_rank, OutputOptions{f.per_rank_csv, "", true});
-        if (f.output.quiet) {
-          std::set<std::string> failures;  // "nothing was measured" is both a result and an acceptance
-          for (const auto& [what, text] : result.report.summary)
-            if (text.rfind("FAILED", 0) == 0 && failures.insert(text).second)
-              std::cerr << "allreduce_bench: " << text << "\n";
-          if (result.wrong > 0) std::cerr << "allreduce_bench: " << result.wrong << " wrong values (the CSV's wrong column)\n";
-        }
-      }
-      int status = result.wrong > 0 || result.below_expectation || result.nothing_measured ? kExitCheckFailed : kExitOk;
-      if (result.interrupted) status = 128 + (interrupt_signal() ? interrupt_signal() : 2);
-      watchdog.set_abort_operations({});  // the communicator goes next
-      backend.reset();
-      bootstrap->barrier();
-      return status;
-    } catch (const CannotRun&) {
-      throw;  // every rank reaches the same verdict (the backend exchanges it)
-    } catch (const std::exception& e) {
-      // One rank's failure must not leave the others waiting in a collective.
-      if (bootstrap->size() == 1) throw;
-      const bool usage = dynamic_cast<const UsageError*>(&e) != nullptr;
-      std::cerr << "allreduce_bench: rank " << bootstrap->rank() << ": " << (usage ? "" : "error: ") << e.what()
-                << "\n" << std::flush;
-      bootstrap->abort_all(usage ? kExitUsage : kExitCheckFailed);
-    }
-    return kExitCheckFailed;  // not reached: abort_all ends the process
+    return usage.run([&] {
+      Plan plan = read_flags(f);
+      const std::unique_ptr<Bootstrap> bootstrap = make_bootstrap(f.bootstrap, plan.backend, f.backend, &argc, &argv);
+      usage.set_rank(bootstrap->rank());
+      return run_ranks(f, plan, *bootstrap);
+    });
   });
 }

@@ -11,6 +11,8 @@
 
 namespace redline {
 
+class RankLinks;
+
 class Bootstrap {
  public:
   virtual ~Bootstrap() = default;
@@ -29,6 +31,10 @@ class Bootstrap {
   [[noreturn]] virtual void abort_all(int exit_code) = 0;
   // The MPI library underneath ("Open MPI v4.1.4"), for the report; empty without MPI.
   virtual std::string mpi_library() const { return ""; }
+  // The TCP connections between rank 0 and every other rank that this
+  // bootstrap already holds (the env bootstrap's), for the watchdog to share;
+  // null where it holds none (MPI, a single process).
+  virtual RankLinks* control_links() { return nullptr; }
 };
 
 // Which launcher started this process, from its environment.

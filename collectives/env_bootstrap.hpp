@@ -45,6 +45,9 @@ EnvRendezvousConfig env_rendezvous_from_environment();
 //
 // Operations are called from one thread; abort_all may come from any thread:
 // it closes every socket (so the peers' operations fail at once) and _Exits.
+// The connections are RankLinks (control_links()): the watchdog sends its
+// progress and heartbeats over them too, so each rank holds one connection to
+// rank 0, not one per user.
 std::unique_ptr<Bootstrap> make_env_bootstrap(const EnvRendezvousConfig& config, double connect_timeout_s = 60,
                                               double io_timeout_s = 300);
 // The same, from env_rendezvous_from_environment().

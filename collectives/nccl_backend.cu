@@ -43,6 +43,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -566,33 +567,11 @@ class NcclBackend final : public Backend {
       }
 
       fp8_devices_ = true;
-      for (int i = 0; i < g; ++i) {
-        const int device = first + i;
-        // Current first: since CUDA 12 cudaSetDevice creates the context, and
-        // the probe restores the previous device, which would otherwise be 0
-        // and put a context on GPU 0 in every rank of the host.
-        if (cudaSetDevice(device) != cudaSuccess) (void)cudaGetLastError();  // the probe says why
-        if (const auto reason = no_usable_gpu_reason(device)) {
+      for (int i = 0; i < g; ++i)
+        if (const auto reason = open_device(first + i, status)) {
           set_failure(status, StartFailure::no_gpu, host + ": local rank " + std::to_string(local_rank) + ": " + *reason);
           return status;
         }
-        int major = 0;
-        int minor = 0;
-        REDLINE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-        REDLINE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-        if (major < 9 && fp8_devices_) {
-          fp8_devices_ = false;
-          fp8_device_reason_ = "fp8 needs NCCL 2.24+ on sm_90 or newer; GPU " + std::to_string(device) + " is sm_" +
-                               std::to_string(major) + std::to_string(minor);
-        }
-        devices_.push_back(device);
-        streams_.push_back(nullptr);
-        REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&streams_.back(), cudaStreamNonBlocking));
-        if (status.gpus < kMaxCheckedGpus) {
-          REDLINE_CUDA_CHECK(cudaDeviceGetPCIBusId(status.bus_ids[status.gpus], sizeof status.bus_ids[0], device));
-          ++status.gpus;
-        }
-      }
       const std::string name = host_name();
       std::memcpy(status.host, name.data(), std::min(name.size(), sizeof status.host - 1));
       const std::string machine = machine_key();
@@ -603,6 +582,33 @@ class NcclBackend final : public Backend {
       set_failure(status, StartFailure::other, host + ": local rank " + std::to_string(local_rank) + ": " + error.what());
     }
     return status;
+  }
+
+  // Makes local GPU `device` one of this process's (its stream, its fp8
+  // support, its bus id in `status`), or says why it cannot be used.
+  std::optional<std::string> open_device(int device, StartStatus& status) {
+    // Current first: since CUDA 12 cudaSetDevice creates the context, and
+    // the probe restores the previous device, which would otherwise be 0
+    // and put a context on GPU 0 in every rank of the host.
+    if (cudaSetDevice(device) != cudaSuccess) (void)cudaGetLastError();  // the probe says why
+    if (auto reason = no_usable_gpu_reason(device)) return reason;
+    int major = 0;
+    int minor = 0;
+    REDLINE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    REDLINE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    if (major < 9 && fp8_devices_) {
+      fp8_devices_ = false;
+      fp8_device_reason_ = "fp8 needs NCCL 2.24+ on sm_90 or newer; GPU " + std::to_string(device) + " is sm_" +
+                           std::to_string(major) + std::to_string(minor);
+    }
+    devices_.push_back(device);
+    streams_.push_back(nullptr);
+    REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&streams_.back(), cudaStreamNonBlocking));
+    if (status.gpus < kMaxCheckedGpus) {
+      REDLINE_CUDA_CHECK(cudaDeviceGetPCIBusId(status.bus_ids[status.gpus], sizeof status.bus_ids[0], device));
+      ++status.gpus;
+    }
+    return std::nullopt;
   }
 
   // Collective: every rank learns whether any rank cannot start, and all

@@ -54,9 +54,9 @@ void run_once(Backend& backend, const Collective& collective, const CollectiveBu
 }
 
 // Fresh input on every local rank: an in-place run overwrites its input.
-// `corrupt`: test-only, the first element becomes a value no check expects.
-void load_inputs(Backend& backend, CollectiveBuffers& buffers, const CollectiveCounts& counts,
-                 const CollectiveCase& c, bool in_place, bool corrupt = false) {
+// `check_faults`: for a check, told of each input before it is sent.
+void load_inputs(Backend& backend, CollectiveBuffers& buffers, const CollectiveCounts& counts, const CollectiveCase& c,
+                 bool in_place, FaultHooks* check_faults = nullptr) {
   const std::size_t element = info(c.type).bytes;
   for (int local = 0; local < backend.local_ranks(); ++local) {
     const int rank = backend.rank(local);
@@ -64,8 +64,105 @@ void load_inputs(Backend& backend, CollectiveBuffers& buffers, const CollectiveC
     void* send = const_cast<void*>(p.send);
     char* host = buffers.host_side(send);
     fill_input(host, counts.send_count, c.type, rank, c);
-    if (corrupt && counts.send_count > 0) fill_poison(host, 1, c.type);
+    if (check_faults) check_faults->after_check_input(host, counts.send_count, c.type);
     backend.copy_in(local, send, host, counts.send_count * element);
+  }
+}
+
+// What every timing loop of a point shares.
+struct PointRun {
+  Backend& backend;
+  const Collective& collective;
+  CollectiveBuffers& buffers;
+  const CollectiveCounts& counts;
+  const CollectiveCase& c;
+  bool in_place;
+  const PointSettings& settings;
+  FaultHooks& faults;
+
+  void once(int iteration) const { run_once(backend, collective, buffers, counts, c, in_place, iteration); }
+  void timed(int iteration) const {
+    faults.before_timed_operation();
+    once(iteration);
+  }
+  void sync_ranks() const {
+    if (settings.sync_ranks) settings.sync_ranks();
+  }
+};
+
+// --per-iter: a wait after each operation, so the samples show the spread,
+// at the cost of the pipelining that back-to-back operations get.
+void time_each_operation(const PointRun& run, PointMeasurement& m) {
+  const double start = steady_seconds();
+  for (int i = 0; i < run.settings.iterations; ++i) {
+    const double t0 = steady_seconds();
+    run.timed(i);
+    run.backend.wait();
+    m.samples_seconds.push_back(steady_seconds() - t0);
+  }
+  m.seconds_per_operation = (steady_seconds() - start) / run.settings.iterations;
+}
+
+// -G: the iterations captured once, the capture replayed.
+void time_graph_replays(const PointRun& run, PointMeasurement& m) {
+  run.backend.capture_begin();
+  for (int i = 0; i < run.settings.iterations; ++i) run.once(i);
+  run.backend.capture_end();
+  // As nccl-tests: the ranks meet, then the clock runs from the first
+  // launch (which also uploads the graph) to the last replay's end.
+  run.sync_ranks();
+  const double start = steady_seconds();
+  for (int g = 0; g < run.settings.graph_replays; ++g) run.backend.replay_capture();
+  run.backend.wait();
+  m.seconds_per_operation =
+      (steady_seconds() - start) / (static_cast<double>(run.settings.iterations) * run.settings.graph_replays);
+}
+
+void time_back_to_back(const PointRun& run, PointMeasurement& m) {
+  const double start = steady_seconds();
+  for (int i = 0; i < run.settings.iterations; ++i) run.timed(i);
+  run.backend.wait();
+  m.seconds_per_operation = (steady_seconds() - start) / run.settings.iterations;
+}
+
+// --per-rank: how long this rank spends inside one operation, waited for each.
+void time_arrival(const PointRun& run, PointMeasurement& m) {
+  double inside = 0;
+  for (int i = 0; i < run.settings.iterations; ++i) {
+    run.faults.before_timed_operation();
+    const double t0 = steady_seconds();
+    run.once(i);
+    run.backend.wait();
+    inside += steady_seconds() - t0;
+  }
+  m.seconds_in_operation = inside / run.settings.iterations;
+}
+
+// -c: each check on fresh data, every local rank's result counted.
+void check_results(const PointRun& run, PointMeasurement& m) {
+  Backend& backend = run.backend;
+  const std::size_t element = info(run.c.type).bytes;
+  const std::size_t recv_bytes = run.counts.recv_count * element;
+  m.checked = true;
+  for (int k = 0; k < run.settings.check_iterations; ++k) {
+    // The timed runs left correct results behind: an operation that writes
+    // nothing must not pass. Poison the whole receive buffer, then load the
+    // input (in place, the input block sits inside it).
+    for (int local = 0; local < backend.local_ranks(); ++local) {
+      char* host = run.buffers.host_side(run.buffers.recv(local));
+      fill_poison(host, run.counts.recv_count, run.c.type);
+      backend.copy_in(local, run.buffers.recv(local), host, recv_bytes);
+    }
+    load_inputs(backend, run.buffers, run.counts, run.c, run.in_place, &run.faults);
+    run.once(0);
+    backend.wait();
+    for (int local = 0; local < backend.local_ranks(); ++local) {
+      const int rank = backend.rank(local);
+      const Pointers p = pointers_for(run.buffers, local, run.counts, rank, element, run.in_place);
+      char* host = run.buffers.host_side(p.recv);
+      backend.copy_out(local, host, p.recv, recv_bytes);
+      m.wrong += count_wrong(host, run.counts.recv_count, run.c.type, run.collective, run.counts, run.c, rank);
+    }
   }
 }
 
@@ -117,92 +214,31 @@ void warm_up_series(Backend& backend, const Collective& collective, CollectiveBu
 }
 
 PointMeasurement measure_point(Backend& backend, const Collective& collective, CollectiveBuffers& buffers,
-                               std::size_t count, const CollectiveCase& c, bool in_place,
-                               const PointSettings& settings) {
+                               std::size_t count, const CollectiveCase& c, bool in_place, const PointSettings& settings,
+                               FaultHooks& faults) {
   const CollectiveCounts counts = collective.counts(count, backend.size(), info(c.type).bytes);
+  const PointRun run{backend, collective, buffers, counts, c, in_place, settings, faults};
   PointMeasurement m;
   load_inputs(backend, buffers, counts, c, in_place);
 
-  for (int i = 0; i < settings.warmup_iterations; ++i) run_once(backend, collective, buffers, counts, c, in_place, i);
+  for (int i = 0; i < settings.warmup_iterations; ++i) run.once(i);
   backend.wait();
   // Whatever -w says, one operation completes and the ranks meet before the
   // clock starts (nccl-tests does the same): the first timed operation then
   // pays no lazy connection setup and starts on every rank together.
-  run_once(backend, collective, buffers, counts, c, in_place, 0);
+  run.once(0);
   backend.wait();
-  if (settings.sync_ranks) settings.sync_ranks();
+  run.sync_ranks();
 
-  auto timed_operation = [&](int i) {
-    if (settings.before_each_operation) settings.before_each_operation();
-    run_once(backend, collective, buffers, counts, c, in_place, i);
-  };
-  if (settings.per_iteration) {
-    // A wait after each operation: the samples show the spread, at the cost
-    // of the pipelining that back-to-back operations get.
-    const double start = steady_seconds();
-    for (int i = 0; i < settings.iterations; ++i) {
-      const double t0 = steady_seconds();
-      timed_operation(i);
-      backend.wait();
-      m.samples_seconds.push_back(steady_seconds() - t0);
-    }
-    m.seconds_per_operation = (steady_seconds() - start) / settings.iterations;
-  } else if (settings.graph_replays > 0 && backend.supports_capture()) {
-    backend.capture_begin();
-    for (int i = 0; i < settings.iterations; ++i) run_once(backend, collective, buffers, counts, c, in_place, i);
-    backend.capture_end();
-    // As nccl-tests: the ranks meet, then the clock runs from the first
-    // launch (which also uploads the graph) to the last replay's end.
-    if (settings.sync_ranks) settings.sync_ranks();
-    const double start = steady_seconds();
-    for (int g = 0; g < settings.graph_replays; ++g) backend.replay_capture();
-    backend.wait();
-    m.seconds_per_operation = (steady_seconds() - start) / (static_cast<double>(settings.iterations) * settings.graph_replays);
-  } else {
-    const double start = steady_seconds();
-    for (int i = 0; i < settings.iterations; ++i) timed_operation(i);
-    backend.wait();
-    m.seconds_per_operation = (steady_seconds() - start) / settings.iterations;
-  }
-
-  if (settings.arrival_pass) {
-    double inside = 0;
-    for (int i = 0; i < settings.iterations; ++i) {
-      if (settings.before_each_operation) settings.before_each_operation();
-      const double t0 = steady_seconds();
-      run_once(backend, collective, buffers, counts, c, in_place, i);
-      backend.wait();
-      inside += steady_seconds() - t0;
-    }
-    m.seconds_in_operation = inside / settings.iterations;
-  }
-
+  if (settings.per_iteration)
+    time_each_operation(run, m);
+  else if (settings.graph_replays > 0 && backend.supports_capture())
+    time_graph_replays(run, m);
+  else
+    time_back_to_back(run, m);
+  if (settings.arrival_pass) time_arrival(run, m);
   // NCCL leaves in-place alltoall and sendrecv undefined: timed, not checked.
-  if (settings.check_iterations > 0 && (!in_place || collective.in_place_result_defined())) {
-    m.checked = true;
-    const std::size_t element = info(c.type).bytes;
-    const std::size_t recv_bytes = counts.recv_count * element;
-    for (int k = 0; k < settings.check_iterations; ++k) {
-      // The timed runs left correct results behind: an operation that writes
-      // nothing must not pass. Poison the whole receive buffer, then load the
-      // input (in place, the input block sits inside it).
-      for (int local = 0; local < backend.local_ranks(); ++local) {
-        char* host = buffers.host_side(buffers.recv(local));
-        fill_poison(host, counts.recv_count, c.type);
-        backend.copy_in(local, buffers.recv(local), host, recv_bytes);
-      }
-      load_inputs(backend, buffers, counts, c, in_place, settings.corrupt_input);
-      run_once(backend, collective, buffers, counts, c, in_place, 0);
-      backend.wait();
-      for (int local = 0; local < backend.local_ranks(); ++local) {
-        const int rank = backend.rank(local);
-        const Pointers p = pointers_for(buffers, local, counts, rank, element, in_place);
-        char* host = buffers.host_side(p.recv);
-        backend.copy_out(local, host, p.recv, recv_bytes);
-        m.wrong += count_wrong(host, counts.recv_count, c.type, collective, counts, c, rank);
-      }
-    }
-  }
+  if (settings.check_iterations > 0 && (!in_place || collective.in_place_result_defined())) check_results(run, m);
   return m;
 }
 

@@ -13,6 +13,7 @@
 
 #include "collectives/backend.hpp"
 #include "collectives/collective.hpp"
+#include "collectives/fault_hooks.hpp"
 
 namespace redline {
 
@@ -26,11 +27,6 @@ struct PointSettings {
   // that records how long this rank spends inside one. The rank that arrives
   // last spends the least: the others wait for it there.
   bool arrival_pass = false;
-  // Called before every timed operation on this rank: test-only delay injection.
-  std::function<void()> before_each_operation;
-  // Test-only: this rank's first input element is replaced before each check
-  // (--inject-wrong), as a bad link or GPU would, so the check must catch it.
-  bool corrupt_input = false;
   // A barrier of every rank, called right before the clock starts (nccl-tests'
   // Barrier): no rank starts timing while another is still setting up.
   std::function<void()> sync_ranks;
@@ -80,9 +76,10 @@ struct PointMeasurement {
 void warm_up_series(Backend& backend, const Collective& collective, CollectiveBuffers& buffers,
                     std::size_t min_count, std::size_t max_count, const CollectiveCase& c, int iterations);
 
-// Runs one point. `in_place` selects NCCL's in-place layout.
+// Runs one point. `in_place` selects NCCL's in-place layout. `faults` is
+// called before every timed operation and after each check's input is written.
 PointMeasurement measure_point(Backend& backend, const Collective& collective, CollectiveBuffers& buffers,
-                               std::size_t count, const CollectiveCase& c, bool in_place,
-                               const PointSettings& settings);
+                               std::size_t count, const CollectiveCase& c, bool in_place, const PointSettings& settings,
+                               FaultHooks& faults = no_faults());
 
 }  // namespace redline

@@ -1,182 +1,74 @@
 #include "collectives/watchdog.hpp"
 
-#include "harness/core/clock.hpp"
-
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <stdexcept>
+#include <memory>
 #include <system_error>
+
+#include "harness/core/clock.hpp"
 
 namespace redline {
 namespace {
 
-constexpr std::uint64_t kGoodbye = ~std::uint64_t{0};
-// Other ranks give rank 0 this long past the timeout to name the culprits first.
-constexpr double kGraceSeconds = 5;
-// How long a failing rank waits for the communicator abort before exiting.
-constexpr double kAbortOperationsSeconds = 10;
+// The watchdog's frames on the control links (RankLinks' watchdog lane).
+enum Message : std::uint32_t {
+  kReached = RankLinks::kWatchdogTypes + 1,  // seq: the index of the point the sender reached
+  kHeartbeat,                                // the sender's watchdog thread runs
+  kGoodbye,                                  // the sender finished: its connection may close
+  kAbortNotice,                              // rank 0 aborts the run: end without a message of your own
+};
 
-bool send_all(int fd, const void* data, std::size_t bytes) {
-  const char* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::send(fd, p, bytes, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    bytes -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-bool recv_all(int fd, void* data, std::size_t bytes) {
-  char* p = static_cast<char*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::recv(fd, p, bytes, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    bytes -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// Where the other ranks reach rank 0: REDLINE_WATCHDOG_ADDR, else MASTER_ADDR
-// (torchrun-style launches), else rank 0's real host name (not the display
-// name REDLINE_HOSTNAME may give it).
-std::string rank0_address(Bootstrap& bootstrap) {
-  for (const char* var : {"REDLINE_WATCHDOG_ADDR", "MASTER_ADDR"})
-    if (const char* v = std::getenv(var); v && *v) return v;
-  char name[256] = {};
-  if (bootstrap.rank() == 0 && gethostname(name, sizeof name - 1) != 0) std::strcpy(name, "localhost");
-  bootstrap.broadcast(name, sizeof name, 0);
-  return name;
-}
-
-constexpr double kRegisterSeconds = 120;
-
-int connect_to(const std::string& host, std::uint16_t port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
-  if (getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || !found)
-    throw std::runtime_error("watchdog: cannot resolve rank 0's address '" + host +
-                             "' (set REDLINE_WATCHDOG_ADDR or MASTER_ADDR, or --timeout 0)");
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
-      fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-        ::close(fd);
-        fd = -1;
-      }
-    }
-    if (fd < 0) usleep(100000);
-  }
-  freeaddrinfo(found);
-  if (fd < 0)
-    throw std::runtime_error("watchdog: cannot connect to rank 0 at " + host + ":" + service + ": " +
-                             std::strerror(errno));
-  return fd;
-}
-
-// A listening socket on an ephemeral port of every interface: IPv6
-// dual-stack (IPv4 peers arrive as mapped addresses), or IPv4 where IPv6 is off.
-int listen_on_any_port(std::uint16_t& port) {
-  int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd >= 0) {
-    sockaddr_in6 addr{};
-    addr.sin6_family = AF_INET6;
-    addr.sin6_addr = in6addr_any;
-    socklen_t len = sizeof addr;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd, SOMAXCONN) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-      port = ntohs(addr.sin6_port);
-      return fd;
-    }
-    ::close(fd);
-  }
-  fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, SOMAXCONN) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-    throw std::runtime_error(std::string("watchdog: cannot listen for the other ranks: ") + std::strerror(errno));
-  port = ntohs(addr.sin_port);
-  return fd;
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", seconds);
+  return text;
 }
 
 }  // namespace
 
-Watchdog::Watchdog(Bootstrap& bootstrap, double timeout_seconds, std::vector<std::string> hosts,
-                   std::function<void()> abort_operations)
-    : bootstrap_(bootstrap), timeout_(timeout_seconds), hosts_(std::move(hosts)),
-      abort_operations_(std::move(abort_operations)) {
-  if (timeout_ <= 0 || bootstrap_.size() == 1) return;  // one rank cannot wait for another
+WatchdogTimes WatchdogTimes::for_timeout(double timeout_seconds) {
+  WatchdogTimes times;
+  times.timeout = timeout_seconds;
+  times.grace = std::min(5.0, timeout_seconds / 2);
+  times.abort_wait = std::min(10.0, timeout_seconds);
+  times.heartbeat = std::min(1.0, timeout_seconds / 8);
+  // A live rank beats every interval even under load; four missed in a row
+  // is a process that does not run.
+  times.frozen_after = 4 * times.heartbeat;
+  return times;
+}
 
-  std::uint16_t port = 0;
-  int listener = -1;
-  if (bootstrap_.rank() == 0) {
-    listener = listen_on_any_port(port);
-  }
-  bootstrap_.broadcast(&port, sizeof port, 0);
-  const std::string address = rank0_address(bootstrap_);
-
-  if (bootstrap_.rank() == 0) {
-    peers_.assign(bootstrap_.size(), -1);
-    reached_.assign(bootstrap_.size(), 0);
-    for (int accepted = 1; accepted < bootstrap_.size(); ++accepted) {
-      pollfd pfd{listener, POLLIN, 0};
-      if (::poll(&pfd, 1, static_cast<int>(kRegisterSeconds * 1000)) <= 0)
-        throw std::runtime_error("watchdog: only " + std::to_string(accepted - 1) + " of " +
-                                 std::to_string(bootstrap_.size() - 1) + " ranks connected to rank 0 within " +
-                                 std::to_string(static_cast<int>(kRegisterSeconds)) +
-                                 " s (a firewall? set REDLINE_WATCHDOG_ADDR, or --timeout 0)");
-      const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-      std::int32_t rank = -1;
-      if (fd < 0 || !recv_all(fd, &rank, sizeof rank) || rank < 1 || rank >= bootstrap_.size() || peers_[rank] >= 0)
-        throw std::runtime_error("watchdog: a rank failed to register with rank 0");
-      peers_[rank] = fd;
-    }
-    ::close(listener);
-  } else {
-    const int fd = connect_to(address, port);
-    const std::int32_t rank = bootstrap_.rank();
-    if (!send_all(fd, &rank, sizeof rank)) throw std::runtime_error("watchdog: cannot register with rank 0");
-    peers_.push_back(fd);
-  }
-  for (int fd : peers_)
-    if (fd >= 0) {
-      const int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    }
+Watchdog::Watchdog(Bootstrap& bootstrap, std::string tool, double timeout_seconds, std::vector<std::string> hosts,
+                   FaultHooks& faults)
+    : bootstrap_(bootstrap),
+      tool_(std::move(tool)),
+      times_(WatchdogTimes::for_timeout(timeout_seconds)),
+      hosts_(std::move(hosts)),
+      faults_(faults) {
+  if (timeout_seconds <= 0 || bootstrap_.size() == 1) return;  // one rank cannot wait for another
+  control_ = connect_control_links(bootstrap_);
+  const auto peers = static_cast<std::size_t>(control_.links->peers());
+  reached_.assign(static_cast<std::size_t>(bootstrap_.size()), 0);
+  last_heard_.assign(peers, steady_seconds());
+  finished_.assign(peers, false);
+  control_.links->set_watchdog_listener([this](int peer, const RankLinks::Frame* frame) { on_frame(peer, frame); });
   thread_ = std::thread([this] { watch(); });
 }
 
 Watchdog::~Watchdog() {
   if (!thread_.joinable()) return;
-  // A clean goodbye, so the peers tell a finished rank from a dead one.
-  stopping_ = true;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
   thread_.join();
-  for (int fd : peers_)
-    if (fd >= 0) {
-      send_all(fd, &kGoodbye, sizeof kGoodbye);
-      ::close(fd);
-    }
+  control_.links->set_watchdog_listener(nullptr);
+  // A clean goodbye, so the peers tell a finished rank from a dead one.
+  send_to_peers(kGoodbye, 0);
+  if (control_.owned) control_.owned->close();
 }
 
 std::string Watchdog::rank_name(int rank) const {
@@ -190,10 +82,16 @@ void Watchdog::enter(const std::string& label) {
     std::lock_guard lock(mutex_);
     label_ = label;
     index_ = index;
-    deadline_ = steady_seconds() + timeout_ + (bootstrap_.rank() == 0 ? 0 : kGraceSeconds);
+    deadline_ = steady_seconds() + times_.timeout + (bootstrap_.rank() == 0 ? 0 : times_.grace);
     if (bootstrap_.rank() == 0) reached_[0] = index + 1;
   }
-  if (bootstrap_.rank() != 0) send_all(peers_[0], &index, sizeof index);
+  if (bootstrap_.rank() != 0) {
+    tcp::Header reached;
+    reached.type = kReached;
+    reached.seq = index;
+    int err = 0;  // a lost connection is reported by the listener
+    control_.links->send(0, reached, nullptr, tcp::after(times_.timeout), err);
+  }
 }
 
 void Watchdog::leave() {
@@ -207,78 +105,137 @@ void Watchdog::set_abort_operations(std::function<void()> abort_operations) {
   abort_operations_ = std::move(abort_operations);
 }
 
-// Called with mutex_ held, so abort_operations_ cannot change underneath.
-void Watchdog::fail(const std::string& message) {
-  std::fprintf(stderr, "allreduce_bench: rank %d: %s\n", bootstrap_.rank(), message.c_str());
-  std::fflush(stderr);
-  if (abort_operations_) {
-    // ncclCommAbort can block: on a proxy thread, on peers that never abort,
-    // or behind the main thread that holds the communicator. It gets a
-    // bounded time on a thread of its own; then the run ends regardless.
-    auto returned = std::make_shared<std::atomic<bool>>(false);
-    try {
-      std::thread([abort_operations = abort_operations_, returned] {
-        abort_operations();
-        *returned = true;
-      }).detach();
-    } catch (const std::system_error&) {
-      *returned = true;  // no thread to be had: end the run without the abort
-    }
-    const double until = steady_seconds() + kAbortOperationsSeconds;
-    while (!*returned && steady_seconds() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (!*returned) {
-      std::fprintf(stderr, "allreduce_bench: rank %d: the communicator abort did not return within %d s; exiting without it\n",
-                   bootstrap_.rank(), static_cast<int>(kAbortOperationsSeconds));
-      std::fflush(stderr);
-    }
+void Watchdog::set_on_failure(std::function<void(const std::string&)> on_failure) {
+  std::lock_guard lock(mutex_);
+  on_failure_ = std::move(on_failure);
+}
+
+// On the links' I/O thread: every frame says its sender is alive.
+void Watchdog::on_frame(int peer, const RankLinks::Frame* frame) {
+  std::lock_guard lock(mutex_);
+  const auto slot = static_cast<std::size_t>(peer);
+  if (!frame) {
+    if (!finished_[slot] && lost_peer_ < 0) lost_peer_ = peer;
+    wake_.notify_all();  // act now: the launcher may kill this rank soon
+    return;
   }
+  last_heard_[slot] = steady_seconds();
+  switch (frame->header.type) {
+    case kReached: reached_[slot] = std::max(reached_[slot], frame->header.seq + 1); break;
+    case kGoodbye: finished_[slot] = true; break;
+    case kAbortNotice:
+      abort_notice_ = true;
+      wake_.notify_all();
+      break;
+    default: break;  // a heartbeat: its arrival is all it says
+  }
+}
+
+void Watchdog::send_to_peers(std::uint32_t type, std::uint64_t seq) {
+  tcp::Header header;
+  header.type = type;
+  header.seq = seq;
+  const auto deadline = tcp::after(times_.heartbeat);
+  for (int peer = 0; peer < control_.links->peers(); ++peer) {
+    if (bootstrap_.rank() == 0 && peer == 0) continue;
+    int err = 0;  // a lost connection is reported by the listener
+    control_.links->send(peer, header, nullptr, deadline, err);
+  }
+}
+
+void Watchdog::watch() {
+  const auto tick = std::chrono::duration<double>(std::min(0.1, times_.heartbeat / 2));
+  double next_heartbeat = 0;
+  std::unique_lock lock(mutex_);
+  const auto news = [this] { return stopping_ || lost_peer_ >= 0 || abort_notice_; };
+  for (;;) {
+    wake_.wait_for(lock, tick, news);
+    if (stopping_) return;
+    if (steady_seconds() >= next_heartbeat) {
+      next_heartbeat = steady_seconds() + times_.heartbeat;
+      lock.unlock();
+      send_to_peers(kHeartbeat, 0);
+      lock.lock();
+    }
+    if (abort_notice_) end_quietly();
+    if (const auto failure = failure_now()) fail(*failure);
+  }
+}
+
+std::optional<std::string> Watchdog::failure_now() {
+  if (lost_peer_ >= 0) {
+    const int rank = bootstrap_.rank() == 0 ? lost_peer_ : 0;
+    return "rank " + rank_name(rank) + " died or lost its connection" + (label_.empty() ? "" : " during " + label_) +
+           "; aborting the run";
+  }
+  if (deadline_ == 0 || steady_seconds() < deadline_) return std::nullopt;
+  return "TIMEOUT: " + timeout_message() + "; aborting";
+}
+
+std::string Watchdog::silent_for(int peer) const {
+  const double silent = steady_seconds() - last_heard_[static_cast<std::size_t>(peer)];
+  return silent >= times_.frozen_after ? "silent for " + seconds_text(silent) : "";
+}
+
+std::string Watchdog::timeout_message() const {
+  std::string message = label_ + " did not finish within " + std::to_string(static_cast<int>(times_.timeout)) + " s";
+  if (bootstrap_.rank() != 0) {
+    const std::string silent = silent_for(0);
+    return message + (silent.empty() ? "" : ". Rank " + rank_name(0) + " is frozen (no heartbeat): " + silent);
+  }
+  std::string missing, waiting, frozen;
+  for (std::size_t r = 0; r < reached_.size(); ++r) {
+    const std::string name = rank_name(static_cast<int>(r));
+    const std::string silent = r == 0 ? "" : silent_for(static_cast<int>(r));
+    if (!silent.empty()) frozen += (frozen.empty() ? "" : ", ") + name + " " + silent;
+    if (reached_[r] <= index_)
+      missing += (missing.empty() ? "" : ", ") + name;
+    else if (silent.empty())
+      waiting += (waiting.empty() ? "" : ", ") + name;
+  }
+  if (!frozen.empty()) message += ". Frozen ranks (no heartbeat: a stopped process, or one given no CPU): " + frozen;
+  const std::string nobody = frozen.empty() ? "none (all are stuck inside it)" : "none";
+  return message + ". Ranks that never reached it: " + (missing.empty() ? nobody : missing) +
+         ". Ranks waiting in it: " + (waiting.empty() ? std::string("none") : waiting);
+}
+
+// With mutex_ held, so abort_operations_ cannot change underneath.
+void Watchdog::fail(const std::string& message) {
+  std::fprintf(stderr, "%s: rank %d: %s\n", tool_.c_str(), bootstrap_.rank(), message.c_str());
+  std::fflush(stderr);
+  if (on_failure_) on_failure_(message);
+  // The others end without a message of their own: the cause is named here.
+  if (bootstrap_.rank() == 0) send_to_peers(kAbortNotice, 0);
+  run_abort_operations();
   bootstrap_.abort_all(1);
   std::_Exit(1);  // abort_all does not return; this says so to the compiler
 }
 
-void Watchdog::watch() {
-  const bool is_root = bootstrap_.rank() == 0;
-  std::vector<bool> finished(peers_.size(), false);  // peers that said goodbye
-  while (!stopping_) {
-    std::vector<pollfd> fds;
-    std::vector<int> ranks;
-    for (std::size_t r = 0; r < peers_.size(); ++r)
-      if (peers_[r] >= 0 && !finished[r]) {
-        fds.push_back({peers_[r], POLLIN, 0});
-        ranks.push_back(static_cast<int>(is_root ? r : 0));
-      }
-    if (::poll(fds.data(), fds.size(), 100) > 0) {
-      for (std::size_t k = 0; k < fds.size(); ++k) {
-        if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        const int rank = ranks[k];
-        std::uint64_t index = 0;
-        const bool got = recv_all(fds[k].fd, &index, sizeof index);
-        const std::size_t slot = is_root ? static_cast<std::size_t>(rank) : 0;
-        if (got && index == kGoodbye) {
-          finished[slot] = true;
-        } else if (!got) {
-          std::lock_guard lock(mutex_);
-          fail("rank " + rank_name(rank) + " died or lost its connection" +
-               (label_.empty() ? "" : " during " + label_) + "; aborting the run");
-        } else if (is_root) {
-          std::lock_guard lock(mutex_);
-          reached_[rank] = std::max(reached_[rank], index + 1);
-        }
-      }
-    }
-    std::lock_guard lock(mutex_);
-    if (deadline_ == 0 || steady_seconds() < deadline_) continue;
-    std::string message = label_ + " did not finish within " + std::to_string(static_cast<int>(timeout_)) + " s";
-    if (is_root) {
-      std::string missing, waiting;
-      for (std::size_t r = 0; r < reached_.size(); ++r) {
-        std::string& list = reached_[r] > index_ ? waiting : missing;
-        list += (list.empty() ? "" : ", ") + rank_name(static_cast<int>(r));
-      }
-      message += ". Ranks that never reached it: " + (missing.empty() ? std::string("none (all are stuck inside it)") : missing) +
-                 ". Ranks waiting in it: " + (waiting.empty() ? std::string("none") : waiting);
-    }
-    fail("TIMEOUT: " + message + "; aborting");
+// Rank 0 has said why it aborts the run, and aborts the communicators; this
+// rank ends without a word (its communicators go with the process).
+void Watchdog::end_quietly() { std::_Exit(1); }
+
+void Watchdog::run_abort_operations() {
+  if (!abort_operations_) return;
+  // ncclCommAbort can block: on a proxy thread, on peers that never abort,
+  // or behind the main thread that holds the communicator. It gets a
+  // bounded time on a thread of its own; then the run ends regardless.
+  auto returned = std::make_shared<std::atomic<bool>>(false);
+  try {
+    std::thread([faults = &faults_, abort_operations = abort_operations_, returned] {
+      faults->before_abort();
+      abort_operations();
+      *returned = true;
+    }).detach();
+  } catch (const std::system_error&) {
+    *returned = true;  // no thread to be had: end the run without the abort
+  }
+  const double until = steady_seconds() + times_.abort_wait;
+  while (!*returned && steady_seconds() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!*returned) {
+    std::fprintf(stderr, "%s: rank %d: the communicator abort did not return within %s; exiting without it\n",
+                 tool_.c_str(), bootstrap_.rank(), seconds_text(times_.abort_wait).c_str());
+    std::fflush(stderr);
   }
 }
 

@@ -1,67 +1,106 @@
-// Watches every rank's progress so a hung or dead rank never leaves the
-// others waiting forever, and says which ranks never reached the operation.
+// Watches every rank's progress so a hung, dead or frozen rank never leaves
+// the others waiting forever, and says which ranks are to blame.
 //
-// Each rank tells rank 0, over a small TCP side channel opened at start-up,
-// when it reaches a point (communicator init, split, each series' warm-up pass, each measured size, the
-// last before the timed loop, so nothing is added to the timed region). Rank 0 aborts the run when a point has not finished within
-// the timeout and names the ranks that never reached it; the other ranks
-// abort a little later on their own if rank 0 is the one stuck, and any rank
-// whose peer connection drops (a dead rank) aborts at once.
+// Each rank tells rank 0, over the run's control links (control_links.hpp),
+// when it reaches a point (communicator init, split, each series' warm-up
+// pass, each measured size, the last before the timed loop, so nothing is
+// added to the timed region), and every rank sends a heartbeat from its
+// watchdog thread. Rank 0 aborts the run when a point has not finished within
+// the timeout and names the ranks that never reached it, the ones waiting in
+// it, and the frozen ones, whose heartbeats stopped (a stopped process, or one
+// that gets no CPU): a rank stuck in a collective still beats, so a collective
+// that hangs everywhere reads differently from one rank frozen. The other
+// ranks abort a little later on their own if rank 0 is the one stuck, and any
+// rank whose peer connection drops (a dead rank) aborts at once. Before it
+// aborts, rank 0 hands the failure to on_failure (to save what was measured)
+// and tells the other ranks, which then end without a message of their own.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "collectives/bootstrap.hpp"
+#include "collectives/control_links.hpp"
+#include "collectives/fault_hooks.hpp"
 
 namespace redline {
 
+// The watchdog's waits, all from its timeout: a short test timeout means
+// short waits, a production one (minutes) the full ones.
+struct WatchdogTimes {
+  double timeout = 0;
+  double grace = 0;         // other ranks give rank 0 this long past the timeout to name the culprits first
+  double abort_wait = 0;    // how long a failing rank waits for the communicator abort
+  double heartbeat = 0;     // every rank's heartbeat interval
+  double frozen_after = 0;  // silent this long: frozen
+  static WatchdogTimes for_timeout(double timeout_seconds);
+};
+
 class Watchdog {
  public:
-  // timeout_seconds <= 0 disables it: no thread, no sockets. `hosts` holds
-  // each rank's host name (for messages). `abort_operations` is called before
-  // the process ends, to abort communicators (ncclCommAbort, MPI_Abort).
-  Watchdog(Bootstrap& bootstrap, double timeout_seconds, std::vector<std::string> hosts,
-           std::function<void()> abort_operations);
+  // timeout_seconds <= 0 disables it: no thread, no connections. `tool`
+  // names the messages ("allreduce_bench: rank 2: ..."); `hosts` holds each
+  // rank's host name; `faults` is told when the communicators are aborted.
+  Watchdog(Bootstrap& bootstrap, std::string tool, double timeout_seconds, std::vector<std::string> hosts,
+           FaultHooks& faults = no_faults());
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
   // This rank reached the next point (every rank passes the same points in
-  // the same order: communicator init, split, each series' warm-up pass, each
-  // measured size); `label`
-  // names it in messages.
+  // the same order); `label` names it in messages.
   void enter(const std::string& label);
   // This rank finished the point.
   void leave();
-  // What to abort when the run is aborted, replacing the one given before: a
+  // What to abort (ncclCommAbort, MPI_Abort) before the process ends when the
+  // run is aborted, replacing the one given before (none at first): a
   // communicator exists only once its init point is passed, and must be
   // unset before it is destroyed.
   void set_abort_operations(std::function<void()> abort_operations);
+  // Called on the failing rank, with the message it printed, before the
+  // communicators are aborted: where rank 0 saves what was measured.
+  void set_on_failure(std::function<void(const std::string& message)> on_failure);
 
  private:
   void watch();
+  void on_frame(int peer, const RankLinks::Frame* frame);
+  void send_heartbeats();
+  void send_to_peers(std::uint32_t type, std::uint64_t seq);
+  std::optional<std::string> failure_now();  // with mutex_ held
+  std::string timeout_message() const;       // with mutex_ held
+  std::string silent_for(int rank) const;    // with mutex_ held: "" unless frozen
   [[noreturn]] void fail(const std::string& message);
+  [[noreturn]] void end_quietly();
+  void run_abort_operations();
   std::string rank_name(int rank) const;
 
   Bootstrap& bootstrap_;
-  double timeout_;
+  std::string tool_;
+  WatchdogTimes times_;
   std::vector<std::string> hosts_;
-  std::function<void()> abort_operations_;
-  std::vector<int> peers_;  // rank 0: socket per rank (index = rank); others: [0] = rank 0
-  std::vector<std::uint64_t> reached_;  // rank 0: the highest point each rank reached (+1; 0 = none)
+  FaultHooks& faults_;
+  ControlLinks control_;
   std::mutex mutex_;
+  std::function<void()> abort_operations_;
+  std::function<void(const std::string&)> on_failure_;
+  std::vector<std::uint64_t> reached_;  // rank 0: the highest point each rank reached (+1; 0 = none)
+  std::vector<double> last_heard_;      // per peer: when its last frame came (steady seconds)
+  std::vector<bool> finished_;          // per peer: said goodbye
+  int lost_peer_ = -1;                  // the first peer whose connection ended without a goodbye
+  bool abort_notice_ = false;           // rank 0 said the run is being aborted
   std::string label_;
   double deadline_ = 0;  // 0: no point in progress
   std::uint64_t index_ = 0;
   std::uint64_t next_index_ = 0;  // the index enter() gives the next point
-  std::atomic<bool> stopping_{false};
+  bool stopping_ = false;
+  std::condition_variable wake_;  // stopping, or news from the links
   std::thread thread_;
 };
 

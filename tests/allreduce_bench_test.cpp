@@ -11,11 +11,13 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
 #include "harness/core/child_process.hpp"
 #include "harness/report/csv_reader.hpp"
+#include "tests/support.hpp"
 
 namespace fs = std::filesystem;
 using redline::ChildResult;
@@ -27,16 +29,8 @@ const std::vector<std::string> kMpirun = {MPIEXEC, "--oversubscribe", "--allow-r
 // Small and quick: the point is every path, not bandwidth.
 const std::vector<std::string> kQuick = {"-b", "64", "-e", "16K", "-f", "4", "-n", "3", "-w", "1"};
 
-class AllreduceBenchTest : public ::testing::Test {
+class AllreduceBenchTest : public redline::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("allreduce_test_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   static ChildResult run(std::vector<std::string> argv, double timeout = 240) {
     ChildSpec spec;
     spec.argv = std::move(argv);
@@ -66,8 +60,33 @@ class AllreduceBenchTest : public ::testing::Test {
     a.insert(a.end(), b.begin(), b.end());
     return a;
   }
-  fs::path dir_;
 };
+
+// How often `part` occurs in `text`.
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t pos = 0; (pos = text.find(part, pos)) != std::string::npos; ++pos) ++n;
+  return n;
+}
+
+// A results file a failed run wrote: the points measured before the failure,
+// out of place and in place (`sizes`, in order), then one error row for the
+// point it failed in (`failed_bytes`), whose note says `what`.
+void expect_measured_then_error(const fs::path& csv_path, const std::vector<std::string>& sizes,
+                                const std::string& failed_bytes, const std::string& what) {
+  const redline::CsvTable csv = redline::read_csv(csv_path);
+  ASSERT_EQ(csv.rows.size(), 2 * sizes.size() + 1) << "two rows per size measured, and the error row";
+  for (std::size_t r = 0; r + 1 < csv.rows.size(); ++r) {
+    EXPECT_EQ(csv.value(r, "status"), "ok") << csv.value(r, "case_key");
+    EXPECT_EQ(csv.value(r, "bytes"), sizes[r / 2]);
+    EXPECT_EQ(csv.value(r, "inplace"), r % 2 ? "1" : "0");
+  }
+  const std::size_t last = csv.rows.size() - 1;
+  EXPECT_EQ(csv.value(last, "status"), "error");
+  EXPECT_EQ(csv.value(last, "bytes"), failed_bytes);
+  EXPECT_EQ(csv.value(last, "busbw_GBps"), "") << "not measured";
+  EXPECT_CONTAINS(csv.value(last, "note"), what);
+}
 
 double factor(const std::string& collective, int n) {
   if (collective == "all_reduce") return 2.0 * (n - 1) / n;
@@ -105,9 +124,9 @@ TEST_F(AllreduceBenchTest, EveryCollectiveIsCorrectOnTwoRanks) {
   const auto r = mpirun(2, with(kQuick, {"--backend", "host", "--collective", "all", "-d", "int32,float,bfloat16",
                                          "-o", "sum,max", "-c", "1", "--csv", csv.string()}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("# Out of bounds values : 0 OK"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("# Avg bus bandwidth"), std::string::npos);
-  EXPECT_NE(r.output.find("saturation size"), std::string::npos);
+  EXPECT_CONTAINS(r.output, "# Out of bounds values : 0 OK");
+  EXPECT_CONTAINS(r.output, "# Avg bus bandwidth");
+  EXPECT_CONTAINS(r.output, "saturation size");
   expect_all_collectives_correct(csv, 2);
 }
 
@@ -132,22 +151,22 @@ TEST_F(AllreduceBenchTest, ReportNamesTheMpiLibraryAndItsTransportSettings) {
   argv = with(argv, with(kQuick, {"--backend", "host", "--json", json.string()}));
   const auto r = run(argv);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("\n# MPI Open MPI v"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("\n# OMPI_MCA_btl_vader_single_copy_mechanism=none\n"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("OMPI_MCA_orte_"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "\n# MPI Open MPI v");
+  EXPECT_CONTAINS(r.output, "\n# OMPI_MCA_btl_vader_single_copy_mechanism=none\n");
+  EXPECT_NOT_CONTAINS(r.output, "OMPI_MCA_orte_");
   std::ifstream in(json);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("\"mpi_library\": \"Open MPI v"), std::string::npos) << text;
-  EXPECT_NE(text.find("\"OMPI_MCA_btl_vader_single_copy_mechanism\": \"none\""), std::string::npos) << text;
+  EXPECT_CONTAINS(text, "\"mpi_library\": \"Open MPI v");
+  EXPECT_CONTAINS(text, "\"OMPI_MCA_btl_vader_single_copy_mechanism\": \"none\"");
 }
 
 TEST_F(AllreduceBenchTest, ExpectationFailsBelowThePeak) {
   const auto pass = mpirun(2, with(kQuick, {"--backend", "host", "--expect-busbw", "0.000001"}));
   EXPECT_EQ(pass.exit_code, 0) << pass.output;
-  EXPECT_NE(pass.output.find("PASSED"), std::string::npos);
+  EXPECT_CONTAINS(pass.output, "PASSED");
   const auto fail = mpirun(2, with(kQuick, {"--backend", "host", "--expect-busbw", "100000"}));
   EXPECT_EQ(fail.exit_code, 1) << fail.output;
-  EXPECT_NE(fail.output.find("FAILED: all_reduce float sum peak busbw"), std::string::npos) << fail.output;
+  EXPECT_CONTAINS(fail.output, "FAILED: all_reduce float sum peak busbw");
 }
 
 TEST_F(AllreduceBenchTest, QuietPrintsNoTableButWritesTheCsvAndSaysWhatFailed) {
@@ -155,11 +174,9 @@ TEST_F(AllreduceBenchTest, QuietPrintsNoTableButWritesTheCsvAndSaysWhatFailed) {
   const auto r = mpirun(2, with(kQuick, {"--backend", "host", "--quiet", "--csv", csv.string(), "-c", "1",
                                          "--expect-busbw", "100000"}));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_EQ(r.output.find("out-of-place"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("Avg bus bandwidth"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("allreduce_bench: FAILED: all_reduce float sum peak busbw"),
-            std::string::npos)
-      << r.output;
+  EXPECT_NOT_CONTAINS(r.output, "out-of-place");
+  EXPECT_NOT_CONTAINS(r.output, "Avg bus bandwidth");
+  EXPECT_CONTAINS(r.output, "allreduce_bench: FAILED: all_reduce float sum peak busbw");
   EXPECT_GT(redline::read_csv(csv).rows.size(), 0u);
 }
 
@@ -224,11 +241,11 @@ TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
   const std::regex row(R"(\n +2097152 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+-[0-9.]+ +(within|outside|not resolved))"
                        R"( +[0-9.]+ +[0-9.]+-[0-9.]+ *\n)");
   EXPECT_TRUE(std::regex_search(r.output, row)) << r.output;
-  EXPECT_NE(r.output.find("intervals: all 1 together at 95% (each at 95.00%)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("(medians of 6 paired rounds, against MPI_Allreduce loop)"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "intervals: all 1 together at 95% (each at 95.00%)");
+  EXPECT_CONTAINS(r.output, "(medians of 6 paired rounds, against MPI_Allreduce loop)");
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\ntarget: (shown|MISSED|not shown either way): )")))
       << r.output;
-  EXPECT_EQ(r.output.find("note: --rounds"), std::string::npos) << r.output;
+  EXPECT_NOT_CONTAINS(r.output, "note: --rounds");
   // "round 2/6: peer, peer again, redline ...": who ran in which place, and
   // who ran right after whom.
   std::map<std::pair<std::string, int>, int> in_place;
@@ -247,14 +264,14 @@ TEST_F(AllreduceBenchTest, CompareScriptRunsBothToolsAndTheControl) {
   for (const char* first : tools)
     for (const char* second : tools)
       if (std::string(first) != second) EXPECT_EQ((followed[{first, second}]), 2) << first << " then " << second;
-  EXPECT_NE(r.output.find("control: the peer against itself reads "), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "control: the peer against itself reads ");
 
   const auto bad = redline::run_child(compare_script({"--rounds", "0"}));
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("--rounds '0': must be at least 1"), std::string::npos) << bad.output;
+  EXPECT_CONTAINS(bad.output, "--rounds '0': must be at least 1");
   const auto odd = redline::run_child(compare_script({"-b", "1001"}));
   EXPECT_EQ(odd.exit_code, 2) << odd.output;
-  EXPECT_NE(odd.output.find("-b '1001': must be a multiple of 4 bytes"), std::string::npos) << odd.output;
+  EXPECT_CONTAINS(odd.output, "-b '1001': must be a multiple of 4 bytes");
 }
 
 // --each-size-alone: every size its own pair of runs, both sizes in the
@@ -265,14 +282,12 @@ TEST_F(AllreduceBenchTest, CompareScriptRunsEachSizeAlone) {
   ASSERT_EQ(alone.exit_code, 0) << alone.output;
   for (const char* line : {"round 1/2, 1048576 bytes: redline, peer ...", "round 1/2, 2097152 bytes: redline, peer ...",
                            "round 2/2, 1048576 bytes: peer, redline ...", "round 2/2, 2097152 bytes: peer, redline ..."})
-    EXPECT_NE(alone.output.find(line), std::string::npos) << line << "\n" << alone.output;
+    EXPECT_CONTAINS(alone.output, line);
   for (const char* bytes : {"1048576", "2097152"})
     EXPECT_TRUE(std::regex_search(alone.output, std::regex(std::string(R"(\n +)") + bytes +
                                                            R"( +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +not resolved *\n)")))
         << bytes << "\n" << alone.output;
-  EXPECT_NE(alone.output.find("target: not shown either way: 2 rounds give no interval for 2 sizes together (7 do)"),
-            std::string::npos)
-      << alone.output;
+  EXPECT_CONTAINS(alone.output, "target: not shown either way: 2 rounds give no interval for 2 sizes together (7 do)");
 }
 
 // A run that fails midway through round 2 (its 7th, the second size's first):
@@ -282,16 +297,13 @@ TEST_F(AllreduceBenchTest, CompareScriptKeepsTheCompleteRoundsWhenARunFails) {
   const auto stopped = redline::run_child(faulty_compare(
       dir_ / "runs", "7", "exit", {"--rounds", "4", "--each-size-alone", "-b", "1M", "-e", "2M", "-n", "3", "-w", "1"}));
   EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
-  EXPECT_NE(stopped.output.find("failed (3):"), std::string::npos) << stopped.output;
-  EXPECT_NE(stopped.output.find("injected failure"), std::string::npos) << stopped.output;
-  EXPECT_NE(stopped.output.find("stopped in round 2; the report covers the 1 complete round(s) before it"),
-            std::string::npos)
-      << stopped.output;
+  EXPECT_CONTAINS(stopped.output, "failed (3):");
+  EXPECT_CONTAINS(stopped.output, "injected failure");
+  EXPECT_CONTAINS(stopped.output, "stopped in round 2; the report covers the 1 complete round(s) before it");
   EXPECT_TRUE(std::regex_search(stopped.output, std::regex(R"(\n +1048576 +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +not resolved)")))
       << stopped.output;
   // Round 2's pair at 1 MiB finished before the failure; it is left out too.
-  EXPECT_NE(stopped.output.find("(medians of 1 paired rounds, against MPI_Allreduce loop)"), std::string::npos)
-      << stopped.output;
+  EXPECT_CONTAINS(stopped.output, "(medians of 1 paired rounds, against MPI_Allreduce loop)");
 }
 
 // A run that exits 0 but gives no figure is a failed run, not a gap in the
@@ -304,10 +316,8 @@ TEST_F(AllreduceBenchTest, CompareScriptRefusesARunThatGivesNoFigures) {
     const auto stopped = redline::run_child(faulty_compare(dir_ / ("runs" + call), call, "silent",
                                                            {"--rounds", "4", "-b", "1M", "-e", "1M", "-n", "3", "-w", "1"}));
     EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
-    EXPECT_NE(stopped.output.find(message), std::string::npos) << message << "\n" << stopped.output;
-    EXPECT_NE(stopped.output.find("stopped in round 2; the report covers the 1 complete round(s) before it"),
-              std::string::npos)
-        << stopped.output;
+    EXPECT_CONTAINS(stopped.output, message);
+    EXPECT_CONTAINS(stopped.output, "stopped in round 2; the report covers the 1 complete round(s) before it");
   }
 }
 
@@ -319,12 +329,9 @@ TEST_F(AllreduceBenchTest, CompareScriptStopsItsRunAndReportsWhenInterrupted) {
   const auto stopped = redline::run_child(
       faulty_compare(count, "3", "interrupt", {"--rounds", "4", "-b", "1M", "-e", "1M", "-n", "3", "-w", "1"}));
   EXPECT_EQ(stopped.exit_code, 130) << stopped.output;
-  EXPECT_NE(stopped.output.find("compare-allreduce: interrupted\n"), std::string::npos) << stopped.output;
-  EXPECT_NE(stopped.output.find("stopped in round 2; the report covers the 1 complete round(s) before it"),
-            std::string::npos)
-      << stopped.output;
-  EXPECT_NE(stopped.output.find("(medians of 1 paired rounds, against MPI_Allreduce loop)"), std::string::npos)
-      << stopped.output;
+  EXPECT_CONTAINS(stopped.output, "compare-allreduce: interrupted\n");
+  EXPECT_CONTAINS(stopped.output, "stopped in round 2; the report covers the 1 complete round(s) before it");
+  EXPECT_CONTAINS(stopped.output, "(medians of 1 paired rounds, against MPI_Allreduce loop)");
   // The interrupted run's own child (a 60 s sleep) was stopped with it, not
   // left behind.
   std::ifstream pid_file(count.string() + ".pid");
@@ -345,11 +352,10 @@ TEST_F(AllreduceBenchTest, OneRankHasNoSaturationSizeWhereBusbwIsZero) {
   // all_reduce's factor 2(n-1)/n is 0 for one rank; broadcast's is 1.
   const auto one = run(with({ALLREDUCE_BENCH, "--backend", "host", "--collective", "all_reduce,broadcast"}, kQuick));
   EXPECT_EQ(one.exit_code, 0) << one.output;
-  EXPECT_NE(one.output.find("all_reduce float sum: peak busbw 0 GB/s (its busbw factor is 0 at this world size); "
-                            "no saturation size"),
-            std::string::npos)
-      << one.output;
-  EXPECT_EQ(one.output.find("all_reduce float sum: peak busbw 0.00 GB/s at"), std::string::npos) << one.output;
+  EXPECT_CONTAINS(one.output,
+                  "all_reduce float sum: peak busbw 0 GB/s (its busbw factor is 0 at this world size); "
+                  "no saturation size");
+  EXPECT_NOT_CONTAINS(one.output, "all_reduce float sum: peak busbw 0.00 GB/s at");
   std::smatch peak;
   ASSERT_TRUE(std::regex_search(one.output, peak,
                                 std::regex("broadcast float root 0: peak busbw ([0-9.]+) GB/s at [0-9]+[KMG]?; "
@@ -363,7 +369,7 @@ TEST_F(AllreduceBenchTest, OneRankHasNoSaturationSizeWhereBusbwIsZero) {
     best_out_of_place = std::max(best_out_of_place, std::stod((*it)[1]));
   EXPECT_GT(best_out_of_place, 0);
   EXPECT_NEAR(std::stod(peak[1]), best_out_of_place, 0.006) << one.output;
-  EXPECT_NE(one.output.find("an in-place operation moves nothing"), std::string::npos) << one.output;
+  EXPECT_CONTAINS(one.output, "an in-place operation moves nothing");
 }
 
 TEST_F(AllreduceBenchTest, ExpectationWithNothingMeasuredFails) {
@@ -371,17 +377,17 @@ TEST_F(AllreduceBenchTest, ExpectationWithNothingMeasuredFails) {
   const auto r = mpirun(2, {"--backend", "host", "--collective", "all_gather", "-d", "int32", "-b", "1", "-e", "1",
                             "--expect-busbw", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("FAILED: --expect-busbw"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "FAILED: --expect-busbw");
   // Without --expect-busbw too: a run that measured nothing fails, says why
   // once, and its CSV keeps the usual columns.
   const fs::path none_csv = dir_ / "none.csv";
   const auto none = mpirun(2, {"--backend", "host", "--collective", "all_gather", "-d", "int32", "-b", "1", "-e", "4",
                                "-f", "2", "--csv", none_csv.string()});
   EXPECT_EQ(none.exit_code, 1) << none.output;
-  EXPECT_NE(none.output.find("FAILED: nothing was measured"), std::string::npos) << none.output;
-  EXPECT_NE(none.output.find("Avg bus bandwidth    : N/A (nothing measured)"), std::string::npos) << none.output;
+  EXPECT_CONTAINS(none.output, "FAILED: nothing was measured");
+  EXPECT_CONTAINS(none.output, "Avg bus bandwidth    : N/A (nothing measured)");
   const std::string reason = "all_gather int32 skipped: under one element per rank";
-  EXPECT_NE(none.output.find(reason), std::string::npos) << none.output;
+  EXPECT_CONTAINS(none.output, reason);
   EXPECT_EQ(none.output.find(reason), none.output.rfind(reason)) << "the reason once, not per size: " << none.output;
   const auto none_table = redline::read_csv(none_csv);
   ASSERT_EQ(none_table.rows.size(), 6u);
@@ -409,7 +415,7 @@ TEST_F(AllreduceBenchTest, SplitWithUnequalGroupsIsRefused) {
   const auto r = mpirun_hosts({{2, "a"}, {1, "b"}}, {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node"}, 120);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(r.timed_out);
-  EXPECT_NE(r.output.find("--split 'node': needs groups of equal size"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "--split 'node': needs groups of equal size");
 }
 
 // With --split, rooted collectives run inside each group: a root that exists
@@ -420,7 +426,7 @@ TEST_F(AllreduceBenchTest, RootOutsideTheSplitGroupsIsRefused) {
       {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node", "--collective", "broadcast", "-r", "3"}, 120);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(r.timed_out);
-  EXPECT_NE(r.output.find("-r '3': --split groups have only 2 ranks each"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "-r '3': --split groups have only 2 ranks each");
   // A root matters only to rooted collectives: all_reduce ignores it, as in nccl-tests.
   const auto unrooted = mpirun_hosts({{2, "a"}, {2, "b"}},
       {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "node", "--collective", "all_reduce", "-r", "3"}, 120);
@@ -431,7 +437,7 @@ TEST_F(AllreduceBenchTest, PerIterationStatistics) {
   const fs::path csv = dir_ / "it.csv";
   const auto r = mpirun(2, with(kQuick, {"--backend", "host", "--per-iter", "--csv", csv.string()}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("per-iteration out-of-place: p50"), std::string::npos);
+  EXPECT_CONTAINS(r.output, "per-iteration out-of-place: p50");
   const auto table = redline::read_csv(csv);
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
     // Percentiles of one sample set are ordered (a statistics check, not a timing bound).
@@ -446,9 +452,9 @@ TEST_F(AllreduceBenchTest, SlowRankIsNamed) {
   const auto r = mpirun(4, {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "-n", "4", "-w", "1",
                             "--per-rank", "--inject-delay", "2:20"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("-> straggler: rank 2"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("# stragglers (arrive last"), std::string::npos);
-  EXPECT_NE(r.output.find("rank 2 ("), std::string::npos);
+  EXPECT_CONTAINS(r.output, "-> straggler: rank 2");
+  EXPECT_CONTAINS(r.output, "# stragglers (arrive last");
+  EXPECT_CONTAINS(r.output, "rank 2 (");
 }
 
 TEST_F(AllreduceBenchTest, PerRankCsvHasEveryRankAndTheStragglerIsLatest) {
@@ -478,7 +484,7 @@ TEST_F(AllreduceBenchTest, PerRankCsvNeedsPerRank) {
   const auto r = mpirun(2, {"--backend", "host", "-b", "1K", "-e", "1K", "--per-rank-csv",
                             (dir_ / "x.csv").string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--per-rank-csv"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "--per-rank-csv");
 }
 
 TEST_F(AllreduceBenchTest, SlowNodeIsNamedBySplit) {
@@ -487,8 +493,8 @@ TEST_F(AllreduceBenchTest, SlowNodeIsNamedBySplit) {
                                   {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "-n", "4", "-w", "1",
                                    "--split", "node", "--inject-delay", "3:20"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("group 1 (nodeB)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("below the median busbw: group 1 (nodeB)"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "group 1 (nodeB)");
+  EXPECT_CONTAINS(r.output, "below the median busbw: group 1 (nodeB)");
 }
 
 // A rank that never arrives is aborted within --timeout and named, wherever
@@ -501,36 +507,136 @@ TEST_F(AllreduceBenchTest, HungRankIsAbortedAndNamed) {
     std::string point;
     std::string rank;
   };
+  // The first case also saves: the size measured before the hang, and an error row for the point.
+  const fs::path csv = dir_ / "hung.csv";
   const std::vector<Case> cases = {
-      {{"-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1", "--inject-hang", "1:4K"}, "TIMEOUT: ", "1"},
+      {{"-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1", "--inject-hang", "1:4K", "--csv", csv.string()},
+       "TIMEOUT: ",
+       "1"},
       {{"-b", "1K", "-e", "1K", "--inject-hang", "2:init"},
-       "TIMEOUT: communicator init (--backend host) did not finish", "2"},
+       "TIMEOUT: communicator init (--backend host) did not finish",
+       "2"},
       {{"-b", "1K", "-e", "4K", "-f", "4", "--split", "node", "--inject-hang", "1:split"},
-       "TIMEOUT: communicator split (--split) did not finish", "1"},
+       "TIMEOUT: communicator split (--split) did not finish",
+       "1"},
       {{"-b", "1K", "-e", "4K", "-f", "4", "--inject-hang", "3:warmup"},
-       "TIMEOUT: all_reduce float sum warm-up did not finish", "3"},
+       "TIMEOUT: all_reduce float sum warm-up did not finish",
+       "3"},
   };
   for (const auto& c : cases) {
-    std::vector<std::string> args = {"--backend", "host", "--timeout", "3"};
+    std::vector<std::string> args = {"--backend", "host", "--timeout", "2"};
     args.insert(args.end(), c.args.begin(), c.args.end());
     const auto r = mpirun(4, args);
     EXPECT_NE(r.exit_code, 0) << r.output;
     EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
-    EXPECT_NE(r.output.find(c.point), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("Ranks that never reached it: " + c.rank + " ("), std::string::npos) << r.output;
+    EXPECT_CONTAINS(r.output, c.point);
+    EXPECT_CONTAINS(r.output, "Ranks that never reached it: " + c.rank + " (");
+  }
+  expect_measured_then_error(csv, {"1024"}, "4096", "Ranks that never reached it: 1 (");
+}
+
+// A rank frozen inside a point (a real SIGSTOP, which it raises on itself
+// there) has reached the point, but its heartbeats stopped: rank 0 names it
+// frozen, apart from the ranks waiting, not "all are stuck inside it", and
+// saves what was measured before it.
+TEST_F(AllreduceBenchTest, FrozenRankIsNamed) {
+  const fs::path csv = dir_ / "frozen.csv";
+  const auto r =
+      mpirun_hosts({{4, "node"}}, {"--backend", "host", "--timeout", "2", "-b", "1K", "-e", "64K", "-f", "4", "-n", "2",
+                                   "-w", "1", "--inject-signal", "2:16K:STOP", "--csv", csv.string()});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
+  EXPECT_CONTAINS(r.output,
+                  "TIMEOUT: all_reduce float sum 16K out-of-place did not finish within 2 s. Frozen ranks "
+                  "(no heartbeat: a stopped process, or one given no CPU): 2 (node) silent for ");
+  EXPECT_CONTAINS(r.output, "Ranks that never reached it: none. Ranks waiting in it: 0 (node), 1 (node), 3 (node)");
+  EXPECT_NOT_CONTAINS(r.output, "all are stuck inside it");
+  expect_measured_then_error(csv, {"1024", "4096"}, "16384", "Frozen ranks");
+}
+
+// A rank killed mid-run (a real SIGKILL, which it raises on itself inside
+// the 16K point): rank 0 names it and the point, and before the run is
+// aborted writes every size measured before it and an error row naming both,
+// atomically over the files an earlier run left: never a truncated file, no
+// temporary file left. It says so once; no rank claims to be interrupted.
+TEST_F(AllreduceBenchTest, DeadRankLosesNothingMeasured) {
+  const fs::path csv = dir_ / "dead.csv", json = dir_ / "dead.json";
+  for (const fs::path& file : {csv, json}) std::ofstream(file) << "an earlier run's results\n";
+  const auto r = mpirun(4, {"--backend",  "host",  "--timeout",  "30",     "-b",
+                            "1K",         "-e",    "64K",        "-f",     "4",
+                            "-n",         "2",     "-w",         "1",      "--inject-signal",
+                            "2:16K:KILL", "--csv", csv.string(), "--json", json.string()});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.timed_out) << "the run hung after a rank died";
+  EXPECT_CONTAINS(r.output, "allreduce_bench: rank 0: rank 2 (");
+  EXPECT_CONTAINS(r.output, "died or lost its connection during all_reduce float sum 16K out-of-place");
+  EXPECT_EQ(count_of(r.output, "saving what was measured so far"), 1u) << r.output;
+  EXPECT_NOT_CONTAINS(r.output, "interrupted");
+  expect_measured_then_error(csv, {"1024", "4096"}, "16384", "rank 2 (");
+  std::ifstream in(json);
+  const nlohmann::json report = nlohmann::json::parse(in);
+  ASSERT_EQ(report.at("benchmarks").size(), 5u) << report.dump(1);
+  EXPECT_EQ(report.at("benchmarks").back().at("status"), "error");
+  std::set<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir_)) files.insert(entry.path().filename().string());
+  EXPECT_EQ(files, (std::set<std::string>{"dead.csv", "dead.json"}));
+}
+
+// Ctrl-C reaching one rank only (a real SIGINT, which rank 1 raises on itself
+// inside the 4K point): every rank learns it when that size ends and stops
+// there, rank 0 writes the sizes measured before it and says so once, and the
+// run exits 130.
+TEST_F(AllreduceBenchTest, InterruptOnOneRankStopsEveryRankAndRankZeroSavesOnce) {
+  const fs::path csv = dir_ / "interrupted.csv";
+  const auto r = mpirun(3, {"--backend", "host", "-b", "1K", "-e", "64K", "-f", "4", "-n", "2", "-w", "1",
+                            "--inject-signal", "1:4K:INT", "--csv", csv.string()});
+  EXPECT_EQ(r.exit_code, 130) << r.output;
+  EXPECT_EQ(count_of(r.output, "interrupted: saving what was measured so far"), 1u) << r.output;
+  EXPECT_CONTAINS(r.output, "# interrupted: reporting the sizes measured so far");
+  const redline::CsvTable table = redline::read_csv(csv);
+  ASSERT_EQ(table.rows.size(), 2u) << "1K, out of place and in place";
+  EXPECT_EQ(table.value(1, "bytes"), "1024");
+}
+
+// Every rank reads the same flags and reaches the same verdict, so only rank
+// 0 prints a usage error, once, and every rank ends normally with 2: no
+// MPI_Abort, so no rank is killed mid-way saying it saves what it measured.
+// Found before the ranks meet (-b), by the flag parser (an unknown flag), or
+// once they have (-r beyond the ranks; a --json rank 0 cannot write).
+TEST_F(AllreduceBenchTest, UsageErrorIsPrintedOnceByRankZero) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"-b", "12Q"}, "-b '12Q'"},
+      {{"--no-such-flag"}, "--no-such-flag"},
+      {{"--collective", "broadcast", "-r", "5", "-b", "1K", "-e", "1K"}, "-r '5': there are only 3 ranks"},
+      {{"-b", "1K", "-e", "1K", "--json", "/proc/allreduce.json"}, "--json '/proc/allreduce.json'"},
+  };
+  for (const auto& c : cases) {
+    const auto r = mpirun(3, with({"--backend", "host"}, c.args), 120);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(count_of(r.output, c.message), 1u) << r.output;
+    EXPECT_NOT_CONTAINS(r.output, "MPI_ABORT");
+    EXPECT_NOT_CONTAINS(r.output, "interrupted");
   }
 }
 
 // ncclCommAbort can block; the watchdog gives it a bounded time and then
-// ends the run anyway, saying so.
+// ends the run anyway, saying so. (mpirun is told not to end the job when the
+// other rank leaves, as a launcher without that policy, or torchrun, behaves:
+// only the watchdog's bound ends rank 0.)
 TEST_F(AllreduceBenchTest, AStuckAbortDoesNotKeepTheRunAlive) {
-  const auto r = mpirun(2, {"--backend", "host", "--timeout", "2", "-b", "1K", "-e", "4K", "-f", "4", "-n", "2", "-w",
-                            "1", "--inject-hang", "1:4K", "--inject-stuck-abort"});
+  std::vector<std::string> argv = kMpirun;
+  argv.insert(argv.end(), {"--mca", "orte_abort_on_non_zero_status", "0", "-np", "2", ALLREDUCE_BENCH});
+  const auto r = run(with(argv, {"--backend", "host", "--timeout", "2", "-b", "1K", "-e", "4K", "-f", "4", "-n", "2",
+                                 "-w", "1", "--inject-hang", "1:4K", "--inject-stuck-abort"}));
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_FALSE(r.timed_out) << "the stuck abort kept the run alive";
-  EXPECT_NE(r.output.find("TIMEOUT: "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("the communicator abort did not return within 10 s; exiting without it"), std::string::npos)
-      << r.output;
+  EXPECT_CONTAINS(r.output, "TIMEOUT: ");
+  // The wait for the abort scales with --timeout: 2 s here, 10 s in a production run.
+  EXPECT_CONTAINS(r.output, "the communicator abort did not return within 2.0 s; exiting without it");
 }
 
 // mpirun would end the job itself when a rank exits non-zero; told not to
@@ -544,7 +650,7 @@ TEST_F(AllreduceBenchTest, DeadRankDoesNotHangTheOthers) {
   const auto r = run(argv, 120);
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_FALSE(r.timed_out) << "the run hung after a rank died";
-  EXPECT_NE(r.output.find("died or lost its connection"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "died or lost its connection");
 }
 
 // A rank whose data goes wrong (a bad link or GPU, here an injected wrong
@@ -555,8 +661,8 @@ TEST_F(AllreduceBenchTest, WrongResultsAreCountedAndFailTheRun) {
   const auto r = mpirun(2, with(kQuick, {"--backend", "host", "--collective", "all_reduce,broadcast", "-d", "int32",
                                          "--inject-wrong", "0", "--csv", csv.string()}));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("Out of bounds values : "), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("Out of bounds values : 0 OK"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "Out of bounds values : ");
+  EXPECT_NOT_CONTAINS(r.output, "Out of bounds values : 0 OK");
   const auto table = redline::read_csv(csv);
   ASSERT_FALSE(table.rows.empty());
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
@@ -574,10 +680,8 @@ TEST_F(AllreduceBenchTest, AveragingModesAndBlockingRun) {
        {std::vector<std::string>{"-a", "0"}, {"-a", "2"}, {"-a", "3"}, {"-z", "1"}}) {
     const auto r = mpirun(2, with(with(kQuick, {"--backend", "host"}), extra));
     EXPECT_EQ(r.exit_code, 0) << extra[0] << " " << extra[1] << ": " << r.output;
-    EXPECT_NE(r.output.find("Out of bounds values : 0 OK"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("# check: float: exact for sum, prod, max, min and data movement; avg within 3 x 2^-23"),
-              std::string::npos)
-        << r.output;
+    EXPECT_CONTAINS(r.output, "Out of bounds values : 0 OK");
+    EXPECT_CONTAINS(r.output, "# check: float: exact for sum, prod, max, min and data movement; avg within 3 x 2^-23");
   }
 }
 
@@ -600,8 +704,8 @@ TEST_F(AllreduceBenchTest, SlowPairIsNamedBySplitPairs) {
                               {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "-n", "4", "-w", "1", "--split",
                                "pairs", "--inject-delay", "3:20"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("group 0 (n1+n2)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("below the median busbw: group 1 (n3+n4)"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "group 0 (n1+n2)");
+  EXPECT_CONTAINS(r.output, "below the median busbw: group 1 (n3+n4)");
 }
 
 TEST_F(AllreduceBenchTest, EnvBootstrapWithProcessesStartedHere) {
@@ -615,11 +719,6 @@ TEST_F(AllreduceBenchTest, EnvBootstrapWithProcessesStartedHere) {
         "for p in $pids; do wait $p; echo exit=$?; done"};
     return run(shell, 120);
   };
-  auto count = [](const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (std::size_t pos = 0; (pos = text.find(what, pos)) != std::string::npos; ++pos) ++n;
-    return n;
-  };
   // A fixed port can be taken by an unrelated process on a busy machine: a
   // few attempts on different ports tell that apart from a broken rendezvous.
   std::string outputs;
@@ -628,7 +727,7 @@ TEST_F(AllreduceBenchTest, EnvBootstrapWithProcessesStartedHere) {
     const int port = 10000 + (getpid() * 7 + i * 997) % 20000;  // below the ephemeral range (32768+)
     const auto r = attempt(port);
     outputs += "--- port " + std::to_string(port) + ":\n" + r.output;
-    passed = !r.timed_out && count(r.output, "exit=77") == 3 && count(r.output, "skipped: --backend nccl") == 3;
+    passed = !r.timed_out && count_of(r.output, "exit=77") == 3 && count_of(r.output, "skipped: --backend nccl") == 3;
   }
   EXPECT_TRUE(passed) << outputs;
 }
@@ -665,18 +764,18 @@ TEST_F(AllreduceBenchTest, BadFlagsExitTwoNamingFlagAndValue) {
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     const auto r = run(argv, 60);
     EXPECT_EQ(r.exit_code, 2) << c.args[0] << ": " << r.output;
-    EXPECT_NE(r.output.find(c.expected), std::string::npos) << r.output;
+    EXPECT_CONTAINS(r.output, c.expected);
   }
   // -G needs GPUs; without one, auto picks the host backend.
   {
     const auto r = run({ALLREDUCE_BENCH, "-G", "2"}, 60);
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("-G '2'"), std::string::npos) << r.output;
+    EXPECT_CONTAINS(r.output, "-G '2'");
   }
   // A root beyond the ranks is only known once the ranks are known.
   const auto r = mpirun(2, {"--backend", "host", "--collective", "broadcast", "-r", "5", "-b", "1K", "-e", "1K"});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("-r '5'"), std::string::npos) << r.output;
+  EXPECT_CONTAINS(r.output, "-r '5'");
 }
 
 }  // namespace

@@ -1,19 +1,24 @@
 // Launcher detection from each launcher's variables, the single bootstrap,
 // and the env (TCP) bootstrap: its variable checks, its rendezvous checks
 // with ranks as threads, and real runs of three processes
-// (env_bootstrap_check) where a rank exits, hangs or aborts.
+// (env_bootstrap_check) where a rank exits, hangs or aborts, or where the
+// watchdog, on the bootstrap's own connections, meets a rank stopped by a
+// real SIGSTOP.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -23,16 +28,10 @@
 #include "collectives/env_bootstrap.hpp"
 #include "collectives/single_bootstrap.hpp"
 #include "harness/core/child_process.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
-
-// gtest alone (no gmock): `text` contains `part`.
-#define EXPECT_CONTAINS(text, part)                                                              \
-  do {                                                                                           \
-    const std::string text_ = (text), part_ = (part);                                            \
-    EXPECT_NE(text_.find(part_), std::string::npos) << "\"" << part_ << "\" not in: " << text_; \
-  } while (0)
 
 // Every variable a launcher or torchrun sets, cleared for each test and
 // restored after it.
@@ -603,6 +602,95 @@ TEST(EnvBootstrapProcesses, BadVariableIsReported) {
   // Rank 0 waits for it in vain and says so.
   EXPECT_EQ(results[0].exit_code, 1) << describe(results[0]);
   EXPECT_CONTAINS(results[0].output, "waiting for rank 1 to connect");
+}
+
+// ---------------------------------------------------------------------------
+// The watchdog on the env bootstrap's connections: real processes, real signals
+
+// Three ranks of env_bootstrap_check watch-slow:SLOW, with a 2 s watchdog.
+// When `stop`, the slow rank gets a real SIGSTOP once it is in the point (it
+// then sends no heartbeat), and a SIGKILL once the other ranks have ended.
+std::vector<ChildResult> run_watched(int slow, bool stop) {
+  const int port = free_port();
+  std::atomic<int> slow_pid{0};
+  std::vector<std::future<ChildResult>> runs;
+  for (int r = 0; r < 3; ++r) {
+    ChildSpec spec;
+    spec.argv = {ENV_BOOTSTRAP_CHECK_BIN, "watch-slow:" + std::to_string(slow), "30", "30", "2"};
+    spec.extra_env = {{"RANK", std::to_string(r)},
+                      {"WORLD_SIZE", "3"},
+                      {"LOCAL_RANK", std::to_string(r)},
+                      {"MASTER_ADDR", "127.0.0.1"},
+                      {"MASTER_PORT", std::to_string(port)}};
+    spec.timeout_seconds = 60;
+    if (r == slow && stop) {
+      auto said = std::make_shared<std::string>();
+      spec.on_output = [said, &slow_pid](std::string_view chunk) {
+        *said += chunk;
+        const auto pid_at = said->find(" pid ");
+        if (slow_pid != 0 || pid_at == std::string::npos || said->find("is in the point") == std::string::npos) return;
+        slow_pid = std::atoi(said->c_str() + pid_at + 5);
+        kill(slow_pid, SIGSTOP);
+      };
+    }
+    runs.push_back(std::async(std::launch::async, [spec] { return run_child(spec); }));
+  }
+  std::vector<ChildResult> results(3);
+  for (int r = 0; r < 3; ++r)
+    if (r != slow) results[static_cast<std::size_t>(r)] = runs[static_cast<std::size_t>(r)].get();
+  if (slow_pid != 0) kill(slow_pid, SIGKILL);
+  results[static_cast<std::size_t>(slow)] = runs[static_cast<std::size_t>(slow)].get();
+  return results;
+}
+
+// A rank stopped inside the point reached it, but its heartbeats stopped:
+// rank 0 names it frozen, apart from the ranks waiting for it. The others end
+// without a message of their own. Every rank holds one connection to rank 0:
+// the watchdog shares the bootstrap's.
+TEST(EnvBootstrapWatchdog, NamesAFrozenRankOverTheBootstrapsOwnConnections) {
+  const auto results = run_watched(2, true);
+  const ChildResult& root = results[0];
+  EXPECT_EQ(root.exit_code, 1) << describe(root);
+  EXPECT_CONTAINS(root.output, "rank 0 pid ");
+  EXPECT_CONTAINS(root.output, " sockets 2\n");
+  EXPECT_CONTAINS(root.output,
+                  "env_bootstrap_check: rank 0: TIMEOUT: the test point did not finish within 2 s. "
+                  "Frozen ranks (no heartbeat: a stopped process, or one given no CPU): 2 (");
+  EXPECT_CONTAINS(root.output, "Ranks that never reached it: none. Ranks waiting in it: 0 (");
+  EXPECT_NOT_CONTAINS(root.output, "all are stuck inside it");
+  EXPECT_EQ(results[1].exit_code, 1) << describe(results[1]);
+  EXPECT_CONTAINS(results[1].output, " sockets 1\n");
+  EXPECT_NOT_CONTAINS(results[1].output, "env_bootstrap_check: rank 1:");
+  EXPECT_CONTAINS(results[2].output, " sockets 1\n");
+  EXPECT_EQ(results[2].term_signal, SIGKILL) << "still stopped when the others had ended: " << describe(results[2]);
+}
+
+// A rank that is slow but alive (asleep in the point) still beats: it is
+// waiting in the point, not frozen, and so is every rank: stuck inside it.
+TEST(EnvBootstrapWatchdog, ARankAliveInThePointIsNotFrozen) {
+  const auto results = run_watched(2, false);
+  const ChildResult& root = results[0];
+  EXPECT_EQ(root.exit_code, 1) << describe(root);
+  EXPECT_CONTAINS(root.output,
+                  "TIMEOUT: the test point did not finish within 2 s. Ranks that never reached it: none "
+                  "(all are stuck inside it). Ranks waiting in it: 0 (");
+  EXPECT_NOT_CONTAINS(root.output, "Frozen");
+  for (const int r : {1, 2}) {
+    EXPECT_EQ(results[static_cast<std::size_t>(r)].exit_code, 1) << describe(results[static_cast<std::size_t>(r)]);
+    EXPECT_NOT_CONTAINS(results[static_cast<std::size_t>(r)].output, "env_bootstrap_check: rank");
+  }
+}
+
+// Rank 0 stopped: the others wait past the timeout (their grace, for rank 0
+// to speak first), then name it frozen themselves.
+TEST(EnvBootstrapWatchdog, TheOthersNameAFrozenRankZero) {
+  const auto results = run_watched(0, true);
+  for (const int r : {1, 2}) {
+    const ChildResult& res = results[static_cast<std::size_t>(r)];
+    EXPECT_EQ(res.exit_code, 1) << describe(res);
+    EXPECT_CONTAINS(res.output, "TIMEOUT: the test point did not finish within 2 s. Rank 0 (");
+    EXPECT_CONTAINS(res.output, ") is frozen (no heartbeat): silent for ");
+  }
 }
 
 }  // namespace

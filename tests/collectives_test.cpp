@@ -21,8 +21,10 @@
 #include "collectives/collective.hpp"
 #include "collectives/collective_sweep.hpp"
 #include "collectives/data_type.hpp"
+#include "collectives/injected_faults.hpp"
 #include "collectives/point_runner.hpp"
 #include "collectives/verify.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
@@ -1163,9 +1165,11 @@ TEST(PointRunner, HostMemoryIsFilledAndCheckedInPlace) {
       EXPECT_EQ(measure_point(backend, coll, buffers, 1024, c, in_place, settings).wrong, 0u);
       EXPECT_EQ(backend.copies() == 0, host_memory);  // staged: inputs and results are copied
 
-      PointSettings corrupt = settings;
-      corrupt.corrupt_input = true;
-      EXPECT_EQ(measure_point(backend, coll, buffers, 1024, c, in_place, corrupt).wrong, 2u);  // element 0, both ranks
+      FaultPlan wrong_input;  // --inject-wrong 0: the process of rank 0 spoils each check's input
+      wrong_input.wrong_rank = 0;
+      const auto faults = make_injected_faults(wrong_input, 0);
+      EXPECT_EQ(measure_point(backend, coll, buffers, 1024, c, in_place, settings, *faults).wrong,
+                2u);  // element 0, both local ranks
 
       // The untimed and timed operations leave right results; the checked one writes nothing.
       SimBackend broken(2, host_memory);
@@ -1212,8 +1216,8 @@ TEST(Verify, ToleranceStatement) {
   EXPECT_EQ(tolerance_statement(DataType::bfloat16),
             "bfloat16: exact for sum, prod, max, min and data movement; avg within 3 x 2^-7 relative; "
             "NaN never passes");
-  EXPECT_NE(tolerance_statement(DataType::fp8_e4m3).find("3 x 2^-3"), std::string::npos);
-  EXPECT_NE(tolerance_statement(DataType::int32).find("int32: exact for every op"), std::string::npos);
+  EXPECT_CONTAINS(tolerance_statement(DataType::fp8_e4m3), "3 x 2^-3");
+  EXPECT_CONTAINS(tolerance_statement(DataType::int32), "int32: exact for every op");
 }
 
 }  // namespace

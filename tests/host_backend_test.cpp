@@ -22,15 +22,10 @@
 #include "collectives/data_type.hpp"
 #include "collectives/host_backend.hpp"
 #include "collectives/single_bootstrap.hpp"
+#include "tests/support.hpp"
 
 namespace redline {
 namespace {
-
-#define EXPECT_CONTAINS(text, part)                                                              \
-  do {                                                                                           \
-    const std::string text_ = (text), part_ = (part);                                            \
-    EXPECT_NE(text_.find(part_), std::string::npos) << "\"" << part_ << "\" not in: " << text_; \
-  } while (0)
 
 // ---------------------------------------------------------------------------
 // host_reduce_elements: no MPI needed

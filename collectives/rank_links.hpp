@@ -1,0 +1,103 @@
+// A run's control connections: rank 0 holds one TCP connection to every
+// other rank, every other rank one to rank 0, and one I/O thread per process
+// reads them all. Frames take one of two lanes by type: the bootstrap's
+// requests and replies, waited for by the thread that made the call, and the
+// watchdog's progress notes and heartbeats, handed to the watchdog as they
+// arrive (also while the main thread is stuck in a collective). So the env
+// bootstrap and the watchdog share one connection per rank.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/tcp.hpp"
+
+namespace redline {
+
+class RankLinks {
+ public:
+  // Frame types from here on belong to the watchdog lane; lower ones to the bootstrap's.
+  static constexpr std::uint32_t kWatchdogTypes = 0x100;
+
+  struct Frame {
+    tcp::Header header;
+    std::vector<char> payload;
+  };
+  // Why a link ended.
+  enum class Ending { open, closed, malformed, failed };
+  // What a wait for a bootstrap frame found.
+  struct Received {
+    enum class Status { frame, ended, timed_out } status = Status::timed_out;
+    int peer = -1;
+    Frame frame;                   // status frame
+    Ending ending = Ending::open;  // status ended
+    int err = 0;                   // Ending::failed: the socket error
+  };
+  // Called on the I/O thread for every watchdog frame, and once with a null
+  // frame when a link ends (after its last frame).
+  using WatchdogListener = std::function<void(int peer, const Frame* frame)>;
+
+  // `fds` by peer: on rank 0 one per rank (fds[0] = -1), elsewhere the one
+  // to rank 0. Non-blocking sockets, owned from now on. A frame longer than
+  // `max_payload` is malformed and ends its link.
+  explicit RankLinks(std::vector<int> fds, std::size_t max_payload = std::size_t{1} << 34);
+  ~RankLinks();
+  RankLinks(const RankLinks&) = delete;
+  RankLinks& operator=(const RankLinks&) = delete;
+
+  int peers() const { return static_cast<int>(links_.size()); }
+
+  // Sends one frame to `peer` whole: frames sent from several threads never interleave.
+  tcp::Io send(int peer, const tcp::Header& header, const void* payload, tcp::Clock::time_point deadline, int& err);
+
+  // The next bootstrap frame from any of `from`, in order per peer, or the
+  // first of them whose link ended (after its last frame), or timed_out.
+  Received next(const std::vector<int>& from, tcp::Clock::time_point deadline);
+
+  // Where watchdog frames go from now on; nullptr stops them (they are then
+  // dropped). A link that has already ended is reported to a new listener at
+  // once. When this returns, no call to the previous listener is running.
+  void set_watchdog_listener(WatchdogListener listener);
+
+  // Stops the I/O thread and closes every connection, reading what is left
+  // unread first (so the last frames sent reach the peers).
+  void close();
+  // From any thread, before the process ends (an abort): closes the sockets
+  // so the peers see end-of-file at once.
+  void close_now() noexcept;
+
+ private:
+  struct Link {
+    int fd = -1;
+    tcp::FrameReader reader;
+    std::deque<Frame> inbox;  // bootstrap lane
+    Ending ending = Ending::open;
+    int err = 0;
+    std::unique_ptr<std::mutex> send_mutex = std::make_unique<std::mutex>();
+  };
+
+  void read_loop();
+  void read_available(int peer);
+  void deliver(int peer, Frame frame);
+  void end_link(int peer, Ending ending, int err);
+  void tell_watchdog(int peer, const Frame* frame);
+
+  std::vector<Link> links_;
+  std::size_t max_payload_;
+  std::mutex mutex_;  // inboxes and endings
+  std::condition_variable arrived_;
+  std::mutex listener_mutex_;  // held while the listener runs
+  WatchdogListener listener_;
+  int wake_[2] = {-1, -1};  // a pipe that wakes the I/O thread to stop
+  std::thread reader_;
+};
+
+}  // namespace redline
