@@ -16,12 +16,13 @@
 #include "collectives/collective_sweep.hpp"
 #include "collectives/env_bootstrap.hpp"
 #include "collectives/injected_faults.hpp"
-#include "collectives/rank_signals.hpp"
 #include "collectives/single_bootstrap.hpp"
 #include "harness/core/environment.hpp"
+#include "harness/core/interrupt.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
 #include "harness/report/tool_main.hpp"
+#include "harness/tracking/sweep_charts.hpp"
 #ifdef REDLINE_HAVE_MPI
 #include "collectives/host_backend.hpp"
 #endif
@@ -367,7 +368,9 @@ SweepRecord::Save save_to_files(const Flags& f) {
   return [&f](const Report& report, const Report& per_rank) {
     OutputOptions output = f.output;
     output.quiet = true;
-    write_reports(report, output);
+    Report charted = report;
+    add_sweep_charts(charted);  // for its JSON, as `redline report` draws them
+    write_reports(charted, output);
     if (!f.per_rank_csv.empty()) write_reports(per_rank, OutputOptions{f.per_rank_csv, "", true});
   };
 }
@@ -393,7 +396,7 @@ void save_after_failure(const Flags& f, SweepRecord& record, const std::string& 
 // The exit status, the same on every rank.
 int finish(const Flags& f, Bootstrap& bootstrap, SweepRecord& record, const CollectiveSweepResult& result) {
   if (bootstrap.rank() == 0) {
-    // With several ranks nobody has said it yet (rank_signals.hpp).
+    // With several ranks the handlers were quiet (InterruptNotice::quiet).
     if (result.interrupted && bootstrap.size() > 1 && writes_files(f))
       std::cerr << "interrupted: saving what was measured so far\n" << std::flush;
     record.save();
@@ -404,7 +407,7 @@ int finish(const Flags& f, Bootstrap& bootstrap, SweepRecord& record, const Coll
       if (result.wrong > 0) std::cerr << kTool << ": " << result.wrong << " wrong values (the CSV's wrong column)\n";
     }
   }
-  if (result.interrupted) return 128 + (rank_interrupt_signal() ? rank_interrupt_signal() : 2);
+  if (result.interrupted) return 128 + (interrupt_signal() ? interrupt_signal() : 2);
   return result.wrong > 0 || result.below_expectation || result.nothing_measured ? kExitCheckFailed : kExitOk;
 }
 
@@ -445,7 +448,7 @@ int measure(const Flags& f, Plan& plan, Bootstrap& bootstrap, SweepRecord& recor
 // failure is this rank's alone: it must not leave the others waiting in a
 // collective, so the run is aborted, after rank 0 saved what it measured.
 int run_ranks(const Flags& f, Plan& plan, Bootstrap& bootstrap) {
-  if (bootstrap.size() > 1) take_signals_silently();
+  if (bootstrap.size() > 1) install_interrupt_handlers(InterruptNotice::quiet);
   Environment env = capture_environment();
   env.mpi_library = bootstrap.mpi_library();
   SweepRecord record(start_report(kTool, env));

@@ -6,10 +6,10 @@
 #include <memory>
 #include <set>
 
-#include "collectives/rank_signals.hpp"
 #include "collectives/sweep_rows.hpp"
 #include "collectives/sweep_summary.hpp"
 #include "collectives/sweep_table.hpp"
+#include "harness/core/interrupt.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
 
@@ -242,7 +242,7 @@ GatheredPoint Sweep::measure(const Collective& collective, CollectiveBuffers& bu
   const GatherSettings gather{options_.average, options_.point.per_iteration, options_.per_rank, options_.outlier_pct,
                               services_.backend.local_ranks()};
   GatheredPoint point =
-      gather_point(services_.bootstrap, m, colors_, rank_interrupted(), collective, bytes, services_.hosts, gather);
+      gather_point(services_.bootstrap, m, colors_, interrupted(), collective, bytes, services_.hosts, gather);
   services_.watchdog.leave();
   services_.record.end_point();
   return point;

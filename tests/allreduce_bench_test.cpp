@@ -160,6 +160,28 @@ TEST_F(AllreduceBenchTest, ReportNamesTheMpiLibraryAndItsTransportSettings) {
   EXPECT_CONTAINS(text, "\"OMPI_MCA_btl_vader_single_copy_mechanism\": \"none\"");
 }
 
+// The JSON carries the chart `redline report` draws from these rows, for
+// scripts/plot: busbw against bytes on a log2 axis, out-of-place and
+// in-place as two lines, the saturation marked.
+TEST_F(AllreduceBenchTest, JsonCarriesTheBusbwChart) {
+  const fs::path json = dir_ / "chart.json";
+  std::vector<std::string> argv = kMpirun;
+  argv.insert(argv.end(), {"-np", "2", ALLREDUCE_BENCH});
+  const auto r = run(with(argv, with(kQuick, {"--backend", "host", "--json", json.string(), "--quiet"})));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(json);
+  const auto charts = nlohmann::json::parse(in).at("context").at("redline").at("charts");
+  ASSERT_EQ(charts.size(), 1u) << charts.dump(1);
+  EXPECT_EQ(charts[0].at("x").at("parameter"), "bytes");
+  EXPECT_EQ(charts[0].at("x").at("scale"), "log2");
+  EXPECT_EQ(charts[0].at("y").at("metric"), "busbw_GBps");
+  ASSERT_EQ(charts[0].at("series").size(), 2u);
+  EXPECT_EQ(charts[0].at("series")[0].at("name"), "out-of-place");
+  EXPECT_EQ(charts[0].at("series")[1].at("name"), "in-place");
+  EXPECT_EQ(charts[0].at("series")[0].at("points").size(), 5u);  // 64 B to 16K, x4
+  EXPECT_FALSE(charts[0].at("markers").empty());
+}
+
 TEST_F(AllreduceBenchTest, ExpectationFailsBelowThePeak) {
   const auto pass = mpirun(2, with(kQuick, {"--backend", "host", "--expect-busbw", "0.000001"}));
   EXPECT_EQ(pass.exit_code, 0) << pass.output;

@@ -14,6 +14,7 @@ namespace {
 
 std::atomic<int> g_signal{0};
 std::atomic<int> g_child_group{0};
+std::atomic<bool> g_announce{true};
 
 // RemovedOnForcedExit's paths. A slot is free (0), claimed (1) or armed (2);
 // its version is odd while its path is being written. The handler copies an
@@ -79,13 +80,15 @@ extern "C" void on_interrupt(int sig) {
     unlink_armed_scratch_files();
     _exit(128 + sig);
   }
+  if (!g_announce.load()) return;
   static const char msg[] = "\ninterrupted: saving what was measured so far (Ctrl-C again to quit at once)\n";
   [[maybe_unused]] auto n = write(STDERR_FILENO, msg, sizeof msg - 1);
 }
 
 }  // namespace
 
-void install_interrupt_handlers() {
+void install_interrupt_handlers(InterruptNotice notice) {
+  g_announce.store(notice == InterruptNotice::announce);
   struct sigaction sa {};
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);

@@ -9,8 +9,15 @@ namespace redline {
 // remove its scratch files before SIGKILL.
 inline constexpr double kSecondTermGraceSeconds = 1;
 
-// Installs the handlers (idempotent).
-void install_interrupt_handlers();
+// Whether the first signal says "interrupted: saving what was measured so
+// far" at once. A run of several ranks is quiet: a launcher passes a signal
+// to every rank (mpirun forwards Ctrl-C as SIGTERM, and sends SIGTERM to the
+// survivors when a rank dies), so each rank would say it, and also where
+// nothing is saved; there, rank 0 says what it saves.
+enum class InterruptNotice { announce, quiet };
+
+// Installs the handlers (idempotent; a later call changes the notice).
+void install_interrupt_handlers(InterruptNotice notice = InterruptNotice::announce);
 // True once SIGINT or SIGTERM has arrived.
 bool interrupted();
 // The signal that arrived (0 if none), for the exit status 128+signal.
