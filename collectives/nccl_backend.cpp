@@ -26,7 +26,7 @@
 #include "collectives/nccl_backend.hpp"
 
 #if !defined(REDLINE_HAVE_NCCL)
-#error "nccl_backend.cu needs REDLINE_HAVE_NCCL (REDLINE_NCCL_CHECK): link redline_kernels built with NCCL"
+#error "nccl_backend.cpp needs REDLINE_HAVE_NCCL (REDLINE_NCCL_CHECK): link redline_kernels built with NCCL"
 #endif
 
 #include <cuda_runtime_api.h>
