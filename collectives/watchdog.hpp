@@ -71,7 +71,6 @@ class Watchdog {
  private:
   void watch();
   void on_frame(int peer, const RankLinks::Frame* frame);
-  void send_heartbeats();
   void send_to_peers(std::uint32_t type, std::uint64_t seq);
   std::optional<std::string> failure_now();  // with mutex_ held
   std::string timeout_message() const;       // with mutex_ held
