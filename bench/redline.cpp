@@ -67,6 +67,7 @@ std::vector<std::string> recorded_summary(const fs::path& json_file) {
   for (std::string line; std::getline(in, line);) {
     if (!inside) {
       inside = line.find("\"summary\": {") != std::string::npos;
+      if (inside && line.find("{}") != std::string::npos) break;  // an empty summary
       continue;
     }
     if (line.find('}') != std::string::npos && line.find("\": \"") == std::string::npos) break;

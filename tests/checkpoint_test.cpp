@@ -656,6 +656,28 @@ TEST_F(CheckpointStages, TheStorageStagesRunInTheTablesOrder) {
   EXPECT_EQ(names_in(dir_), (std::set<std::string>{"checkpoint.bin", "checkpoint.bin.manifest"}));
 }
 
+// The refusal is made again right before the save: a checkpoint.bin that
+// appears after the flags were checked (another job's) is not replaced
+// unless --overwrite said so; the save stage fails and the file is intact.
+TEST_F(CheckpointStages, TheSaveChecksAgainForAFileItDidNotWrite) {
+  CheckpointConfig cfg;
+  cfg.dir = dir_;
+  cfg.bytes = 1 << 20;
+  cfg.chunk = 1 << 20;
+  cfg.rounds = 1;
+  const auto state = random_state(cfg.bytes);
+  std::ofstream(dir_ / "checkpoint.bin") << "another job's checkpoint";
+  Report report;
+  EXPECT_THROW(run_storage_stages(cfg, state.data(), report), CheckpointRejected);
+  std::ifstream in(dir_ / "checkpoint.bin");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "another job's checkpoint");
+
+  cfg.may_replace_foreign = true;  // --overwrite
+  Report replaced;
+  EXPECT_GT(run_storage_stages(cfg, state.data(), replaced).save_s, 0);
+  EXPECT_EQ(fs::file_size(dir_ / "checkpoint.bin"), cfg.bytes);
+}
+
 // A second signal ends the run at once (no destructors run), as `timeout`
 // does by signalling twice: the state-sized scratch files go all the same.
 // Signalled once the scratch file exists, and once `all`'s own checkpoint

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -65,6 +67,10 @@ TEST(Schema, CompiledInIsTheSourceTreesFile) {
     ASSERT_TRUE(source.chart_hints(tool)) << tool;
     EXPECT_EQ(built.chart_hints(tool)->metric, source.chart_hints(tool)->metric) << tool;
   }
+  // And byte for byte, charts table included.
+  std::ifstream in(fs::path(SOURCE_DIR) / "results" / "SCHEMA.md", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(std::string(compiled_schema_markdown()), text);
 }
 
 TEST(Schema, CompiledInChartHints) {

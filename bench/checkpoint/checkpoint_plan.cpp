@@ -108,6 +108,7 @@ void plan_storage(const CheckpointFlags& f, CheckpointPlan& p) {
   // write checkpoint.bin, the name a later `restore` reads.
   p.own_checkpoint = p.save && p.restore && !f.keep;
   if (p.own_checkpoint) p.cfg.name = "redline-checkpoint-" + host_and_pid() + ".bin";
+  p.cfg.may_replace_foreign = f.overwrite;
   // A benchmark never destroys a file it did not create: checkpoint.bin may
   // replace only a checkpoint redline saved, unless the user says so.
   if (p.save && !p.own_checkpoint && !f.overwrite)

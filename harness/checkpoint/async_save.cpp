@@ -71,6 +71,7 @@ AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<dou
   out.load_alone_per_s = training.rate(1.0, {});
   out.snapshot_s = snapshot();
 
+  if (!cfg.may_replace_foreign) refuse_foreign_checkpoint(cfg.dir, cfg.name);
   std::atomic<bool> done{false};
   std::exception_ptr failure, load_failure;
   const WriteOptions options{.threads = cfg.threads, .chunk = cfg.chunk, .fsync = cfg.fsync, .direct = false};

@@ -269,6 +269,11 @@ std::optional<std::string> foreign_checkpoint_problem(const fs::path& dir, const
   return std::nullopt;
 }
 
+void refuse_foreign_checkpoint(const fs::path& dir, const std::string& name) {
+  if (const auto problem = foreign_checkpoint_problem(dir, name))
+    throw CheckpointRejected(*problem + ": refusing to replace a file redline did not write (--overwrite replaces it)");
+}
+
 double release_previous_checkpoint(const fs::path& dir, const std::string& name) {
   const fs::path previous = checkpoint_paths(dir, name).previous;
   const double t = steady_seconds();

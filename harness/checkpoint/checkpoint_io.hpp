@@ -116,6 +116,10 @@ CheckpointPaths checkpoint_paths(const std::filesystem::path& dir, const std::st
 // without a redline manifest"). std::nullopt when both names are free or hold
 // a redline checkpoint (which a save may replace).
 std::optional<std::string> foreign_checkpoint_problem(const std::filesystem::path& dir, const std::string& name);
+// Throws CheckpointRejected with foreign_checkpoint_problem's reason, if any:
+// the check again right before a save, since the one when the flags were read
+// may be minutes old by then.
+void refuse_foreign_checkpoint(const std::filesystem::path& dir, const std::string& name);
 
 // Each safety step of the synchronous save, costed separately.
 struct SaveSteps {

@@ -19,6 +19,8 @@ struct CheckpointConfig {
   std::size_t chunk = 64u << 20;
   bool fsync = true;
   std::string name = "checkpoint.bin";
+  // --overwrite: a save may replace a file redline did not write there.
+  bool may_replace_foreign = false;
   // Rounds of (raw write + fsync, safe save), alternating: the save is
   // judged against the storage as it is at the same moment.
   unsigned rounds = 3;

@@ -161,6 +161,7 @@ SaveRounds measure_save_rounds(const StorageRun& run) {
   // memory that alternate fast and slow writes (on this project's VMs, tmpfs
   // and the discard-mounted disk both do, in a period of two writes) would
   // otherwise give one of the pair every slow slot and bias the ratio.
+  if (!cfg.may_replace_foreign) refuse_foreign_checkpoint(cfg.dir, cfg.name);
   for (unsigned round = 0; round < std::max(1u, cfg.rounds); ++round) {
     if (interrupted()) break;  // Ctrl-C: the rounds so far make the medians
     if (round % 2 == 0) {

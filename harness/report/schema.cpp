@@ -8,9 +8,6 @@
 
 namespace redline {
 
-// results/SCHEMA.md's text, generated into the build by embed_text.cmake.
-std::string_view compiled_schema_markdown();
-
 namespace {
 
 std::string trim(const std::string& text) {

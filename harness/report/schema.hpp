@@ -71,4 +71,8 @@ class Schema {
 // `name` is `metric`, or the pattern "*suffix" that `metric` ends with.
 bool metric_matches(const std::string& name, const std::string& metric);
 
+// results/SCHEMA.md's text as it was when the binary was built (generated
+// into the build by embed_text.cmake).
+std::string_view compiled_schema_markdown();
+
 }  // namespace redline

@@ -100,7 +100,9 @@ std::string tool_sweeps(const std::string& tool, const std::vector<const ResultR
   const std::vector<SweepChart> charts = plan_sweep_charts(tool, rows, schema);
   if (charts.empty()) {
     html += "<p class=\"note\">Nothing to chart: " +
-            std::string(rows.empty() ? "no row ran ok." : "no numeric parameter varies, or no higher-is-better metric.") +
+            std::string(rows.empty() ? "no row ran ok."
+                                     : "no numeric parameter varies, no higher-is-better metric, or every group "
+                                       "of rows was measured at one value alone.") +
             "</p>\n";
   } else {
     html += "<div class=\"charts\">\n";

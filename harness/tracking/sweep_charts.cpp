@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <set>
@@ -339,6 +340,15 @@ void add_sweep_charts(Report& report, const Schema& schema) {
   for (const ResultRow& row : results.rows)
     if (row.status == "ok") ok_rows.push_back(&row);
   report.charts = plan_sweep_charts(report.tool, ok_rows, schema);
+}
+
+void add_sweep_charts(Report& report) {
+  try {
+    add_sweep_charts(report, Schema::compiled_in());
+  } catch (const std::exception& e) {
+    report.charts.reset();
+    std::cerr << report.tool << ": warning: no charts in the JSON report: " << e.what() << "\n";
+  }
 }
 
 }  // namespace redline

@@ -24,7 +24,11 @@ std::vector<SweepChart> plan_sweep_charts(const std::string& tool, const std::ve
 
 // The charts of a tool's own report, as `redline report` will draw them from
 // its CSV: sets report.charts.
-void add_sweep_charts(Report& report, const Schema& schema = Schema::compiled_in());
+void add_sweep_charts(Report& report, const Schema& schema);
+// The same with the compiled-in schema, called by a tool after it measured:
+// charts never cost it its reports, so a failure to plan them (a malformed
+// schema) leaves report.charts unset and says why on stderr.
+void add_sweep_charts(Report& report);
 
 // An x value as the charts print it: a size (64M) on a log2 axis, else a
 // plain number (32, not 32.00).
