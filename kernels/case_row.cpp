@@ -97,4 +97,17 @@ std::string rate_text(const CaseWork& work, double seconds) {
   return format_number(seconds * 1e6, 1) + " us";
 }
 
+void add_failed_check_figures(std::vector<Row>& rows, const std::vector<FailedCheck>& failed) {
+  std::vector<bool> used(failed.size(), false);
+  for (Row& row : rows) {
+    if (row.status != "wrong") continue;
+    for (std::size_t i = 0; i < failed.size(); ++i) {
+      if (used[i] || failed[i].params != row.params) continue;
+      used[i] = true;
+      for (const auto& [name, value] : failed[i].figures) row.metric(name, value);
+      break;
+    }
+  }
+}
+
 }  // namespace redline

@@ -13,6 +13,7 @@
 
 #include "harness/core/environment.hpp"
 #include "harness/measure/measurement.hpp"
+#include "harness/report/report.hpp"
 
 namespace redline {
 
@@ -79,6 +80,16 @@ void add_noise_note(CaseRow& row, const Measurement& m, const MeasurementPolicy&
 // when a slowdown was seen during or right after the samples. Without any
 // reading (no NVML) nothing: unknown, not "not throttled".
 void add_clock_readings(CaseRow& row, const ClockReadings& readings);
+
+// Google Benchmark keeps no counters of a run that ended in an error, so the
+// runner keeps the figures of each failed check (in the order the cases ran)
+// and adds them to the rows once the batch is back: each `wrong` row takes
+// the first unused figures of a case with its parameters.
+struct FailedCheck {
+  std::vector<std::pair<std::string, std::string>> params;
+  std::map<std::string, double> figures;
+};
+void add_failed_check_figures(std::vector<Row>& rows, const std::vector<FailedCheck>& failed);
 
 // The headline rate for a progress line: "812.3 TFLOPS" or "3012 GB/s".
 std::string rate_text(const CaseWork& work, double seconds);

@@ -52,6 +52,7 @@ struct CaseRunner::State {
   std::unique_ptr<SampleTimer> timer;
   bool warmed_up = false;  // the first case's long warm-up has run
   std::optional<MeasurementPolicy> policy_override;  // for the cases of one run()
+  std::vector<FailedCheck> failed_checks;            // of one run(), in the order the cases ran
 
   State(CaseRunnerOptions o, const std::vector<benchmark::BenchmarkReporter*>& forwards, const Progress& p)
       : options(std::move(o)), progress(p), device(query_device_properties(options.device)) {
@@ -134,6 +135,7 @@ void CaseRunner::State::measure(benchmark::State& state, const GpuCase& gpu_case
       return prepared->verify(stream);
     }();
     if (!check.passed) {
+      failed_checks.push_back({gpu_case.key().params, check.figures});
       progress.line(name + ": WRONG (" + check.failure + ")");
       state.SkipWithError(("wrong: verification failed: " + check.failure).c_str());
       return;
@@ -202,7 +204,10 @@ std::vector<Row> CaseRunner::run(const std::vector<std::unique_ptr<GpuCase>>& ca
     batch.push_back({case_name(gpu_case->key()), [this, &gpu_case](benchmark::State& st) {
                        state_->measure(st, *gpu_case);
                      }});
-  return run_gbench_batch(state_->collector, batch, state_->options.repetitions);
+  state_->failed_checks.clear();
+  std::vector<Row> rows = run_gbench_batch(state_->collector, batch, state_->options.repetitions);
+  add_failed_check_figures(rows, state_->failed_checks);
+  return rows;
 }
 
 void CaseRunner::finish() { state_->collector.finish(); }

@@ -27,7 +27,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -50,9 +52,16 @@ std::string case_name(const CaseKey& key);  // gbench_case_name
 struct CaseCheck {
   bool passed = true;
   std::string failure;  // why not, for the note: "relative error 0.3 (tolerance 0.01), 0 non-finite"
+  // A failed check's row is all it has (it is never timed): `wrong`, the
+  // elements that failed (at least 1), and the check's own figures (a GEMM's
+  // rel_error), each a metric of the row.
+  std::map<std::string, double> figures;
 
   static CaseCheck pass() { return {}; }
-  static CaseCheck fail(std::string why) { return {false, std::move(why)}; }
+  static CaseCheck fail(std::string why, double wrong = 1, std::map<std::string, double> figures = {}) {
+    figures["wrong"] = std::max(1.0, wrong);
+    return {false, std::move(why), std::move(figures)};
+  }
 };
 
 // What the runner lends a set-up.

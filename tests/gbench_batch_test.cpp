@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,18 @@ TEST_F(GbenchBatch, TheRegistryIsEmptyAfterABatch) {
   ASSERT_EQ(second.size(), 1u) << "the first batch's case did not run again";
   EXPECT_EQ(second[0].case_key(), "a=2");
   EXPECT_TRUE(run_gbench_batch(collector, {}, 2).empty());
+}
+
+// A batch that throws leaves nothing registered: its lambdas refer to cases
+// that are gone by the next batch, which must not run them.
+TEST_F(GbenchBatch, TheRegistryIsEmptyAfterABatchThatThrew) {
+  RowCollector collector;
+  const GbenchCase throws{"fam/a:1", [](benchmark::State&) { throw std::runtime_error("a case that throws"); }};
+  EXPECT_THROW(run_gbench_batch(collector, {throws}, 1), std::runtime_error);
+  (void)collector.take_rows();
+  const std::vector<Row> next = run_gbench_batch(collector, {timed_case("fam/a:2", 0.004)}, 1);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].case_key(), "a=2");
 }
 
 }  // namespace

@@ -73,7 +73,8 @@ class PreparedFma final : public PreparedCase {
     const auto nonfinite = std::count_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
     return nonfinite == 0 ? CaseCheck::pass()
                           : CaseCheck::fail("FMA results not finite (" + std::to_string(nonfinite) + " of " +
-                                            std::to_string(values.size()) + ")");
+                                                std::to_string(values.size()) + ")",
+                                            static_cast<double>(nonfinite));
   }
   void enqueue(cudaStream_t stream, int) override { enqueue_fma(launch_, sink_.data(), stream); }
 

@@ -11,11 +11,15 @@ namespace {
 // Runs what is registered and clears the registry. With nothing registered
 // nothing runs, so Google Benchmark does not report an empty match.
 std::vector<Row> run_registered(RowCollector& collector, std::size_t registered, int repetition, int repetitions) {
+  // Cleared on every path: the registered lambdas refer to the caller's
+  // cases, which a throw would leave behind for the next batch to run.
+  struct ClearOnExit {
+    ~ClearOnExit() { benchmark::ClearRegisteredBenchmarks(); }
+  } clear_on_exit;
   if (registered > 0) {
     collector.set_repetition(repetition, repetitions);
     benchmark::RunSpecifiedBenchmarks(&collector);
   }
-  benchmark::ClearRegisteredBenchmarks();
   return collector.take_rows();
 }
 

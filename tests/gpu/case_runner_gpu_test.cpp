@@ -124,6 +124,7 @@ TEST_F(CaseRunnerGpu, AWrongCaseIsNeverTimed) {
   const Row row = run_one(FillCase::Kind::wrong, calls);
   EXPECT_EQ(row.status, "wrong");
   EXPECT_EQ(row.note, "verification failed: made to fail");
+  EXPECT_EQ(row.metric_value("wrong"), 1);  // the check's figures reach the row
   EXPECT_FALSE(row.metric_value("time_us"));
   EXPECT_EQ(calls.verifies, 1);
   EXPECT_EQ(calls.enqueues, 0) << "not one timed call";

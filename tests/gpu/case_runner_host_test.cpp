@@ -189,6 +189,37 @@ TEST(CaseRunner, OutOfMemoryIsOomAndEverythingElseError) {
   EXPECT_EQ(failure_status_text(std::runtime_error("no algorithm")), "error: no algorithm");
 }
 
+// Google Benchmark drops an errored run's counters: the runner adds a failed
+// check's figures to its `wrong` row afterwards, matched by parameters in
+// run order, and leaves every other row alone.
+TEST(CaseRow, FailedCheckFiguresReachTheirWrongRows) {
+  auto row_of = [](const std::string& m, const std::string& status) {
+    Row row;
+    row.param("dtype", "bf16").param("m", m);
+    row.status = status;
+    return row;
+  };
+  std::vector<Row> rows = {row_of("64", "wrong"), row_of("128", "ok"), row_of("128", "wrong"), row_of("64", "wrong")};
+  const std::vector<FailedCheck> failed = {
+      {{{"dtype", "bf16"}, {"m", "64"}}, {{"wrong", 3}, {"rel_error", 0.5}}},
+      {{{"dtype", "bf16"}, {"m", "128"}}, {{"wrong", 1}}},
+      {{{"dtype", "bf16"}, {"m", "64"}}, {{"wrong", 7}}}};
+  add_failed_check_figures(rows, failed);
+  EXPECT_EQ(rows[0].metric_value("wrong"), 3);
+  EXPECT_EQ(rows[0].metric_value("rel_error"), 0.5);
+  EXPECT_TRUE(rows[1].metrics.empty());
+  EXPECT_EQ(rows[2].metric_value("wrong"), 1);
+  EXPECT_EQ(rows[3].metric_value("wrong"), 7);  // the second failure of m=64
+  EXPECT_FALSE(rows[3].metric_value("rel_error"));
+}
+
+TEST(CaseRow, AFailedCheckCountsAtLeastOneWrong) {
+  EXPECT_EQ(CaseCheck::fail("why").figures.at("wrong"), 1);
+  EXPECT_EQ(CaseCheck::fail("why", 0).figures.at("wrong"), 1);  // an error above tolerance, no non-finite
+  EXPECT_EQ(CaseCheck::fail("why", 5, {{"rel_error", 2}}).figures.at("rel_error"), 2);
+  EXPECT_TRUE(CaseCheck::pass().figures.empty());
+}
+
 TEST(CaseRunner, CaseNameIsTheGoogleBenchmarkName) {
   EXPECT_EQ(case_name({"roofline", {{"kernel", "copy"}}}), "roofline/kernel:copy");
   EXPECT_EQ(case_name({"gemm", {{"dtype", "bf16"}, {"m", "64"}}}), "gemm/dtype:bf16/m:64");
