@@ -3,6 +3,7 @@
 // from the file, nothing is recomputed. Exit 1 when there is nothing to plot,
 // 2 for bad input, 77 (skipped here) without matplotlib.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -94,6 +95,22 @@ TEST_F(PlotScript, DrawsARealBatchSweep) {
   }
 }
 
+// Titles and names are drawn as text: a parameter value with a $ is not
+// matplotlib math. The PNGs are readable by others, as the umask allows.
+TEST_F(PlotScript, DollarSignsAreTextAndPngsAreNotPrivate) {
+  std::string charts = kPlantedCharts;
+  charts.replace(charts.find("planted: a=1"), 12, "planted: a=$5 $x$");
+  const mode_t umask_before = ::umask(022);  // the child's: others may read
+  const ChildResult r = plot({write("dollars.json", report_with_charts(charts)).string(), "-o", (dir_ / "png").string()});
+  ::umask(umask_before);
+  if (r.exit_code == 77) GTEST_SKIP() << "matplotlib is not installed (scripts/setup installs python3-matplotlib)";
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const std::string& name : printed_pngs(r.output)) {
+    const auto perms = fs::status(dir_ / "png" / name).permissions();
+    EXPECT_NE(perms & fs::perms::others_read, fs::perms::none) << name;
+  }
+}
+
 TEST_F(PlotScript, NothingToPlotExitsOne) {
   const fs::path no_charts = write("old.json", R"({"context": {"redline": {"tool": "t", "summary": {}}}})");
   ChildResult r = plot({no_charts.string()});
@@ -120,15 +137,24 @@ TEST_F(PlotScript, BadInputExitsTwoNamingIt) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_CONTAINS(r.output, "broken.json: cannot read");
 
-  r = plot({write("foreign.json", R"({"context": {}, "benchmarks": []})").string()});
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_CONTAINS(r.output, "not a redline JSON report");
+  for (const char* foreign : {R"({"context": {}, "benchmarks": []})", R"({"context": []})"}) {
+    r = plot({write("foreign.json", foreign).string()});
+    EXPECT_EQ(r.exit_code, 2) << foreign << ": " << r.output;
+    EXPECT_CONTAINS(r.output, "not a redline JSON report");
+  }
+
+  const fs::path ok = write("ok.json", report_with_charts(kPlantedCharts));
+  r = plot({ok.string(), "-o", "/proc/no-such-folder"});
+  if (r.exit_code != 77) {
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_CONTAINS(r.output, "-o /proc/no-such-folder");
+  }
 
   r = plot({write("malformed.json", report_with_charts(R"([{"title": "t", "series": []}])")).string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_CONTAINS(r.output, "context.redline.charts[0] is malformed");
 
-  r = plot({write("ok.json", report_with_charts(kPlantedCharts)).string(), "--y", "m_per_s"});
+  r = plot({ok.string(), "--y", "m_per_s"});
   EXPECT_EQ(r.exit_code, 2) << r.output;  // the tool decides the axes now: no --x/--y
   EXPECT_CONTAINS(r.output, "--y");
 }
