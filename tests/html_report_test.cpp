@@ -211,24 +211,40 @@ TEST(HtmlReport, SelfContainedWithHeaderAndSaturationMarked) {
   EXPECT_NOT_CONTAINS(html, "id=\"comparison\"");  // no baseline given
   EXPECT_NOT_CONTAINS(html, "id=\"history\"");
   EXPECT_EQ(count(html, "<svg class=\"chart\""), 1u);
-  // Throughput doubles up to 32 and is flat above: 90% of best and the plateau are both 32.
-  EXPECT_CONTAINS(html, "saturation: 90% of best and plateau, batch_size 32");
-  EXPECT_EQ(count(html, "class=\"marker\""), 1u);
-  // The OOM row is listed, not charted.
+  // Throughput doubles up to 32 and is flat above: the saturation point, also the first at 90% of the best.
+  EXPECT_CONTAINS(html, "saturation: batch_size 32");
+  EXPECT_NOT_CONTAINS(html, "90% of best: batch_size");
+  // And the memory limit: 64 ran, 128 did not fit.
+  EXPECT_CONTAINS(html, "max feasible: batch_size 64");
+  EXPECT_CONTAINS(html, "first OOM: batch_size 128");
+  EXPECT_EQ(count(html, "class=\"marker\""), 3u);
+  // The OOM row is listed, not charted as a point.
   EXPECT_CONTAINS(html, "batch_size=128</code> <span class=\"status\">oom</span>");
 }
 
-TEST(HtmlReport, FractionAndPlateauMarkedApart) {
+TEST(HtmlReport, SaturationAndNinetyPercentMarkedApart) {
   ReportInputs in;
-  // 4->8 gains 2.8%: the plateau is 4. The best is 505 (at 32) and 90% of it
-  // is first reached at 16: the fraction point.
-  const std::vector<std::pair<int, double>> pts = {{1, 100}, {2, 190}, {4, 360}, {8, 370}, {16, 500}, {32, 505}};
+  // 90% of the best (505) is first reached at 4, but 16 still gains 8.7%
+  // over 4 and 32 gains 5.2% over 8: the saturation point is 16. (The old
+  // doubling rule put the plateau at 4, where 8 gains 4.3%.)
+  const std::vector<std::pair<int, double>> pts = {{1, 100}, {2, 200}, {4, 460}, {8, 480}, {16, 500}, {32, 505}};
   for (const auto& [bs, t] : pts)
     in.run.rows.push_back(make_row("batch_sweep", {{"batch_size", std::to_string(bs)}}, {{"samples_per_s", t}}));
   const std::string html = render_html_report(in);
-  EXPECT_CONTAINS(html, "90% of best: batch_size 16");
-  EXPECT_CONTAINS(html, "plateau: batch_size 4");
+  EXPECT_CONTAINS(html, "saturation: batch_size 16");
+  EXPECT_CONTAINS(html, "90% of best: batch_size 4");
   EXPECT_EQ(count(html, "class=\"marker\""), 2u);
+}
+
+TEST(HtmlReport, MemoryLimitMarked) {
+  ReportInputs in;
+  for (int bs = 1; bs <= 64; bs *= 2)
+    in.run.rows.push_back(make_row("batch_sweep", {{"batch_size", std::to_string(bs)}}, {{"samples_per_s", 100.0 * bs}}));
+  in.run.rows.push_back(make_row("batch_sweep", {{"batch_size", "128"}}, {}, "oom"));
+  const std::string html = render_html_report(in);
+  EXPECT_CONTAINS(html, "max feasible: batch_size 64");
+  EXPECT_CONTAINS(html, "first OOM: batch_size 128");
+  EXPECT_CONTAINS(html, "max feasible: batch_size 64; first OOM at batch_size 128");
 }
 
 TEST(HtmlReport, EscapesCaseKeysEverywhere) {

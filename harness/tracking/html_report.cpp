@@ -97,7 +97,7 @@ std::string tool_sweeps(const std::string& tool, const std::vector<const ResultR
   std::vector<const ResultRow*> failed;
   for (const ResultRow* row : all_rows) (row->status == "ok" ? rows : failed).push_back(row);
 
-  const std::vector<SweepChart> charts = plan_sweep_charts(tool, rows, schema);
+  const std::vector<SweepChart> charts = plan_sweep_charts(tool, all_rows, schema);
   if (charts.empty()) {
     html += "<p class=\"note\">Nothing to chart: " +
             std::string(rows.empty() ? "no row ran ok."
@@ -264,11 +264,13 @@ tr.noisy td { background: #fdf1c7; }
 std::string how_to_read() {
   return "<section id=\"how-to-read\" class=\"how\">\n<h2>How to read this</h2>\n"
          "<p><b>Saturation point.</b> Each sweep chart plots throughput against the swept size (medians over "
-         "repetitions, ok rows only). The diamond marks the <i>fraction point</i>, the smallest size whose "
-         "throughput reaches 90% of the best measured, which the collective and GEMM tools call their saturation "
-         "size; a second diamond marks the <i>plateau point</i>, the first size where doubling adds less than 5% "
-         "throughput. Below the plateau, doubling the batch (or message) roughly doubles throughput; above it, "
-         "more only costs memory. A series still rising at its end has no plateau.</p>\n"
+         "repetitions, ok rows only). The diamond marked <i>saturation</i> is the smallest size from which no larger "
+         "measured size gains more than 5% (every larger size counts, so one noisy dip or spike does not place it, "
+         "and a later rise moves it), never below the size that reaches 90% of the best. Below it, doubling the "
+         "batch (or message) roughly doubles throughput; above it, more only costs memory. A series still gaining "
+         "at its end, or whose repetitions spread more than 5%, has no saturation point; the <i>90% of best</i> "
+         "diamond, the smallest size reaching 90% of the best, is then the one shown. Where rows ran out of memory, "
+         "the largest size that ran and the first that did not fit (on the x axis) are marked too.</p>\n"
          "<p><b>busbw.</b> algbw is the message size divided by the time, what the application sees. busbw "
          "multiplies it by the collective's bus factor (2(n-1)/n for all_reduce, (n-1)/n for all_gather, "
          "reduce_scatter and alltoall, 1 for the rest), so it is comparable to the slowest link's bandwidth "
