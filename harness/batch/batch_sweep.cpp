@@ -214,6 +214,9 @@ void summarize_sweep(const BatchSweepOptions& options, const Saturation& sat, Ba
   auto& summary = outcome.report.summary;
   const SweepResult& sweep = outcome.sweep;
   const std::string& metric = options.metric_name;
+  // Google Benchmark's real_time: the time per sample this metric implies, so
+  // compare.py compares the metric, not the trial's start-up.
+  outcome.report.time_metric = metric;
   summary.emplace_back(
       "metric", metric + (options.metric_regex.empty() ? " (batch x --steps / trial wall time, start-up included)"
                                                        : " (from --metric-regex, median of repeats)"));

@@ -40,6 +40,12 @@ struct Report {
   std::vector<Row> rows;
   // Conclusions of the run (saturation point, recommended size...), in order.
   std::vector<std::pair<std::string, std::string>> summary;
+  // The metric Google Benchmark's real_time and cpu_time carry in the JSON
+  // report, so compare.py compares it: a time (a name ending in time_ns,
+  // time_us, time_ms or time_s) as it is, a rate (a name ending in _per_s) as
+  // the time per item it implies (1 / rate, in us). Empty: each row's first
+  // time metric.
+  std::string time_metric;
   // The rows as charts (harness/tracking/sweep_charts.hpp), for the JSON
   // report; nullopt when the tool did not compute them.
   std::optional<std::vector<SweepChart>> charts;
