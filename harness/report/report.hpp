@@ -61,4 +61,13 @@ Report start_report(std::string tool, Environment env);
 // Shortest text that reads back as the same double; empty for NaN.
 std::string metric_text(double value);
 
+// "batch_size=32;dtype=float" -> {{batch_size, 32}, {dtype, float}}; a part
+// without '=' is left out.
+std::vector<std::pair<std::string, std::string>> case_key_params(const std::string& key);
+
+// Order for case keys and the like in which numbers read as numbers
+// ("batch_size=16" before "batch_size=100"): digit runs compare by value, a
+// decimal part digit by digit, everything else character by character.
+bool natural_less(const std::string& a, const std::string& b);
+
 }  // namespace redline
