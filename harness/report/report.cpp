@@ -89,6 +89,14 @@ std::vector<std::pair<std::string, std::string>> case_key_params(const std::stri
   return params;
 }
 
+std::optional<double> parameter_number(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }

@@ -65,6 +65,10 @@ std::string metric_text(double value);
 // without '=' is left out.
 std::vector<std::pair<std::string, std::string>> case_key_params(const std::string& key);
 
+// A parameter's value as a number ("32", "1e3"); nullopt for anything else
+// ("bf16", "", "inf").
+std::optional<double> parameter_number(const std::string& text);
+
 // Order for case keys and the like in which numbers read as numbers
 // ("batch_size=16" before "batch_size=100"): digit runs compare by value, a
 // decimal part digit by digit, everything else character by character.

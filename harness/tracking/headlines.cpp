@@ -17,14 +17,6 @@ namespace {
 
 using Series = std::vector<const HistorySeries*>;
 
-std::optional<double> to_number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
 std::string param_of(const std::string& case_key, const std::string& name) {
   for (const auto& [k, v] : case_key_params(case_key))
     if (k == name) return v;
@@ -67,7 +59,7 @@ std::string swept_parameter(const ChartHints& hints, const Series& series) {
   std::size_t most = 0;
   for (const auto& name : hints.x) {
     const auto n = static_cast<std::size_t>(std::count_if(series.begin(), series.end(), [&](const HistorySeries* s) {
-      return to_number(param_of(s->case_key, name)).has_value();
+      return parameter_number(param_of(s->case_key, name)).has_value();
     }));
     if (n > most) std::tie(x, most) = std::tie(name, n);
   }
@@ -100,7 +92,7 @@ std::vector<HistorySeries> swept_lines(const std::string& tool, const HeadlineSp
   left_out.insert({x, hints.series, spec.where_param});
   std::map<std::string, std::map<std::string, RunCurve>> curves;  // line -> run -> curve
   for (const HistorySeries* s : series) {
-    const auto at = to_number(param_of(s->case_key, x));
+    const auto at = parameter_number(param_of(s->case_key, x));
     if (!at) continue;
     auto& line = curves[key_without(s->case_key, left_out)];
     for (const auto& p : s->points) {

@@ -20,14 +20,6 @@ namespace {
 
 using Rows = std::vector<const ResultRow*>;
 
-std::optional<double> to_number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
 std::string param(const ResultRow& row, const std::string& name) {
   const auto it = row.params.find(name);
   return it == row.params.end() ? std::string() : it->second;
@@ -65,7 +57,7 @@ std::set<double> numeric_values(const Rows& rows, const std::string& name, bool*
   std::set<double> values;
   *all_numeric = true;
   for (const ResultRow* row : rows) {
-    const auto v = to_number(param(*row, name));
+    const auto v = parameter_number(param(*row, name));
     if (v)
       values.insert(*v);
     else
@@ -188,7 +180,7 @@ std::string series_name(const ChartPlan& plan, const std::string& value) {
 std::vector<ThroughputPoint> readings(const Rows& rows, const std::string& x_param, const std::string& metric) {
   std::vector<ThroughputPoint> out;
   for (const ResultRow* row : rows) {
-    const auto x = to_number(param(*row, x_param));
+    const auto x = parameter_number(param(*row, x_param));
     const auto it = row->metrics.find(metric);
     if (row->status == "ok" && x && it != row->metrics.end() && std::isfinite(it->second)) out.push_back({*x, it->second});
   }
@@ -237,7 +229,7 @@ std::vector<ChartMarker> saturation_markers(const Saturation& s, const std::stri
 void mark_memory_limit(const Rows& rows, const ChartPlan& plan, SweepChart& chart) {
   std::optional<double> max_ok, first_oom;
   for (const ResultRow* row : rows) {
-    const auto x = to_number(param(*row, plan.x));
+    const auto x = parameter_number(param(*row, plan.x));
     if (!x) continue;
     if (row->status == "ok") max_ok = std::max(max_ok.value_or(*x), *x);
     if (row->status == "oom") first_oom = std::min(first_oom.value_or(*x), *x);
