@@ -4,9 +4,11 @@
 //   redline history [--case S] [--metric S]   trends across runs, with level-shift detection
 //   redline report RUN [--baseline RUN] -o F  a self-contained HTML report
 //   redline baseline RUN                      promote a run to results/baselines/<gpu>/
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "harness/core/atomic_file.hpp"
@@ -14,6 +16,7 @@
 #include "harness/report/console_table.hpp"
 #include "harness/report/csv_reader.hpp"
 #include "harness/core/environment.hpp"
+#include "harness/tracking/headlines.hpp"
 #include "harness/tracking/history.hpp"
 #include "harness/tracking/html_report.hpp"
 #include "harness/core/interrupt.hpp"
@@ -160,6 +163,26 @@ int cmd_history(const std::string& file, const std::string& case_filter, const s
   return kExitOk;
 }
 
+// The headline figures over time of this run's cases, so the report stays
+// about it; a chart whose lines hold one run each shows no trend and is left out.
+std::vector<HeadlineChart> run_headlines(const std::string& history, const RunResults& run, const Schema& schema) {
+  std::vector<HistorySeries> all, ours;
+  try {
+    all = load_history(history);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "redline report: leaving out the history: " << e.what() << "\n";
+  }
+  std::set<std::pair<std::string, std::string>> cases;
+  for (const auto& row : run.rows) cases.insert({series_tool(row), row.case_key});
+  for (auto& s : all)
+    if (cases.count({s.tool, s.case_key})) ours.push_back(std::move(s));
+  std::vector<HeadlineChart> charts;
+  for (auto& chart : headline_history(ours, schema))
+    if (std::any_of(chart.lines.begin(), chart.lines.end(), [](const auto& l) { return l.points.size() > 1; }))
+      charts.push_back(std::move(chart));
+  return charts;
+}
+
 int cmd_report(const std::string& run, const std::string& baseline, const std::string& output,
                const std::string& history, const std::string& schema_path) {
   ReportInputs inputs;
@@ -170,24 +193,7 @@ int cmd_report(const std::string& run, const std::string& baseline, const std::s
     inputs.comparison = compare_results(load_input("--baseline", baseline), inputs.run, inputs.schema);
     inputs.baseline_name = baseline;
   }
-  if (!history.empty() && fs::exists(history)) {
-    // Trends of this run's cases and tracked metrics only, so the report stays about it.
-    std::vector<HistorySeries> all;
-    try {
-      all = load_history(history);
-    } catch (const std::runtime_error& e) {
-      std::cerr << "redline report: leaving out the history: " << e.what() << "\n";
-    }
-    for (auto& s : all) {
-      const auto spec = inputs.schema.find(s.metric);
-      if (!spec || !spec->tracked) continue;
-      for (const auto& row : inputs.run.rows)
-        if (series_tool(row) == s.tool && row.case_key == s.case_key && s.points.size() > 1) {
-          inputs.history.push_back(std::move(s));
-          break;
-        }
-    }
-  }
+  if (!history.empty() && fs::exists(history)) inputs.history = run_headlines(history, inputs.run, inputs.schema);
   write_file_atomically(output, render_html_report(inputs));
   std::cout << "report: " << output << "\n";
   return inputs.comparison && inputs.comparison->regressed() ? kExitCheckFailed : kExitOk;

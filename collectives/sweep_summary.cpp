@@ -88,6 +88,18 @@ void summarize_totals(const Measured& m, const SummaryOptions& o, SweepSummary& 
   }
 }
 
+// The saturation size in words: the harness's saturation point (the plateau,
+// never below 90% of the peak), or why there is none and where 90% of the
+// peak was reached.
+std::string saturation_size_text(const Saturation& sat) {
+  const std::string reason = plateau_reason(sat, SaturationOptions{}, "size");
+  if (sat.point)
+    return format_size(static_cast<std::uint64_t>(sat.point->size)) + " (" + format_number(sat.point->throughput, 2) +
+           " GB/s; " + reason + ")";
+  return "not reached (" + reason + "; 90% of peak at " + format_size(static_cast<std::uint64_t>(sat.fraction->size)) +
+         ", " + format_number(sat.fraction->throughput, 2) + " GB/s)";
+}
+
 // One curve (a series, or one --split group of it): its peak, saturation
 // size and verdict. A slow node in any group must not pass acceptance.
 void summarize_curve(const std::string& name, const std::vector<ThroughputPoint>& curve, const SummaryOptions& o,
@@ -98,8 +110,7 @@ void summarize_curve(const std::string& name, const std::vector<ThroughputPoint>
                                               format_size(static_cast<std::uint64_t>(sat.best->size))
                                         : std::string("0 GB/s (its busbw factor is 0 at this world size)");
   if (sat.fraction) {
-    const std::string saturation = format_size(static_cast<std::uint64_t>(sat.fraction->size)) + " (" +
-                                   format_number(sat.fraction->throughput, 2) + " GB/s, 90% of peak)";
+    const std::string saturation = saturation_size_text(sat);
     s.lines.push_back("# " + name + ": peak busbw " + peak + "; saturation size " + saturation);
     add(s, "saturation_size " + name, saturation);
   } else {  // a busbw factor of 0 (world size 1): see analyze_saturation

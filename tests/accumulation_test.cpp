@@ -1,5 +1,6 @@
-// Gradient accumulation plans: GBS = MBS x GA x DP, and what happens when it
-// does not divide.
+// Gradient accumulation plans: GBS = MBS x GA x DP with MBS at most the
+// recommended batch and at most GBS / DP, GA whole, the fewest steps; the
+// nearest achievable global batches when no whole plan gives the one asked.
 #include "harness/batch/accumulation.hpp"
 
 #include <gtest/gtest.h>
@@ -12,68 +13,105 @@
 namespace redline {
 namespace {
 
+void expect_plan(const std::optional<BatchPlan>& p, std::int64_t gbs, std::int64_t mbs, std::int64_t ga,
+                 std::int64_t dp, const char* what) {
+  ASSERT_TRUE(p.has_value()) << what << " is empty";
+  EXPECT_EQ(p->global_batch, gbs) << what;
+  EXPECT_EQ(p->micro_batch, mbs) << what;
+  EXPECT_EQ(p->accumulation_steps, ga) << what;
+  EXPECT_EQ(p->data_parallel, dp) << what;
+  EXPECT_EQ(p->micro_batch * p->accumulation_steps * p->data_parallel, p->global_batch) << what;
+}
+
 TEST(Accumulation, ExactPlan) {
   const AccumulationPlan p = plan_accumulation(512, 8, 16);
-  EXPECT_EQ(p.micro_batch, 16);
-  EXPECT_EQ(p.data_parallel, 8);
   EXPECT_EQ(p.global_batch, 512);
-  EXPECT_EQ(p.accumulation_steps, 4);
-  EXPECT_EQ(p.effective_global_batch, 512);
-  EXPECT_TRUE(p.exact);
-  EXPECT_FALSE(p.exact_micro_batch.has_value());
+  EXPECT_EQ(p.data_parallel, 8);
+  EXPECT_EQ(p.max_micro_batch, 16);
+  expect_plan(p.exact, 512, 16, 4, 8, "exact");
+  EXPECT_FALSE(p.below || p.above);
   EXPECT_EQ(p.explanation, "GBS 512 = MBS 16 x GA 4 x DP 8");
 }
 
-TEST(Accumulation, ExactWithOneStep) {
-  const AccumulationPlan p = plan_accumulation(64, 4, 16);
-  EXPECT_EQ(p.accumulation_steps, 1);
-  EXPECT_TRUE(p.exact);
+TEST(Accumulation, MicroBatchIsAtMostTheShareOfOneRank) {
+  // 64 on 4 ranks is 16 each: MBS 16 in one step, never the recommended 64.
+  const AccumulationPlan p = plan_accumulation(64, 4, 64);
+  expect_plan(p.exact, 64, 16, 1, 4, "exact");
   EXPECT_EQ(p.explanation, "GBS 64 = MBS 16 x GA 1 x DP 4");
 }
 
-TEST(Accumulation, InexactRoundsToTheNearestGlobalBatchAndOffersAnExactMicroBatch) {
-  // 512 / (24 x 8) = 2.67 -> 3 steps -> 576 (+12.5%). Per rank 64 = 16 x 4.
-  const AccumulationPlan p = plan_accumulation(512, 8, 24);
-  EXPECT_FALSE(p.exact);
-  EXPECT_EQ(p.accumulation_steps, 3);
-  EXPECT_EQ(p.effective_global_batch, 576);
-  ASSERT_TRUE(p.exact_micro_batch.has_value());
-  EXPECT_EQ(*p.exact_micro_batch, 16);  // the largest <= 24 that divides 64
-  EXPECT_CONTAINS(p.explanation, "GBS 576");
-  EXPECT_CONTAINS(p.explanation, "+12.5%");
-  EXPECT_CONTAINS(p.explanation, "use MBS 16 x GA 4");
-  EXPECT_CONTAINS(p.explanation, "MBS 24 x GA 3 x DP 8");
+TEST(Accumulation, NotAMultipleOfDataParallelGivesTheNearestBelowAndAbove) {
+  // The case: GBS 100 on 3 ranks. 99 = 3 x 33 and 102 = 3 x 34,
+  // each in one step with the recommended batch 4096 (was: MBS 4096, GBS 12288).
+  const AccumulationPlan p = plan_accumulation(100, 3, 4096);
+  EXPECT_FALSE(p.exact.has_value());
+  expect_plan(p.below, 99, 33, 1, 3, "below");
+  expect_plan(p.above, 102, 34, 1, 3, "above");
+  EXPECT_EQ(p.explanation,
+            "no whole plan gives GBS 100 (not a multiple of DP 3); nearest: GBS 99 = MBS 33 x GA 1 x DP 3 (-1.0%) "
+            "or GBS 102 = MBS 34 x GA 1 x DP 3 (+2.0%)");
 }
 
-TEST(Accumulation, InexactRoundingDownShowsNegativeOffset) {
-  // 1000 / (48 x 2) = 10.4 -> 10 steps -> 960 (-4.0%). Per rank 500: 25 x 20.
-  const AccumulationPlan p = plan_accumulation(1000, 2, 48);
-  EXPECT_FALSE(p.exact);
-  EXPECT_EQ(p.accumulation_steps, 10);
-  EXPECT_EQ(p.effective_global_batch, 960);
-  EXPECT_EQ(p.exact_micro_batch, 25);
-  EXPECT_CONTAINS(p.explanation, "(-4.0%)");
-  EXPECT_CONTAINS(p.explanation, "use MBS 25 x GA 20");
+TEST(Accumulation, NearestPlansKeepTheMicroBatchCap) {
+  // GBS 100 on 3 ranks with batch 8 recommended: 33 per rank is 3 x 11
+  // (the largest divisor up to 8 is 3), 34 is 2 x 17.
+  const AccumulationPlan p = plan_accumulation(100, 3, 8);
+  expect_plan(p.below, 99, 3, 11, 3, "below");
+  expect_plan(p.above, 102, 2, 17, 3, "above");
 }
 
-TEST(Accumulation, MicroBatchLargerThanPerRankShareNeedsAtLeastOneStep) {
-  // 64 / (16 x 8) = 0.5: at least one step, 128 (+100%); exactly 64 needs MBS 8.
-  const AccumulationPlan p = plan_accumulation(64, 8, 16);
-  EXPECT_EQ(p.accumulation_steps, 1);
-  EXPECT_EQ(p.effective_global_batch, 128);
-  EXPECT_FALSE(p.exact);
-  EXPECT_EQ(p.exact_micro_batch, 8);
-  EXPECT_CONTAINS(p.explanation, "use MBS 8 x GA 1");
+TEST(Accumulation, ExactPlanInMoreStepsThanTheCapNeedsAlsoGivesTheNearestInFewer) {
+  // 1000 on 8 ranks is 125 each: exactly 25 x 5. Micro-batches of 32 would
+  // need only 4 steps: 31 x 4 (992) and 32 x 4 (1024) are the nearest.
+  const AccumulationPlan p = plan_accumulation(1000, 8, 32);
+  expect_plan(p.exact, 1000, 25, 5, 8, "exact");
+  expect_plan(p.below, 992, 31, 4, 8, "below");
+  expect_plan(p.above, 1024, 32, 4, 8, "above");
+  EXPECT_EQ(p.explanation,
+            "GBS 1000 = MBS 25 x GA 5 x DP 8; in 4 steps (MBS up to 32): GBS 992 = MBS 31 x GA 4 x DP 8 (-0.8%) or "
+            "GBS 1024 = MBS 32 x GA 4 x DP 8 (+2.4%)");
 }
 
-TEST(Accumulation, GlobalBatchNotAMultipleOfDataParallel) {
-  // 100 / (4 x 8) = 3.125 -> 3 steps -> 96; no micro-batch gives 100 on 8 ranks.
-  const AccumulationPlan p = plan_accumulation(100, 8, 4);
-  EXPECT_FALSE(p.exact);
-  EXPECT_EQ(p.accumulation_steps, 3);
-  EXPECT_EQ(p.effective_global_batch, 96);
-  EXPECT_FALSE(p.exact_micro_batch.has_value());
-  EXPECT_CONTAINS(p.explanation, "not a multiple of DP 8");
+TEST(Accumulation, APrimeShareStillHasAWholePlan) {
+  // 97 per rank: only 1 x 97 is exact; 2 steps of up to 64 give 96 or 98.
+  const AccumulationPlan p = plan_accumulation(97, 1, 64);
+  expect_plan(p.exact, 97, 1, 97, 1, "exact");
+  expect_plan(p.below, 96, 48, 2, 1, "below");
+  expect_plan(p.above, 98, 49, 2, 1, "above");
+}
+
+TEST(Accumulation, LargestDivisorAboveTheSquareRoot) {
+  // 96 per rank, cap 50: the divisors up to 50 are ..., 24, 32, 48: 48 x 2.
+  expect_plan(plan_accumulation(96, 1, 50).exact, 96, 48, 2, 1, "exact");
+  // cap 40: 32 x 3; the cap alone would need 3 steps too, so nothing else.
+  const AccumulationPlan p = plan_accumulation(96, 1, 40);
+  expect_plan(p.exact, 96, 32, 3, 1, "exact");
+  EXPECT_FALSE(p.below || p.above);
+}
+
+TEST(Accumulation, EveryPlanIsWholeAndWithinTheCap) {
+  for (std::int64_t gbs = 1; gbs <= 130; ++gbs)
+    for (std::int64_t dp : {1, 2, 3, 8})
+      for (std::int64_t cap : {1, 5, 16, 64}) {
+        if (gbs < dp) continue;
+        const AccumulationPlan p = plan_accumulation(gbs, dp, cap);
+        SCOPED_TRACE(p.explanation);
+        EXPECT_EQ(p.exact.has_value(), gbs % dp == 0);
+        for (const auto& plan : {p.exact, p.below, p.above}) {
+          if (!plan) continue;
+          EXPECT_EQ(plan->micro_batch * plan->accumulation_steps * plan->data_parallel, plan->global_batch);
+          EXPECT_LE(plan->micro_batch, cap);
+          EXPECT_LE(plan->micro_batch, plan->global_batch / dp);
+          EXPECT_GE(plan->micro_batch, 1);
+        }
+        if (p.below) EXPECT_LT(p.below->global_batch, gbs);
+        if (p.above) EXPECT_GT(p.above->global_batch, gbs);
+        if (!p.exact) EXPECT_TRUE(p.below && p.above);
+        // No exact plan takes fewer steps than it: a larger micro-batch dividing the share would.
+        if (p.exact)
+          for (std::int64_t m = p.exact->micro_batch + 1; m <= std::min(cap, gbs / dp); ++m)
+            EXPECT_NE((gbs / dp) % m, 0) << "MBS " << m;
+      }
 }
 
 TEST(Accumulation, GlobalBatchBelowDataParallelIsAUsageError) {
@@ -91,8 +129,7 @@ TEST(Accumulation, GlobalBatchBelowDataParallelIsAUsageError) {
 
 TEST(Accumulation, GlobalBatchEqualToDataParallelIsFine) {
   const AccumulationPlan p = plan_accumulation(8, 8, 1);
-  EXPECT_TRUE(p.exact);
-  EXPECT_EQ(p.accumulation_steps, 1);
+  expect_plan(p.exact, 8, 1, 1, 8, "exact");
 }
 
 }  // namespace

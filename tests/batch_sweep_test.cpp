@@ -175,6 +175,31 @@ TEST_F(BatchSweepTest, PlaceholderAndRepeatsGiveOneRowPerTrial) {
   EXPECT_EQ(r.say("saturation_batch").rfind("8 (", 0), 0u) << r.say("saturation_batch");
 }
 
+TEST_F(BatchSweepTest, TooNoisyRepeatsRecommendFromTheFractionRule) {
+  // Each trial's throughput is off by up to +-30%: the repeats spread far
+  // more than the 5% plateau gain, so no plateau is placed and the
+  // recommendation is the first batch at 90% of the best median.
+  // Six sizes on the flat part (32..1024), so the best median is seldom the first at 90% of it.
+  const auto r = run({"--max", "1024", "--repeats", "3", "--metric-regex", kMetricRegex},
+                     {"--saturate-at", "32", "--max-fit", "1000", "--step-ms", "1", "--noise-pct", "30"});
+  ASSERT_EQ(r.child.exit_code, 0) << r.child.output;
+  EXPECT_EQ(r.say("saturation_batch").rfind("none: too noisy to place a plateau: the repeats spread ", 0), 0u)
+      << r.say("saturation_batch");
+  EXPECT_CONTAINS(r.say("repeat_spread"), "(median over batch sizes of (max - min) / median of the repeats; widest ");
+  const std::string fraction = r.say("batch_at_90pct_of_best");
+  EXPECT_EQ(r.say("recommended_batch"), fraction.substr(0, fraction.find(' ')) +
+                                            " (the first batch at 90% of the best: too noisy to place a plateau)");
+}
+
+TEST_F(BatchSweepTest, RepeatsWithoutNoiseReportTheirSpread) {
+  const auto r = run({"--batch-sizes", "8,16,32,64", "--repeats", "2", "--metric-regex", kMetricRegex},
+                     {"--batch-size", "{bs}", "--saturate-at", "16", "--max-fit", "100", "--step-ms", "1"});
+  ASSERT_EQ(r.child.exit_code, 0) << r.child.output;
+  EXPECT_EQ(r.say("repeat_spread").rfind("0% (", 0), 0u) << r.say("repeat_spread");
+  EXPECT_EQ(r.say("saturation_batch").rfind("16 (16000 samples_per_s): no larger batch gains more than 5%", 0), 0u)
+      << r.say("saturation_batch");
+}
+
 TEST_F(BatchSweepTest, PlansGradientAccumulation) {
   const auto exact = run({"--max", "64", "--global-batch", "1024", "--data-parallel", "8", "--metric-regex", kMetricRegex},
                          {"--saturate-at", "32", "--max-fit", "100", "--step-ms", "1"});
@@ -184,10 +209,18 @@ TEST_F(BatchSweepTest, PlansGradientAccumulation) {
   const auto rounded = run({"--max", "64", "--global-batch", "1000", "--data-parallel", "8", "--metric-regex", kMetricRegex},
                            {"--saturate-at", "32", "--max-fit", "100", "--step-ms", "1"});
   ASSERT_EQ(rounded.child.exit_code, 0) << rounded.child.output;
-  const std::string& plan = rounded.say("gradient_accumulation");
-  EXPECT_CONTAINS(plan, "is not whole");
-  EXPECT_CONTAINS(plan, "MBS 32 x GA 4 x DP 8 gives GBS 1024");
-  EXPECT_CONTAINS(plan, "for exactly 1000 use MBS 25 x GA 5");
+  // 125 per rank: exactly 25 x 5; micro-batches of 32 take 4 steps to 992 or 1024.
+  EXPECT_EQ(rounded.say("gradient_accumulation"),
+            "GBS 1000 = MBS 25 x GA 5 x DP 8; in 4 steps (MBS up to 32): GBS 992 = MBS 31 x GA 4 x DP 8 (-0.8%) or "
+            "GBS 1024 = MBS 32 x GA 4 x DP 8 (+2.4%)");
+
+  // The case: 100 on 3 ranks has no whole plan; the nearest achievable, never MBS above GBS / DP.
+  const auto nearest = run({"--max", "64", "--global-batch", "100", "--data-parallel", "3", "--metric-regex", kMetricRegex},
+                           {"--saturate-at", "32", "--max-fit", "100", "--step-ms", "1"});
+  ASSERT_EQ(nearest.child.exit_code, 0) << nearest.child.output;
+  EXPECT_EQ(nearest.say("gradient_accumulation"),
+            "no whole plan gives GBS 100 (not a multiple of DP 3); nearest: GBS 99 = MBS 11 x GA 3 x DP 3 (-1.0%) or "
+            "GBS 102 = MBS 17 x GA 2 x DP 3 (+2.0%)");
 }
 
 TEST_F(BatchSweepTest, JaxAndCustomOomMessages) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "harness/report/csv_reader.hpp"
 #include "harness/report/run_results.hpp"
 #include "harness/report/schema.hpp"
+#include "tests/gbench_compare.hpp"
 #include "tests/support.hpp"
 
 namespace fs = std::filesystem;
@@ -565,6 +567,33 @@ TEST_F(CompareCliTest, MalformedInputExitsTwoNamingFileAndLine) {
 
   const ChildResult missing = compare({base.string(), (dir_ / "nope.csv").string()});
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
+}
+
+// Google Benchmark's compare.py on batch_sweep's JSON: two sweeps whose
+// trainer prints the same throughput, the second's steps 4x slower in wall
+// time or more (its steps sleep 4 ms, its log scales the rate back).
+// real_time is the time per sample of the printed metric, so compare.py's
+// logic reads no change, whatever the trials' wall time did.
+TEST_F(CompareRunsTest, GoogleBenchmarkCompareReadsNoChangeForTheSameMetric) {
+  const fs::path a = dir_ / "a.json", b = dir_ / "b.json";
+  sweep(dir_ / "a.csv", {"--max", "16", "--repeats", "2", "--json", a.string()}, {});
+  sweep(dir_ / "b.csv", {"--max", "16", "--repeats", "2", "--json", b.string()},
+        {"--step-ms", "4", "--throughput-scale", "4"});
+  std::ifstream in_a(a), in_b(b);
+  const auto first = nlohmann::json::parse(in_a), second = nlohmann::json::parse(in_b);
+  ASSERT_EQ(first["benchmarks"].size(), 10u);  // 5 batch sizes x 2 repeats
+  const auto changes = redline::testing::gbench_compare(first, second);
+  ASSERT_EQ(changes.size(), 11u);  // and the geometric mean
+  for (const auto& c : changes) {
+    EXPECT_NEAR(c.time, 0, 1e-9) << c.name;
+    EXPECT_NEAR(c.cpu, 0, 1e-9) << c.name;
+  }
+  // What it compares is the printed metric: the time per sample, in us.
+  for (const auto& run : {first, second})
+    for (const auto& bench : run["benchmarks"]) {
+      EXPECT_EQ(bench["time_unit"], "us");
+      EXPECT_DOUBLE_EQ(bench["real_time"].get<double>(), 1e6 / bench["samples_per_s"].get<double>()) << bench["name"];
+    }
 }
 
 }  // namespace

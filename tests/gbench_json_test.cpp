@@ -17,6 +17,7 @@
 
 #include "harness/report/json_writer.hpp"
 #include "harness/report/report.hpp"
+#include "tests/gbench_compare.hpp"
 #include "tests/support.hpp"
 
 namespace redline {
@@ -123,6 +124,75 @@ TEST(GbenchJson, TimeMetricBecomesRealTimeWithItsUnit) {
   const Json& ms = doc["benchmarks"][3];
   EXPECT_EQ(ms["real_time"], 3.25);
   EXPECT_EQ(ms["time_unit"], "ms");
+}
+
+// batch_sweep's rows: the user's metric, and the trial's wall time beside it.
+Report trial_report(const std::vector<double>& samples_per_s, const std::vector<double>& wall_s) {
+  Report report;
+  report.tool = "batch_sweep";
+  report.time_metric = "samples_per_s";
+  for (std::size_t i = 0; i < samples_per_s.size(); ++i) {
+    Row row;
+    row.param("batch_size", std::to_string(8 << i));
+    row.metric("samples_per_s", samples_per_s[i]).metric("step_time_ms", 1e3 * wall_s[i]).metric("trial_time_s", wall_s[i]);
+    report.rows.push_back(row);
+  }
+  return report;
+}
+
+TEST(GbenchJson, ARateTimeMetricBecomesTheTimePerItem) {
+  Report report = trial_report({3200, 6400}, {1.5, 2.5});
+  Row oom;
+  oom.param("batch_size", "32").metric("samples_per_s", std::nan("")).metric("step_time_ms", std::nan(""));
+  oom.status = "oom";
+  report.rows.push_back(oom);
+  const Json doc = parse_json(to_gbench_json(report));
+  EXPECT_EQ(doc["context"]["redline"]["time_metric"], "samples_per_s");
+  const Json& b = doc["benchmarks"];
+  EXPECT_DOUBLE_EQ(b[0]["real_time"].get<double>(), 312.5);  // 1e6 us / 3200, not the step's 1500 ms
+  EXPECT_DOUBLE_EQ(b[0]["cpu_time"].get<double>(), 312.5);
+  EXPECT_EQ(b[0]["time_unit"], "us");
+  EXPECT_DOUBLE_EQ(b[1]["real_time"].get<double>(), 156.25);
+  EXPECT_EQ(b[0]["samples_per_s"], 3200);  // the metric itself rides along as a counter
+  // Not measured: 0 in the same unit, so compare.py keeps pairing the name's runs.
+  EXPECT_EQ(b[2]["real_time"], 0);
+  EXPECT_EQ(b[2]["time_unit"], "us");
+  EXPECT_TRUE(b[2]["error_occurred"]);
+}
+
+TEST(GbenchJson, ATimeTimeMetricIsTakenAsItIs) {
+  Report report = trial_report({3200}, {1.5});
+  report.rows[0].metric("gpu_time_us", 250);
+  report.time_metric = "gpu_time_us";  // a step time from the trainer's own log, say
+  const Json doc = parse_json(to_gbench_json(report));
+  EXPECT_EQ(doc["benchmarks"][0]["real_time"], 250);
+  EXPECT_EQ(doc["benchmarks"][0]["time_unit"], "us");
+}
+
+TEST(GbenchJson, CompareReadsNoChangeWhereTheMetricIsTheSame) {
+  // Two runs with the same samples_per_s at every batch; the second's trials
+  // took longer (start-up, a busy node): compare.py's logic must read 0 for
+  // every benchmark and overall.
+  const Json first = parse_json(to_gbench_json(trial_report({3200, 6400, 6400}, {1.5, 2.5, 4.0})));
+  const Json second = parse_json(to_gbench_json(trial_report({3200, 6400, 6400}, {8.9, 2.6, 4.4})));
+  const auto changes = testing::gbench_compare(first, second);
+  ASSERT_EQ(changes.size(), 4u);  // three batch sizes and the geometric mean
+  EXPECT_EQ(changes.back().name, "OVERALL_GEOMEAN");
+  for (const auto& c : changes) {
+    EXPECT_EQ(c.time, 0) << c.name;
+    EXPECT_EQ(c.cpu, 0) << c.name;
+  }
+  // A slower metric reads as a longer time: 6400 -> 3200 samples/s is +100%.
+  const Json slower = parse_json(to_gbench_json(trial_report({3200, 3200, 6400}, {1.5, 2.5, 4.0})));
+  EXPECT_DOUBLE_EQ(testing::gbench_compare(first, slower)[1].time, 1.0);
+  // Without the declared metric the wall time would be compared (the issue's +495%).
+  Report undeclared = trial_report({3200, 6400, 6400}, {1.5, 2.5, 4.0});
+  undeclared.time_metric.clear();
+  Report undeclared_later = trial_report({3200, 6400, 6400}, {8.9, 2.6, 4.4});
+  undeclared_later.time_metric.clear();
+  const auto wall = testing::gbench_compare(parse_json(to_gbench_json(undeclared)),
+                                            parse_json(to_gbench_json(undeclared_later)));
+  EXPECT_NEAR(wall[0].time, 8.9 / 1.5 - 1, 1e-12);
 }
 
 TEST(GbenchJson, MetricsParamsStatusAndKeyRideAlong) {

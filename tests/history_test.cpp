@@ -1,5 +1,7 @@
-// results/history.csv: appending runs, reading series back, and the trend
-// detection (step, last-run, drift) on planted series with fixed pseudo-noise.
+// results/history.csv: appending runs, reading series back (numbers in keys
+// by value), the headline figures read from it as the schema's headlines
+// table says, and the trend detection (step, last-run, drift) on planted
+// series with fixed pseudo-noise.
 #include "harness/tracking/history.hpp"
 #include "harness/core/splitmix64.hpp"
 
@@ -16,6 +18,7 @@
 #include "harness/report/csv_reader.hpp"
 #include "harness/report/run_results.hpp"
 #include "harness/report/schema.hpp"
+#include "harness/tracking/headlines.hpp"
 #include "tests/support.hpp"
 
 namespace fs = std::filesystem;
@@ -168,6 +171,35 @@ TEST(History, LoadGroupsSeriesTakesRunMediansAndOrdersByTime) {
   EXPECT_EQ(s.points[1].run_id, "b");
   EXPECT_DOUBLE_EQ(s.points[1].value, 11);  // median of 10, 30, 11
   EXPECT_TRUE(load_history(file, "batch_size=99").empty());
+}
+
+TEST(NaturalOrder, NumbersReadAsNumbers) {
+  EXPECT_TRUE(natural_less("batch_size=2", "batch_size=16"));
+  EXPECT_TRUE(natural_less("batch_size=16", "batch_size=100"));
+  EXPECT_FALSE(natural_less("batch_size=100", "batch_size=16"));
+  EXPECT_TRUE(natural_less("bytes=1024;dtype=float", "bytes=1024;dtype=half"));
+  EXPECT_TRUE(natural_less("m=4096;n=8", "m=4096;n=10"));
+  EXPECT_TRUE(natural_less("x=0.25", "x=0.5"));
+  EXPECT_TRUE(natural_less("x=0.5", "x=0.55"));
+  EXPECT_TRUE(natural_less("x=0.5;y=1", "x=0.55;y=1"));
+  EXPECT_FALSE(natural_less("x=0.55;y=1", "x=0.5;y=1"));
+  EXPECT_TRUE(natural_less("x=1.5", "x=10"));
+  EXPECT_TRUE(natural_less("a", "a=1"));  // a prefix first
+  EXPECT_FALSE(natural_less("batch_size=8", "batch_size=8"));
+  // A strict weak order: 08 and 8 are equal as numbers but still ordered, one way.
+  EXPECT_NE(natural_less("n=08", "n=8"), natural_less("n=8", "n=08"));
+}
+
+TEST(History, SeriesOrderNumbersByValue) {
+  const redline::testing::TempDir temp("history_test_order");
+  const fs::path file = temp / "history.csv";
+  RunResults run;
+  for (const char* bs : {"1", "100", "16", "2"})
+    run.rows.push_back(row("a", "2026-01-01T00:00:00Z", std::string("batch_size=") + bs, 0, {{"samples_per_s", 1}}));
+  append_history(file, run);
+  std::vector<std::string> keys;
+  for (const auto& s : load_history(file)) keys.push_back(s.case_key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"batch_size=1", "batch_size=2", "batch_size=16", "batch_size=100"}));
 }
 
 TEST(History, LoadSkipsRowsThatAreNotOkAndNamesTheLineOfABadValue) {
@@ -324,3 +356,174 @@ TEST(Trends, ShortSeriesAreJudgedOnTheLastRunOnly) {
   // A zero level has no relative change.
   EXPECT_TRUE(detect_trends(series_of("wrong", {0, 0, 0, 5}), schema()).empty());
 }
+
+// ---------------------------------------------------------------- headlines
+
+namespace {
+
+// A series of one tool and case: one value per run, runs r1, r2, ... a day apart.
+HistorySeries history_of(const std::string& tool, const std::string& case_key, const std::string& metric,
+                         const std::vector<double>& values) {
+  HistorySeries s{tool, case_key, metric, {}};
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    char stamp[64];
+    std::snprintf(stamp, sizeof stamp, "2026-02-%02zuT03:00:00Z", i + 1);
+    s.points.push_back({"r" + std::to_string(i + 1), stamp, values[i]});
+  }
+  return s;
+}
+
+std::vector<double> values_of(const HistorySeries& s) {
+  std::vector<double> v;
+  for (const auto& p : s.points) v.push_back(p.value);
+  return v;
+}
+
+const HeadlineChart* find_chart(const std::vector<HeadlineChart>& charts, const std::string& tool,
+                                const std::string& figure) {
+  for (const auto& c : charts)
+    if (c.tool == tool && c.figure == figure) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(Headlines, BatchSweepBestThroughputAndSaturationBatchOneChartEach) {
+  // Nine batch sizes, three runs: saturation at 32 in runs 1 and 2, at 64 in run 3 (a faster 64).
+  std::vector<HistorySeries> history;
+  for (int bs = 1; bs <= 256; bs *= 2) {
+    const double level = 100.0 * std::min(bs, 32);
+    history.push_back(history_of("batch_sweep[sweep]", "batch_size=" + std::to_string(bs), "samples_per_s",
+                                 {level, level * 1.01, bs >= 64 ? 6400.0 : level}));
+    history.push_back(history_of("batch_sweep[sweep]", "batch_size=" + std::to_string(bs), "step_time_ms", {1, 1, 1}));
+  }
+  const auto charts = headline_history(history, schema());
+  ASSERT_EQ(charts.size(), 2u);  // not one chart per batch size
+  const HeadlineChart* best = find_chart(charts, "batch_sweep[sweep]", "best throughput");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->y_label, "samples_per_s (samples/s)");
+  ASSERT_EQ(best->lines.size(), 1u);
+  EXPECT_EQ(best->lines[0].case_key, "");  // nothing but the batch size in the key
+  EXPECT_EQ(best->lines[0].metric, "samples_per_s");
+  EXPECT_EQ(values_of(best->lines[0]), (std::vector<double>{3200, 3232, 6400}));
+  EXPECT_EQ(best->lines[0].points[2].run_id, "r3");
+  const HeadlineChart* saturation = find_chart(charts, "batch_sweep[sweep]", "saturation batch");
+  ASSERT_TRUE(saturation);
+  EXPECT_EQ(saturation->y_label, "batch_size");
+  ASSERT_EQ(saturation->lines.size(), 1u);
+  EXPECT_EQ(saturation->lines[0].metric, "batch_size");
+  EXPECT_EQ(values_of(saturation->lines[0]), (std::vector<double>{32, 32, 64}));
+}
+
+TEST(Headlines, ALinePerCaseWithoutTheSweptParameter) {
+  // Two configurations of one trainer sweep: a line each.
+  std::vector<HistorySeries> history;
+  for (int bs = 8; bs <= 64; bs *= 2)
+    for (const char* seq : {"512", "1024"})
+      history.push_back(history_of("batch_sweep", "batch_size=" + std::to_string(bs) + ";seq=" + seq, "tokens_per_s",
+                                   {bs * (seq[0] == '5' ? 2.0 : 1.0)}));
+  const auto charts = headline_history(history, schema());
+  const HeadlineChart* best = find_chart(charts, "batch_sweep", "best throughput");
+  ASSERT_TRUE(best);
+  ASSERT_EQ(best->lines.size(), 2u);
+  EXPECT_EQ(best->lines[0].case_key, "seq=512");  // numbers by value: 512 before 1024
+  EXPECT_EQ(best->lines[1].case_key, "seq=1024");
+  EXPECT_EQ(values_of(best->lines[0]), (std::vector<double>{128}));
+  EXPECT_EQ(best->y_label, "tokens_per_s (1/s)");
+}
+
+TEST(Headlines, PeakBusbwPerCollectiveOverSizesAndLayouts) {
+  std::vector<HistorySeries> history;
+  for (const char* collective : {"all_reduce", "broadcast"})
+    for (int kib = 1; kib <= 64; kib *= 4)
+      for (const char* inplace : {"0", "1"}) {
+        const std::string key = std::string("collective=") + collective + ";bytes=" + std::to_string(kib * 1024) +
+                                ";count=" + std::to_string(kib * 256) + ";dtype=float;op=sum;root=-1;inplace=" + inplace;
+        const double busbw = kib * (inplace[0] == '1' ? 1.5 : 1.0) * (collective[0] == 'a' ? 1 : 2);
+        history.push_back(history_of("allreduce_bench[allreduce_host]", key, "busbw_GBps", {busbw, busbw / 2}));
+        history.push_back(history_of("allreduce_bench[allreduce_host]", key, "time_us", {1, 1}));
+      }
+  const auto charts = headline_history(history, schema());
+  ASSERT_EQ(charts.size(), 1u);
+  const HeadlineChart& peak = charts[0];
+  EXPECT_EQ(peak.figure, "peak busbw");
+  EXPECT_EQ(peak.y_label, "busbw_GBps (GB/s)");
+  ASSERT_EQ(peak.lines.size(), 2u);  // count and inplace split nothing
+  EXPECT_EQ(peak.lines[0].case_key, "collective=all_reduce;dtype=float;op=sum;root=-1");
+  EXPECT_EQ(values_of(peak.lines[0]), (std::vector<double>{96, 48}));  // 64 KiB in place: 64 x 1.5
+  EXPECT_EQ(values_of(peak.lines[1]), (std::vector<double>{192, 96}));
+}
+
+TEST(Headlines, MamfPerDtypeFromTheRowsTheToolWrote) {
+  std::vector<HistorySeries> history = {
+      history_of("gemm_bench", "dtype=fp8;layout=TN;result=mamf", "tflops", {1500, 1490}),
+      history_of("gemm_bench", "dtype=bf16;layout=TN;result=mamf", "tflops", {750, 760}),
+      history_of("gemm_bench", "dtype=bf16;layout=TN;m=8192;n=8192;k=8192", "tflops", {740, 745}),
+      history_of("gemm_bench", "dtype=bf16;layout=TN;result=mamf_exhaustive", "tflops", {770, 770}),
+  };
+  const auto charts = headline_history(history, schema());
+  ASSERT_EQ(charts.size(), 1u);
+  EXPECT_EQ(charts[0].figure, "MAMF");
+  ASSERT_EQ(charts[0].lines.size(), 2u);
+  EXPECT_EQ(charts[0].lines[0].case_key, "dtype=bf16;layout=TN");
+  EXPECT_EQ(values_of(charts[0].lines[0]), (std::vector<double>{750, 760}));
+  EXPECT_EQ(charts[0].lines[1].case_key, "dtype=fp8;layout=TN");
+}
+
+TEST(Headlines, AToolWithoutHeadlinesGetsItsTrackedMetricsPerCase) {
+  std::vector<HistorySeries> history = {
+      history_of("my_tool", "n=16", "items_per_s", {10, 11}), history_of("my_tool", "n=2", "items_per_s", {5, 5}),
+      history_of("my_tool", "n=2", "time_us", {1, 1}),  // not tracked
+  };
+  const auto charts = headline_history(history, schema());
+  ASSERT_EQ(charts.size(), 1u);
+  EXPECT_EQ(charts[0].figure, "items_per_s");
+  ASSERT_EQ(charts[0].lines.size(), 2u);
+  EXPECT_EQ(charts[0].lines[0].case_key, "n=2");
+  EXPECT_EQ(charts[0].lines[1].case_key, "n=16");
+}
+
+TEST(Headlines, BestFollowsTheMetricsDirection) {
+  const Schema custom = Schema::parse(
+      "## Metrics\n\n| metric | unit | better | tracked |\n|---|---|---|---|\n| `step_ms` | ms | lower | yes |\n\n"
+      "## Charts\n\n| tool | x | x scale | metric | prediction | series | series labels | not grouping |\n"
+      "|---|---|---|---|---|---|---|---|\n| `t` | `n` | auto | `step_ms` | - | - | - | - |\n\n"
+      "## Headlines\n\n| tool | figure | metric | from | rows |\n|---|---|---|---|---|\n"
+      "| `t` | fastest step | `step_ms` | best | - |\n",
+      "test");
+  const std::vector<HistorySeries> history = {history_of("t", "n=1", "step_ms", {5, 6}),
+                                              history_of("t", "n=2", "step_ms", {3, 7})};
+  const auto charts = headline_history(history, custom);
+  ASSERT_EQ(charts.size(), 1u);
+  EXPECT_EQ(charts[0].figure, "fastest step");
+  EXPECT_EQ(values_of(charts[0].lines.at(0)), (std::vector<double>{3, 6}));  // the lowest time per run
+}
+
+TEST(Headlines, SchemaRowsAreChecked) {
+  const std::string head =
+      "## Metrics\n\n| metric | unit | better | tracked |\n|---|---|---|---|\n| `x_per_s` | 1/s | higher | yes |\n\n"
+      "## Charts\n\n| tool | x | x scale | metric | prediction | series | series labels | not grouping |\n"
+      "|---|---|---|---|---|---|---|---|\n| `t` | `n` | auto | `x_per_s` | - | - | - | - |\n\n"
+      "## Headlines\n\n| tool | figure | metric | from | rows |\n|---|---|---|---|---|\n";
+  const Schema ok = Schema::parse(head + "| `t` | best | `x_per_s` | best | `kind=a` |\n", "test");
+  ASSERT_EQ(ok.headlines("t").size(), 1u);
+  EXPECT_EQ(ok.headlines("t")[0].where_param, "kind");
+  EXPECT_EQ(ok.headlines("t")[0].where_value, "a");
+  EXPECT_TRUE(ok.headlines("u").empty());
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"| `t` | best | `x_per_s` | most | - |", "from is \"most\""},
+      {"| `t` | best | `x_per_s` | best | kind |", "rows \"kind\" is not PARAMETER=VALUE"},
+      {"| `u` | best | `x_per_s` | saturation | - |", "the tool has no charts row"},
+      {"| `t` | - | `x_per_s` | best | - |", "without a figure"},
+  };
+  for (const auto& [line, message] : bad) {
+    try {
+      Schema::parse(head + line + "\n", "test");
+      ADD_FAILURE() << line << " was accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_CONTAINS(e.what(), message);
+      EXPECT_CONTAINS(e.what(), "test:17:");
+    }
+  }
+}
+

@@ -19,6 +19,7 @@
 
 #include "harness/core/atomic_file.hpp"
 #include "harness/core/child_process.hpp"
+#include "harness/report/csv_writer.hpp"
 #include "harness/tracking/compare.hpp"
 #include "harness/tracking/history.hpp"
 #include "harness/tracking/html_report.hpp"
@@ -211,24 +212,40 @@ TEST(HtmlReport, SelfContainedWithHeaderAndSaturationMarked) {
   EXPECT_NOT_CONTAINS(html, "id=\"comparison\"");  // no baseline given
   EXPECT_NOT_CONTAINS(html, "id=\"history\"");
   EXPECT_EQ(count(html, "<svg class=\"chart\""), 1u);
-  // Throughput doubles up to 32 and is flat above: 90% of best and the plateau are both 32.
-  EXPECT_CONTAINS(html, "saturation: 90% of best and plateau, batch_size 32");
-  EXPECT_EQ(count(html, "class=\"marker\""), 1u);
-  // The OOM row is listed, not charted.
+  // Throughput doubles up to 32 and is flat above: the saturation point, also the first at 90% of the best.
+  EXPECT_CONTAINS(html, "saturation: batch_size 32");
+  EXPECT_NOT_CONTAINS(html, "90% of best: batch_size");
+  // And the memory limit: 64 ran, 128 did not fit.
+  EXPECT_CONTAINS(html, "max feasible: batch_size 64");
+  EXPECT_CONTAINS(html, "first OOM: batch_size 128");
+  EXPECT_EQ(count(html, "class=\"marker\""), 3u);
+  // The OOM row is listed, not charted as a point.
   EXPECT_CONTAINS(html, "batch_size=128</code> <span class=\"status\">oom</span>");
 }
 
-TEST(HtmlReport, FractionAndPlateauMarkedApart) {
+TEST(HtmlReport, SaturationAndNinetyPercentMarkedApart) {
   ReportInputs in;
-  // 4->8 gains 2.8%: the plateau is 4. The best is 505 (at 32) and 90% of it
-  // is first reached at 16: the fraction point.
-  const std::vector<std::pair<int, double>> pts = {{1, 100}, {2, 190}, {4, 360}, {8, 370}, {16, 500}, {32, 505}};
+  // 90% of the best (505) is first reached at 4, but 16 still gains 8.7%
+  // over 4 and 32 gains 5.2% over 8: the saturation point is 16. (The old
+  // doubling rule put the plateau at 4, where 8 gains 4.3%.)
+  const std::vector<std::pair<int, double>> pts = {{1, 100}, {2, 200}, {4, 460}, {8, 480}, {16, 500}, {32, 505}};
   for (const auto& [bs, t] : pts)
     in.run.rows.push_back(make_row("batch_sweep", {{"batch_size", std::to_string(bs)}}, {{"samples_per_s", t}}));
   const std::string html = render_html_report(in);
-  EXPECT_CONTAINS(html, "90% of best: batch_size 16");
-  EXPECT_CONTAINS(html, "plateau: batch_size 4");
+  EXPECT_CONTAINS(html, "saturation: batch_size 16");
+  EXPECT_CONTAINS(html, "90% of best: batch_size 4");
   EXPECT_EQ(count(html, "class=\"marker\""), 2u);
+}
+
+TEST(HtmlReport, MemoryLimitMarked) {
+  ReportInputs in;
+  for (int bs = 1; bs <= 64; bs *= 2)
+    in.run.rows.push_back(make_row("batch_sweep", {{"batch_size", std::to_string(bs)}}, {{"samples_per_s", 100.0 * bs}}));
+  in.run.rows.push_back(make_row("batch_sweep", {{"batch_size", "128"}}, {}, "oom"));
+  const std::string html = render_html_report(in);
+  EXPECT_CONTAINS(html, "max feasible: batch_size 64");
+  EXPECT_CONTAINS(html, "first OOM: batch_size 128");
+  EXPECT_CONTAINS(html, "max feasible: batch_size 64; first OOM at batch_size 128");
 }
 
 TEST(HtmlReport, EscapesCaseKeysEverywhere) {
@@ -329,20 +346,63 @@ TEST(HtmlReport, GemmSawtoothWithModelPrediction) {
   EXPECT_CONTAINS(html, ">m</text>");  // linear x: the swept dimension
 }
 
-TEST(HtmlReport, HistoryChartPerSeries) {
+TEST(HtmlReport, HistoryChartPerToolAndFigureALinePerCase) {
   ReportInputs in;
-  for (const std::string metric : {"samples_per_s", "peak_mem_GiB"}) {
-    HistorySeries series{"batch_sweep", "batch_size=32", metric, {}};
+  HeadlineChart chart{"allreduce_bench", "peak busbw", "busbw_GBps (GB/s)", {}};
+  for (const std::string collective : {"all_reduce", "broadcast"}) {
+    HistorySeries line{"allreduce_bench", "collective=" + collective + ";dtype=float", "busbw_GBps", {}};
     for (int day = 1; day <= 9; ++day)
-      series.points.push_back({"run" + std::to_string(day), "2026-11-0" + std::to_string(day) + "T02:00:00Z",
-                               day < 6 ? 32000.0 : 25000.0});
-    in.history.push_back(series);
+      line.points.push_back({"run" + std::to_string(day), "2026-11-0" + std::to_string(day) + "T02:00:00Z",
+                             collective == "all_reduce" ? 100.0 + day : 50.0});
+    chart.lines.push_back(line);
   }
+  in.history.push_back(chart);
   const std::string html = render_html_report(in);
   EXPECT_CONTAINS(html, "id=\"history\"");
-  EXPECT_EQ(count(html, "<figure class=\"history\">"), 2u);
+  EXPECT_EQ(count(html, "<figure class=\"history\">"), 1u);
+  EXPECT_CONTAINS(html, "allreduce_bench: peak busbw");
+  EXPECT_EQ(count(html, "class=\"series\""), 2u);
+  EXPECT_CONTAINS(html, ">collective=broadcast;dtype=float</text>");
   EXPECT_CONTAINS(html, "run (1 = 2026-11-01, 9 = 2026-11-09)");
-  EXPECT_CONTAINS(html, "run9");
+  EXPECT_CONTAINS(html, "<th>collective=all_reduce;dtype=float</th><th>collective=broadcast;dtype=float</th>");
+  EXPECT_CONTAINS(html, "<td>9</td><td>2026-11-09T02:00:00Z</td><td><code>run9</code></td><td>109</td><td>50</td>");
+}
+
+// `redline report` with a history: the headline figures of the run's tool,
+// one chart per figure, not one per batch size.
+TEST(HtmlReport, RedlineReportDrawsTheHeadlinesOfTheHistory) {
+  const redline::testing::TempDir temp("html_report_headlines");
+  const fs::path history = temp / "history.csv";
+  fs::path last;
+  for (int run = 1; run <= 3; ++run) {
+    Report report;
+    report.tool = "batch_sweep";
+    report.run_id = "2026110" + std::to_string(run) + "T020000Z-node1-1";
+    report.env.timestamp_utc = "2026-11-0" + std::to_string(run) + "T02:00:00Z";
+    for (int bs = 1; bs <= 256; bs *= 2) {
+      Row row;
+      row.param("batch_size", std::to_string(bs)).metric("samples_per_s", 100.0 * std::min(bs, 32) + run);
+      report.rows.push_back(row);
+    }
+    last = temp / ("run" + std::to_string(run));
+    fs::create_directories(last);
+    write_file_atomically(last / "batch_sweep.csv", to_csv(report));
+    append_history(history, load_results(last / "batch_sweep.csv"));
+  }
+  ChildSpec spec;
+  spec.argv = {REDLINE_BIN, "report", last.string(), "--history", history.string(), "-o", (temp / "r.html").string()};
+  spec.timeout_seconds = 60;
+  const ChildResult r = run_child(spec);
+  ASSERT_TRUE(r.succeeded()) << r.output;
+  std::ifstream in(temp / "r.html");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string html = text.str();
+  EXPECT_EQ(count(html, "<figure class=\"history\">"), 2u);
+  EXPECT_CONTAINS(html, "batch_sweep: best throughput");
+  EXPECT_CONTAINS(html, "batch_sweep: saturation batch");
+  EXPECT_CONTAINS(html, "<td>3</td><td>2026-11-03T02:00:00Z</td><td><code>20261103T020000Z-node1-1</code></td><td>3203</td>");
+  EXPECT_CONTAINS(html, "<code>20261103T020000Z-node1-1</code></td><td>32</td>");  // the saturation batch
 }
 
 // ---------------------------------------------------------------- real browser
@@ -536,7 +596,7 @@ TEST(HtmlReport, HistoryTrendFindingsAreListedAndMarked) {
     const double wobble = 1.0 + 0.004 * ((i * 7) % 5 - 2);
     series.points.push_back({"run-" + std::to_string(i), "2026-11-01T00:00:00Z", (i < 10 ? 1000.0 : 800.0) * wobble});
   }
-  inputs.history.push_back(series);
+  inputs.history.push_back({"batch_sweep", "best throughput", "samples_per_s (samples/s)", {series}});
   const std::string html = render_html_report(inputs);
   EXPECT_CONTAINS(html, "<li class=\"regression\">worse step at run-10");
   EXPECT_CONTAINS(html, "class=\"marker\"");

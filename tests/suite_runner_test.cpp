@@ -152,7 +152,7 @@ TEST(RunSuite, RecordsEveryEntryGoesOnAfterFailuresAndAppendsTheHistory) {
   for (const char* f : {"sweep.csv", "sweep.json", "sweep.log", "env.json", "suite.csv", "no_gpu.log",
                         "crash.log", "check.log", "missing.log"})
     EXPECT_TRUE(fs::exists(d / f)) << f;
-  EXPECT_CONTAINS(slurp(d / "sweep.log"), "throughput");
+  EXPECT_CONTAINS(slurp(d / "sweep.log"), "saturation_batch:");
   EXPECT_CONTAINS(slurp(d / "no_gpu.log"), "no gpu");
   EXPECT_CONTAINS(slurp(d / "missing.log"), "could not start");
   EXPECT_CONTAINS(slurp(d / "env.json"), env.host);

@@ -24,10 +24,9 @@ using namespace redline;
 
 namespace {
 
-std::vector<const ResultRow*> ok_rows(const RunResults& results) {
+std::vector<const ResultRow*> all_rows(const RunResults& results) {
   std::vector<const ResultRow*> rows;
-  for (const auto& row : results.rows)
-    if (row.status == "ok") rows.push_back(&row);
+  for (const auto& row : results.rows) rows.push_back(&row);
   return rows;
 }
 
@@ -111,13 +110,55 @@ TEST(SweepCharts, PlannedFromTheToolsChartHints) {
   ASSERT_EQ(chart.series[0].points.size(), 7u);  // sizes 1..64: the oom row is not charted
   EXPECT_EQ(chart.series[0].points[4].first, 16);
   EXPECT_DOUBLE_EQ(chart.series[0].points[4].second, (1600 + (1600 + 1 / 3.0)) / 2);  // the median of 2 repeats
-  // The first series carries the saturation markers: 16 is 90% of best and the plateau.
-  ASSERT_EQ(chart.markers.size(), 1u);
+  // The first series carries the saturation marker: nothing past 16 gains
+  // 5%, and 16 is at 90% of the best, so one marker. Then the memory limit:
+  // 64 ran, 128 ran out of memory (on the x axis: nothing measured there).
+  ASSERT_EQ(chart.markers.size(), 3u);
   EXPECT_EQ(chart.markers[0].x, 16);
-  EXPECT_EQ(chart.markers[0].label, "saturation: 90% of best and plateau, size 16");
-  ASSERT_EQ(chart.findings.size(), 2u);
+  EXPECT_EQ(chart.markers[0].label, "saturation: size 16");
+  EXPECT_EQ(chart.markers[1].x, 64);
+  EXPECT_EQ(chart.markers[1].y, chart.series[0].points.back().second);
+  EXPECT_EQ(chart.markers[1].label, "max feasible: size 64");
+  EXPECT_EQ(chart.markers[2].x, 128);
+  EXPECT_EQ(chart.markers[2].y, 0);
+  EXPECT_EQ(chart.markers[2].label, "first OOM: size 128");
+  ASSERT_EQ(chart.findings.size(), 3u);
   EXPECT_CONTAINS(chart.findings[1], "warm: best size ");
-  EXPECT_CONTAINS(chart.findings[0], "plateau at size 16");
+  EXPECT_CONTAINS(chart.findings[0], "saturation at size 16 (1600 1/s): no larger size gains more than 5%");
+  EXPECT_EQ(chart.findings[2], "max feasible: size 64; first OOM at size 128");
+}
+
+// One chart of my_sweeper's per size readings (repeats), mode 0 only.
+SweepChart one_chart(const std::vector<std::vector<double>>& readings) {
+  Report report;
+  report.tool = "my_sweeper";
+  for (std::size_t i = 0; i < readings.size(); ++i)
+    for (std::size_t rep = 0; rep < readings[i].size(); ++rep) {
+      Row row;
+      row.param("size", std::to_string(1 << i)).param("mode", "0").param("attempt", "0");
+      row.metric("items_per_s", readings[i][rep]);
+      row.repetition = static_cast<int>(rep);
+      report.rows.push_back(row);
+    }
+  add_sweep_charts(report, schema_with_my_sweeper());
+  return report.charts.value().at(0);
+}
+
+TEST(SweepCharts, ADipDoesNotPlaceTheSaturationMarker) {
+  // 4 dips: the old doubling rule marked a plateau at 2.
+  const SweepChart chart = one_chart({{100}, {190}, {150}, {700}, {760}, {770}});
+  ASSERT_EQ(chart.markers.size(), 2u);
+  EXPECT_EQ(chart.markers[0].label, "saturation: size 16");
+  EXPECT_EQ(chart.markers[1].label, "90% of best: size 8");
+  EXPECT_EQ(chart.markers[1].y, 700);
+}
+
+TEST(SweepCharts, NoisyRepeatsPlaceNoSaturationMarker) {
+  // Every size's repeats spread 10%: too noisy for a 5% plateau; only the 90% point is marked.
+  const SweepChart chart = one_chart({{95, 100, 105}, {190, 200, 210}, {380, 400, 420}, {380, 400, 420}, {380, 400, 420}});
+  ASSERT_EQ(chart.markers.size(), 1u);
+  EXPECT_EQ(chart.markers[0].label, "90% of best: size 4");
+  EXPECT_CONTAINS(chart.findings.at(0), "no saturation point: too noisy to place a plateau: the repeats spread 10%");
 }
 
 TEST(SweepCharts, AToolWithoutHintsGetsTheGenericPlan) {
@@ -177,7 +218,7 @@ TEST_F(SweepChartsFiles, AReportsChartsMatchItsCsvReadBack) {
   add_sweep_charts(report, schema);
   write_file_atomically(dir_ / "my_sweeper.csv", to_csv(report));
   const RunResults read_back = load_results(dir_ / "my_sweeper.csv");
-  expect_same_charts(*report.charts, plan_sweep_charts("my_sweeper", ok_rows(read_back), schema));
+  expect_same_charts(*report.charts, plan_sweep_charts("my_sweeper", all_rows(read_back), schema));
 }
 
 // The real batch_sweep on the real fake_train: its JSON carries the charts
@@ -192,7 +233,7 @@ TEST_F(SweepChartsFiles, BatchSweepWritesTheChartsTheReportDraws) {
   ASSERT_TRUE(run.succeeded()) << run.describe_end() << "\n" << run.output;
 
   const RunResults results = load_results(dir_ / "sweep.csv");
-  const auto expected = plan_sweep_charts("batch_sweep", ok_rows(results), Schema::compiled_in());
+  const auto expected = plan_sweep_charts("batch_sweep", all_rows(results), Schema::compiled_in());
   ASSERT_EQ(expected.size(), 1u);
   std::ifstream in(dir_ / "sweep.json");
   const auto charts = nlohmann::json::parse(in)["context"]["redline"]["charts"];
@@ -213,7 +254,10 @@ TEST_F(SweepChartsFiles, BatchSweepWritesTheChartsTheReportDraws) {
   chart.findings = charts[0]["findings"].get<std::vector<std::string>>();
   expect_same_charts(written, expected);
   // fake_train saturates at 32 and runs out of memory above 100.
-  EXPECT_EQ(chart.markers.at(0).label, "saturation: 90% of best and plateau, batch_size 32");
+  ASSERT_EQ(chart.markers.size(), 3u);
+  EXPECT_EQ(chart.markers.at(0).label, "saturation: batch_size 32");
+  EXPECT_EQ(chart.markers.at(1).label, "max feasible: batch_size 64");
+  EXPECT_EQ(chart.markers.at(2).label, "first OOM: batch_size 128");
   EXPECT_EQ(chart.series.at(0).points.back().first, 64);
 }
 

@@ -39,7 +39,7 @@ void add_quantization_losses(Report& report) {
                                                   " shapes lose more than 10% of the quantization-free level");
 }
 
-// Tokens per micro-batch that fill the GPU: the harness saturation over the
+// Tokens per micro-batch that fill the GPU: the harness's saturation point over the
 // one swept dimension of C that carries the tokens, M or N (PyTorch's
 // forward GEMM puts them in N; C is M x N, column-major).
 void add_saturation(Session& s, const std::vector<std::int64_t>& ms, const std::vector<std::int64_t>& ns,
@@ -54,14 +54,20 @@ void add_saturation(Session& s, const std::vector<std::int64_t>& ms, const std::
         points.push_back({static_cast<double>(only_m ? size.m : size.n), *row.metric_value("tflops")});
       }
     const Saturation sat = analyze_saturation(points);
+    if (!sat.fraction) continue;
     const std::string dim = only_m ? "M" : "N";
     const std::string fixed = only_m ? "N = " + std::to_string(ns.front()) : "M = " + std::to_string(ms.front());
-    if (sat.fraction && sat.best)
-      s.report.summary.emplace_back(
-          std::string("saturation ") + gemm_dtype_info(dtype).name,
-          dim + " = " + format_number(sat.fraction->size, 0) + " reaches 90% of this shape's best (" +
-              format_number(sat.best->throughput, 1) + " TFLOPS at " + dim + " = " +
-              format_number(sat.best->size, 0) + ") for " + fixed + ", K = " + std::to_string(ks.front()));
+    const std::string best = format_number(sat.best->throughput, 1) + " TFLOPS at " + dim + " = " +
+                             format_number(sat.best->size, 0);
+    const std::string reason = plateau_reason(sat, SaturationOptions{}, dim);
+    const std::string text = sat.point ? dim + " = " + format_number(sat.point->size, 0) + " (" +
+                                             format_number(sat.point->throughput, 1) + " TFLOPS): " + reason +
+                                             "; best " + best
+                                       : "not reached: " + reason + "; " + dim + " = " +
+                                             format_number(sat.fraction->size, 0) +
+                                             " reaches 90% of this shape's best (" + best + ")";
+    s.report.summary.emplace_back(std::string("saturation ") + gemm_dtype_info(dtype).name,
+                                  text + " (" + fixed + ", K = " + std::to_string(ks.front()) + ")");
   }
 }
 

@@ -1,58 +1,81 @@
 #include "harness/batch/accumulation.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
 
 namespace redline {
+namespace {
 
-AccumulationPlan plan_accumulation(std::int64_t global_batch, std::int64_t data_parallel, std::int64_t micro_batch) {
-  if (micro_batch < 1 || data_parallel < 1)
+// The per-rank share in the fewest steps: its largest divisor not above the
+// micro-batch cap is the micro-batch.
+BatchPlan fewest_steps(std::int64_t per_rank, std::int64_t data_parallel, std::int64_t max_micro_batch) {
+  const std::int64_t cap = std::min(max_micro_batch, per_rank);
+  std::int64_t micro = 1;
+  for (std::int64_t d = 1; d <= per_rank / d; ++d) {
+    if (per_rank % d) continue;
+    if (d <= cap) micro = std::max(micro, d);
+    if (per_rank / d <= cap) micro = std::max(micro, per_rank / d);
+  }
+  return {per_rank * data_parallel, micro, per_rank / micro, data_parallel};
+}
+
+std::string with_offset(const BatchPlan& plan, std::int64_t asked) {
+  const double off = 100.0 * static_cast<double>(plan.global_batch - asked) / static_cast<double>(asked);
+  return plan_text(plan) + " (" + (off > 0 ? "+" : "") + format_number(off, 1) + "%)";
+}
+
+std::string explain(const AccumulationPlan& p) {
+  const std::string gbs = std::to_string(p.global_batch), dp = std::to_string(p.data_parallel);
+  std::string text;
+  if (p.exact) {
+    text = plan_text(*p.exact);
+    if (p.below)
+      text += "; in " + std::to_string(p.below->accumulation_steps) + " steps (MBS up to " +
+              std::to_string(p.max_micro_batch) + "): " + with_offset(*p.below, p.global_batch) + " or " +
+              with_offset(*p.above, p.global_batch);
+    return text;
+  }
+  return "no whole plan gives GBS " + gbs + " (not a multiple of DP " + dp + "); nearest: " +
+         with_offset(*p.below, p.global_batch) + " or " + with_offset(*p.above, p.global_batch);
+}
+
+}  // namespace
+
+std::string plan_text(const BatchPlan& plan) {
+  return "GBS " + std::to_string(plan.global_batch) + " = MBS " + std::to_string(plan.micro_batch) + " x GA " +
+         std::to_string(plan.accumulation_steps) + " x DP " + std::to_string(plan.data_parallel);
+}
+
+AccumulationPlan plan_accumulation(std::int64_t global_batch, std::int64_t data_parallel,
+                                   std::int64_t max_micro_batch) {
+  if (max_micro_batch < 1 || data_parallel < 1)
     throw std::invalid_argument("plan_accumulation: micro-batch and data-parallel degree must be at least 1");
   if (global_batch < data_parallel)
     throw UsageError("--global-batch", std::to_string(global_batch),
                      "must be at least --data-parallel (" + std::to_string(data_parallel) +
                          "): every rank needs a sample");
   AccumulationPlan plan;
-  plan.micro_batch = micro_batch;
-  plan.data_parallel = data_parallel;
   plan.global_batch = global_batch;
-  const std::int64_t per_step = micro_batch * data_parallel;
-  plan.accumulation_steps =
-      std::max<std::int64_t>(1, std::llround(static_cast<double>(global_batch) / static_cast<double>(per_step)));
-  plan.effective_global_batch = per_step * plan.accumulation_steps;
-  plan.exact = plan.effective_global_batch == global_batch;
-
-  const std::string formula = "MBS " + std::to_string(micro_batch) + " x GA " +
-                              std::to_string(plan.accumulation_steps) + " x DP " + std::to_string(data_parallel);
-  if (plan.exact) {
-    plan.explanation = "GBS " + std::to_string(global_batch) + " = " + formula;
-    return plan;
-  }
+  plan.data_parallel = data_parallel;
+  plan.max_micro_batch = max_micro_batch;
+  const std::int64_t per_rank = global_batch / data_parallel;
   if (global_batch % data_parallel == 0) {
-    const std::int64_t per_rank = global_batch / data_parallel;
-    for (std::int64_t m = std::min(micro_batch, per_rank); m >= 1; --m)
-      if (per_rank % m == 0) {
-        plan.exact_micro_batch = m;
-        break;
-      }
+    plan.exact = fewest_steps(per_rank, data_parallel, max_micro_batch);
+    // Micro-batches of the cap would take fewer steps, though not to exactly this GBS.
+    const std::int64_t steps = (per_rank + max_micro_batch - 1) / max_micro_batch;
+    if (plan.exact->accumulation_steps > steps) {
+      const std::int64_t low = per_rank / steps, high = (per_rank + steps - 1) / steps;
+      plan.below = BatchPlan{low * steps * data_parallel, low, steps, data_parallel};
+      plan.above = BatchPlan{high * steps * data_parallel, high, steps, data_parallel};
+    }
+  } else {
+    plan.below = fewest_steps(per_rank, data_parallel, max_micro_batch);
+    plan.above = fewest_steps(per_rank + 1, data_parallel, max_micro_batch);
   }
-  const double off = 100.0 * static_cast<double>(plan.effective_global_batch - global_batch) /
-                     static_cast<double>(global_batch);
-  plan.explanation = "GBS " + std::to_string(global_batch) + " / (MBS " + std::to_string(micro_batch) + " x DP " +
-                     std::to_string(data_parallel) + ") is not whole; " + formula + " gives GBS " +
-                     std::to_string(plan.effective_global_batch) + " (" + (off > 0 ? "+" : "") +
-                     format_number(off, 1) + "%)";
-  if (plan.exact_micro_batch)
-    plan.explanation += "; for exactly " + std::to_string(global_batch) + " use MBS " +
-                        std::to_string(*plan.exact_micro_batch) + " x GA " +
-                        std::to_string(global_batch / data_parallel / *plan.exact_micro_batch);
-  else
-    plan.explanation += "; no micro-batch gives exactly " + std::to_string(global_batch) + ": it is not a multiple of DP " +
-                        std::to_string(data_parallel);
+  plan.explanation = explain(plan);
   return plan;
 }
 

@@ -1,6 +1,11 @@
-// Gradient accumulation from GBS = MBS x GA x DP: how many micro-batches each
-// data-parallel rank accumulates to reach a global batch, and what rounding
-// does when the numbers do not divide.
+// Gradient accumulation from GBS = MBS x GA x DP: how a global batch splits
+// into micro-batches (MBS, at most the recommended batch and at most GBS / DP)
+// accumulated over GA whole steps on each of DP data-parallel ranks. Data
+// parallelism runs side by side and accumulation one step after another, so
+// every rank takes a share and the plan takes the fewest steps. When no whole
+// plan gives the global batch exactly, the nearest achievable ones below and
+// above are given instead. The rule: docs/batch_sweep.md, "Gradient
+// accumulation plan".
 #pragma once
 
 #include <cstdint>
@@ -9,21 +14,35 @@
 
 namespace redline {
 
-struct AccumulationPlan {
+// One whole plan: global_batch = micro_batch x accumulation_steps x data_parallel.
+struct BatchPlan {
+  std::int64_t global_batch = 0;
   std::int64_t micro_batch = 0;
   std::int64_t accumulation_steps = 0;
   std::int64_t data_parallel = 0;
-  std::int64_t global_batch = 0;          // what was asked
-  std::int64_t effective_global_batch = 0;  // micro_batch x steps x data_parallel
-  bool exact = false;
-  // When inexact: the largest micro-batch <= the one given that divides exactly.
-  std::optional<std::int64_t> exact_micro_batch;
+};
+
+struct AccumulationPlan {
+  std::int64_t global_batch = 0;     // what was asked
+  std::int64_t data_parallel = 0;
+  std::int64_t max_micro_batch = 0;  // the recommended batch
+  // The asked global batch in the fewest steps; empty when it is not a
+  // multiple of the data-parallel degree.
+  std::optional<BatchPlan> exact;
+  // The nearest achievable global batches below and above the one asked,
+  // each in its fewest steps: when there is no exact plan, or when the exact
+  // one takes more steps than a micro-batch of max_micro_batch would (then
+  // the nearest in that smallest number of steps).
+  std::optional<BatchPlan> below, above;
   std::string explanation;  // one line for the summary
 };
 
-// Keeps `micro_batch` and picks the step count whose global batch is nearest
-// to the one asked (at least 1 step). Throws UsageError when the global batch
-// is smaller than the data-parallel degree.
-AccumulationPlan plan_accumulation(std::int64_t global_batch, std::int64_t data_parallel, std::int64_t micro_batch);
+// Throws UsageError when the global batch is smaller than the data-parallel
+// degree, std::invalid_argument for a micro-batch or degree below 1.
+AccumulationPlan plan_accumulation(std::int64_t global_batch, std::int64_t data_parallel,
+                                   std::int64_t max_micro_batch);
+
+// "GBS 512 = MBS 16 x GA 4 x DP 8".
+std::string plan_text(const BatchPlan& plan);
 
 }  // namespace redline

@@ -139,42 +139,84 @@ void add_gains(const std::map<std::int64_t, double>& median_throughput, Report& 
   }
 }
 
+// Every reading of the batch sizes that passed all their repeats: the
+// saturation rule takes the medians and the spread of the repeats itself.
+std::vector<ThroughputPoint> passed_readings(const Report& report, const std::map<std::int64_t, double>& passed,
+                                             const std::string& metric) {
+  std::vector<ThroughputPoint> readings;
+  for (const Row& row : report.rows) {
+    const auto value = row.metric_value(metric);
+    if (row.status == "ok" && value && passed.count(batch_of(row)))
+      readings.push_back({static_cast<double>(batch_of(row)), *value});
+  }
+  return readings;
+}
+
 std::string saturation_summary(const Saturation& sat, const BatchSweepOptions& options) {
-  if (sat.plateau)
-    return describe_point(sat.plateau, options.metric_name) + ": doubling adds < " +
-           format_number(100 * options.saturation.plateau_gain, 0) + "%";
-  if (!sat.best) return "none";
-  return sat.fraction ? "not reached: throughput still rising at the largest batch"
-                      : "none: the metric is 0 at every batch";
+  const std::string why = plateau_reason(sat, options.saturation, "batch");
+  switch (sat.verdict) {
+    case PlateauVerdict::placed:
+      if (sat.point->size == sat.plateau->size) return describe_point(sat.point, options.metric_name) + ": " + why;
+      return describe_point(sat.point, options.metric_name) + ": the first batch at " +
+             percent_text(options.saturation.fraction_of_best) + " of the best; from " +
+             std::to_string(static_cast<std::int64_t>(sat.plateau->size)) + " on, " + why;
+    case PlateauVerdict::too_noisy:
+      return "none: " + why;
+    case PlateauVerdict::not_reached:
+      return "not reached: " + why;
+    case PlateauVerdict::no_throughput:
+      break;
+  }
+  return sat.best ? "none: the metric is 0 at every batch" : "none";
+}
+
+// The spread of the repeats behind the medians, when there were repeats.
+std::string spread_summary(const Saturation& sat) {
+  return percent_text(*sat.spread) + " (median over batch sizes of (max - min) / median of the repeats; widest " +
+         percent_text(sat.widest->spread) + " at batch " + std::to_string(static_cast<std::int64_t>(sat.widest->size)) +
+         ")";
 }
 
 // The saturation batch buys (almost) all the throughput; anything above only
-// costs memory. Without a plateau, the best measured batch; never above the
-// safe maximum.
+// costs memory. Too noisy for a plateau: the first batch at --fraction of the
+// best; still rising: the best measured batch. Never below the first batch at
+// --fraction of the best, never above the safe maximum.
 void recommend_batch(const BatchSweepOptions& options, const Saturation& sat, BatchSweepOutcome& outcome) {
   auto& summary = outcome.report.summary;
   if (!sat.best) {
     summary.emplace_back("recommended_batch", "none: no batch size ran ok");
     return;
   }
-  auto pick = static_cast<std::int64_t>((sat.plateau ? sat.plateau : sat.best)->size);
-  std::string why = sat.plateau ? "the saturation batch" : "the best measured batch";
+  std::optional<ThroughputPoint> pick = sat.best;
+  std::string why = "the best measured batch";
+  if (sat.point) {
+    pick = sat.point;
+    why = "the saturation batch";
+  } else if (sat.verdict == PlateauVerdict::too_noisy) {
+    pick = sat.fraction;
+    why = "the first batch at " + percent_text(options.saturation.fraction_of_best) +
+          " of the best: too noisy to place a plateau";
+  }
+  auto batch = static_cast<std::int64_t>(pick->size);
   const auto& safe_max = outcome.sweep.safe_max;
-  if (safe_max && pick > *safe_max) {
-    pick = *safe_max;
+  if (safe_max && batch > *safe_max) {
+    batch = *safe_max;
     why = "the safe maximum";
   }
-  outcome.recommended_batch = pick;
-  summary.emplace_back("recommended_batch", std::to_string(pick) + " (" + why + ")");
+  outcome.recommended_batch = batch;
+  summary.emplace_back("recommended_batch", std::to_string(batch) + " (" + why + ")");
   if (options.global_batch)
     summary.emplace_back("gradient_accumulation",
-                         plan_accumulation(*options.global_batch, options.data_parallel, pick).explanation);
+                         plan_accumulation(*options.global_batch, options.data_parallel, batch).explanation);
 }
 
 void summarize_sweep(const BatchSweepOptions& options, const Saturation& sat, BatchSweepOutcome& outcome) {
   auto& summary = outcome.report.summary;
   const SweepResult& sweep = outcome.sweep;
   const std::string& metric = options.metric_name;
+  // Google Benchmark's real_time: the time per sample this metric implies, so
+  // compare.py compares the metric, not the trial's start-up.
+  outcome.report.time_metric = metric;
   summary.emplace_back(
       "metric", metric + (options.metric_regex.empty() ? " (batch x --steps / trial wall time, start-up included)"
                                                        : " (from --metric-regex, median of repeats)"));
@@ -185,6 +227,7 @@ void summarize_sweep(const BatchSweepOptions& options, const Saturation& sat, Ba
   summary.emplace_back("first_oom_batch", sweep.first_oom ? std::to_string(*sweep.first_oom)
                                                           : "none up to " + std::to_string(options.axis.back()));
   summary.emplace_back("saturation_batch", saturation_summary(sat, options));
+  if (sat.spread) summary.emplace_back("repeat_spread", spread_summary(sat));
   summary.emplace_back("batch_at_" + format_number(100 * options.saturation.fraction_of_best, 0) + "pct_of_best",
                        describe_point(sat.fraction, metric));
   summary.emplace_back("best_batch", describe_point(sat.best, metric));
@@ -220,10 +263,9 @@ BatchSweepOutcome run_batch_sweep(std::string tool, const BatchSweepOptions& opt
   add_skipped_rows_and_sort(outcome.sweep, outcome.report);
   add_gains(trials.median_throughput(), outcome.report);
 
-  std::vector<ThroughputPoint> series;
-  for (const auto& [batch, tp] : trials.median_throughput()) series.push_back({static_cast<double>(batch), tp});
-  const Saturation sat = analyze_saturation(series, options.saturation);
-  outcome.any_ok = !series.empty();
+  const Saturation sat = analyze_saturation(
+      passed_readings(outcome.report, trials.median_throughput(), options.metric_name), options.saturation);
+  outcome.any_ok = !trials.median_throughput().empty();
   summarize_sweep(options, sat, outcome);
   return outcome;
 }

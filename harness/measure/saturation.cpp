@@ -3,52 +3,111 @@
 #include <algorithm>
 #include <cmath>
 
+#include "harness/core/units.hpp"
+#include "harness/measure/stats.hpp"
+
 namespace redline {
 namespace {
 
-// Throughput at `size` from a series sorted by size; empty past its end.
-std::optional<double> throughput_at(const std::vector<ThroughputPoint>& sorted, double size) {
-  auto above = std::lower_bound(sorted.begin(), sorted.end(), size,
-                                [](const ThroughputPoint& p, double s) { return p.size < s; });
-  if (above == sorted.end()) return std::nullopt;
-  if (above->size == size || above == sorted.begin()) return above->throughput;
-  const auto below = std::prev(above);
-  const double t = (size - below->size) / (above->size - below->size);
-  return below->throughput + t * (above->throughput - below->throughput);
+struct SizeReadings {
+  double size = 0;
+  std::vector<double> values;
+};
+
+// Readings grouped by size, sizes ascending; unusable readings (NaN,
+// infinite) dropped.
+std::vector<SizeReadings> group_by_size(std::vector<ThroughputPoint> readings) {
+  std::erase_if(readings, [](const ThroughputPoint& p) { return !std::isfinite(p.throughput); });
+  std::stable_sort(readings.begin(), readings.end(),
+                   [](const ThroughputPoint& a, const ThroughputPoint& b) { return a.size < b.size; });
+  std::vector<SizeReadings> sizes;
+  for (const auto& p : readings) {
+    if (sizes.empty() || sizes.back().size != p.size) sizes.push_back({p.size, {}});
+    sizes.back().values.push_back(p.throughput);
+  }
+  return sizes;
+}
+
+// The spread of the repeats: per size with two readings or more, the range
+// over the median; the sweep's is the median of those, so one unlucky size
+// does not condemn the whole sweep.
+void measure_spread(const std::vector<SizeReadings>& sizes, Saturation& s) {
+  std::vector<double> spreads;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const auto& values = sizes[i].values;
+    if (values.size() < 2 || !(s.medians[i].throughput > 0)) continue;
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    const double spread = (*hi - *lo) / s.medians[i].throughput;
+    spreads.push_back(spread);
+    if (!s.widest || spread > s.widest->spread) s.widest = RepeatSpread{sizes[i].size, spread};
+  }
+  if (!spreads.empty()) s.spread = summarize(spreads).median;
+}
+
+// The smallest size judged (the sweep reached twice it) from which no larger
+// size gains more than `gain` over it.
+std::optional<ThroughputPoint> find_plateau(const std::vector<ThroughputPoint>& medians, double gain) {
+  for (std::size_t i = 0; i < medians.size(); ++i) {
+    const ThroughputPoint& s = medians[i];
+    if (medians.back().size < 2 * s.size) break;  // nor is any larger size judged
+    const bool holds = std::all_of(medians.begin() + static_cast<std::ptrdiff_t>(i) + 1, medians.end(),
+                                   [&](const ThroughputPoint& t) { return t.throughput <= s.throughput * (1 + gain); });
+    if (holds) return s;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
-Saturation analyze_saturation(std::vector<ThroughputPoint> points, const SaturationOptions& options) {
+Saturation analyze_saturation(std::vector<ThroughputPoint> readings, const SaturationOptions& options) {
   Saturation s;
-  // Unusable readings (NaN, infinite) cannot saturate anything.
-  std::erase_if(points, [](const ThroughputPoint& p) { return !std::isfinite(p.throughput); });
-  if (points.empty()) return s;
-  std::stable_sort(points.begin(), points.end(),
-                   [](const ThroughputPoint& a, const ThroughputPoint& b) { return a.size < b.size; });
+  const std::vector<SizeReadings> sizes = group_by_size(std::move(readings));
+  if (sizes.empty()) return s;
+  for (const auto& size : sizes) s.medians.push_back({size.size, summarize(size.values).median});
+  measure_spread(sizes, s);
 
-  s.best = *std::max_element(points.begin(), points.end(), [](const auto& a, const auto& b) {
-    return a.throughput < b.throughput;
-  });
-  s.largest = points.back();
+  s.best = *std::max_element(s.medians.begin(), s.medians.end(),
+                             [](const auto& a, const auto& b) { return a.throughput < b.throughput; });
+  s.largest = s.medians.back();
   if (!(s.best->throughput > 0)) return s;
 
   const double target = options.fraction_of_best * s.best->throughput;
-  for (const auto& p : points)
-    if (p.throughput >= target) {
-      s.fraction = p;
-      break;
-    }
+  s.fraction = *std::find_if(s.medians.begin(), s.medians.end(),
+                             [&](const ThroughputPoint& p) { return p.throughput >= target; });
 
-  for (const auto& p : points) {
-    const auto doubled = throughput_at(points, 2 * p.size);
-    if (!doubled) break;  // every later size's double is past the end too
-    if (*doubled < p.throughput * (1.0 + options.plateau_gain)) {
-      s.plateau = p;
-      break;
-    }
+  if (s.spread && *s.spread > options.plateau_gain) {
+    s.verdict = PlateauVerdict::too_noisy;
+    return s;
   }
+  s.plateau = find_plateau(s.medians, options.plateau_gain);
+  if (!s.plateau) {
+    s.verdict = PlateauVerdict::not_reached;
+    return s;
+  }
+  s.verdict = PlateauVerdict::placed;
+  s.point = s.fraction->size > s.plateau->size ? s.fraction : s.plateau;
   return s;
+}
+
+std::string percent_text(double fraction) {
+  const double pct = 100 * fraction;
+  return format_number(pct, std::abs(pct - std::round(pct)) < 0.05 ? 0 : 1) + "%";
+}
+
+std::string plateau_reason(const Saturation& s, const SaturationOptions& options, const std::string& size) {
+  const std::string gain = percent_text(options.plateau_gain);
+  switch (s.verdict) {
+    case PlateauVerdict::placed:
+      return "no larger " + size + " gains more than " + gain;
+    case PlateauVerdict::not_reached:
+      return "a larger " + size + " still gains more than " + gain + " at the end of the sweep";
+    case PlateauVerdict::too_noisy:
+      return "too noisy to place a plateau: the repeats spread " + percent_text(*s.spread) + ", more than the " + gain +
+             " plateau gain";
+    case PlateauVerdict::no_throughput:
+      break;
+  }
+  return "nothing measured above 0";
 }
 
 }  // namespace redline

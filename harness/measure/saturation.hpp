@@ -1,17 +1,28 @@
-// Where more size stops buying throughput, for any (size, throughput) series.
+// Where more size stops buying throughput, for any (size, throughput) series:
+// the one rule behind batch_sweep's saturation batch, allreduce_bench's and
+// gemm_bench sweep's saturation size and the charts' markers.
 //
-// - plateau point: the first size s where doubling to 2s adds less than
-//   `plateau_gain` (default 5%, DeepSpeed autotuning's rule). Throughput at 2s
-//   is read from the series, interpolated linearly between neighbours when 2s
-//   was not measured; sizes whose double lies past the series are not judged.
-// - fraction point: the smallest size whose throughput reaches
-//   `fraction_of_best` (default 90%) of the best measured.
-// - largest feasible: the largest size measured ok.
+// - A series may hold several readings of one size (repeats): each size is
+//   read as the median of its readings, and the spread of the repeats (the
+//   range, max - min, over the median) is measured per size.
+// - plateau: the smallest size from which no larger measured size gains more
+//   than `plateau_gain` (default 5%) over it. Every larger size counts, so a
+//   noisy dip never passes for a plateau and a later rise moves it; a size is
+//   judged only when the sweep reached twice that size (doubling is what the
+//   rule is about), so a series still rising at its end has none.
+// - too noisy: with repeats, when the sweep's spread (the median over sizes of
+//   their spread) is larger than the plateau gain, no plateau is placed: a
+//   gain smaller than the noise cannot be told from it.
+// - fraction: the smallest size whose throughput reaches `fraction_of_best`
+//   (default 90%) of the best median.
+// - point (the saturation point): the plateau, raised to the fraction point
+//   when that is larger; empty when no plateau is placed.
 // A series whose best is 0 (nothing moved: a busbw factor of 0 at one rank)
-// has neither point: every size would "reach 90%" of nothing.
+// has neither a plateau nor a fraction point.
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace redline {
@@ -26,13 +37,40 @@ struct SaturationOptions {
   double fraction_of_best = 0.90;
 };
 
-struct Saturation {
-  std::optional<ThroughputPoint> best;
-  std::optional<ThroughputPoint> plateau;   // empty: still rising at the end of the sweep
-  std::optional<ThroughputPoint> fraction;  // empty for an empty series or a best of 0
-  std::optional<ThroughputPoint> largest;
+enum class PlateauVerdict {
+  placed,        // plateau and point are set
+  not_reached,   // no judged size holds: still rising at the end, or too short a sweep
+  too_noisy,     // the repeats' spread is larger than the plateau gain
+  no_throughput  // nothing measured, or nothing above 0
 };
 
-Saturation analyze_saturation(std::vector<ThroughputPoint> points, const SaturationOptions& options = {});
+struct RepeatSpread {
+  double size = 0;
+  double spread = 0;  // (max - min) / median of the size's readings
+};
+
+struct Saturation {
+  std::optional<ThroughputPoint> best;
+  std::optional<ThroughputPoint> plateau;
+  std::optional<ThroughputPoint> fraction;  // empty for an empty series or a best of 0
+  std::optional<ThroughputPoint> point;     // the saturation point
+  std::optional<ThroughputPoint> largest;
+  PlateauVerdict verdict = PlateauVerdict::no_throughput;
+  // Without repeats (one reading per size) both are empty.
+  std::optional<double> spread;        // the median over sizes of their spread
+  std::optional<RepeatSpread> widest;  // the size whose repeats spread most
+  std::vector<ThroughputPoint> medians;  // one per size, by size
+};
+
+Saturation analyze_saturation(std::vector<ThroughputPoint> readings, const SaturationOptions& options = {});
+
+// Why the verdict is what it is, in the words every tool prints: "no larger
+// batch gains more than 5%", "a larger batch still gains more than 5% at the
+// end of the sweep", "too noisy to place a plateau: ...". `size` names the
+// swept quantity (batch, size, M).
+std::string plateau_reason(const Saturation& s, const SaturationOptions& options, const std::string& size);
+
+// 5%, 12.5%: a fraction as a percentage, whole ones without decimals.
+std::string percent_text(double fraction);
 
 }  // namespace redline

@@ -110,6 +110,31 @@ std::string field_name(const std::string& prefix, const std::string& name) {
   return reserved.count(name) ? prefix + name : name;
 }
 
+struct GbenchTime {
+  double value = 0;  // 0 where nothing was measured (NaN, a skipped row)
+  std::string unit = "ns";
+};
+
+// real_time and cpu_time of one row: the report's time metric (a time as it
+// is, a rate as the time per item it implies), else the row's first time
+// metric. Every row of a report gets the same unit from a declared metric,
+// failed rows too, as compare.py pairs a benchmark's runs by name and unit.
+GbenchTime row_time(const Row& row, const std::string& time_metric) {
+  static const std::regex time_name(R"(time_(ns|us|ms|s)$)");
+  std::smatch m;
+  if (time_metric.ends_with("_per_s")) {
+    const double rate = row.metric_value(time_metric).value_or(0);
+    return {std::isfinite(rate) && rate > 0 ? 1e6 / rate : 0, "us"};
+  }
+  if (std::regex_search(time_metric, m, time_name)) {
+    const double time = row.metric_value(time_metric).value_or(0);
+    return {std::isfinite(time) ? time : 0, m[1]};
+  }
+  for (const auto& [metric, value] : row.metrics)
+    if (std::isfinite(value) && std::regex_search(metric, m, time_name)) return {value, m[1]};
+  return {};
+}
+
 }  // namespace
 
 std::string environment_json(const Environment& env) {
@@ -119,7 +144,6 @@ std::string environment_json(const Environment& env) {
 }
 
 std::string to_gbench_json(const Report& report) {
-  static const std::regex time_metric(R"(time_(ns|us|ms|s)$)");
   JsonWriter json;
   json.begin_object();
   json.key("context").begin_object();
@@ -134,6 +158,7 @@ std::string to_gbench_json(const Report& report) {
   json.key("redline").begin_object();
   json.key("tool").value(report.tool);
   json.key("run_id").value(report.run_id);
+  if (!report.time_metric.empty()) json.key("time_metric").value(report.time_metric);
   json.key("environment");
   write_environment(json, report.env);
   json.key("summary").begin_object();
@@ -151,17 +176,7 @@ std::string to_gbench_json(const Report& report) {
     const Row& row = report.rows[i];
     std::string name = report.tool;
     for (const auto& [k, v] : row.params) name += "/" + k + "=" + v;
-    double real_time = 0;
-    std::string unit = "ns";
-    for (const auto& [metric, value] : row.metrics) {
-      std::smatch m;
-      // A time not measured (NaN, a skipped row) leaves real_time at 0.
-      if (std::isfinite(value) && std::regex_search(metric, m, time_metric)) {
-        real_time = value;
-        unit = m[1];
-        break;
-      }
-    }
+    const auto [real_time, unit] = row_time(row, report.time_metric);
     json.begin_object();
     json.key("name").value(name);
     json.key("family_index").value(0);

@@ -1,8 +1,10 @@
 // JSON report in Google Benchmark's format ("context" + "benchmarks"), so
 // compare.py and github-action-benchmark read redline results unchanged.
-// Each row becomes one benchmark named "<tool>/<k=v>/<k=v>"; its time metric
-// (a metric named *time_ns|us|ms|s) becomes real_time/cpu_time with that
-// unit, and every metric, parameter and the status ride along as fields.
+// Each row becomes one benchmark named "<tool>/<k=v>/<k=v>"; the report's
+// time metric (Report::time_metric: a time, or a rate as the time per item it
+// implies), else the row's first metric named *time_ns|us|ms|s, becomes
+// real_time/cpu_time with its unit, and every metric (as a counter),
+// parameter and the status ride along as fields.
 // Rows that are not ok carry error_occurred, as Google Benchmark's do.
 // The environment and the run summary sit under context.redline.
 #pragma once

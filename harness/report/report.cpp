@@ -77,4 +77,63 @@ std::string metric_text(double value) {
   return ec == std::errc() ? std::string(buf, end) : std::string();
 }
 
+std::vector<std::pair<std::string, std::string>> case_key_params(const std::string& key) {
+  std::vector<std::pair<std::string, std::string>> params;
+  std::size_t start = 0;
+  while (start < key.size()) {
+    const std::size_t end = std::min(key.find(';', start), key.size());
+    const std::size_t eq = key.find('=', start);
+    if (eq < end) params.emplace_back(key.substr(start, eq - start), key.substr(eq + 1, end - eq - 1));
+    start = end + 1;
+  }
+  return params;
+}
+
+std::optional<double> parameter_number(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// -1, 0, 1: the digit runs starting at a[i] and b[j] by value (leading zeros
+// ignored); i and j move past them.
+int compare_digit_runs(const std::string& a, std::size_t& i, const std::string& b, std::size_t& j) {
+  while (i + 1 < a.size() && a[i] == '0' && is_digit(a[i + 1])) ++i;
+  while (j + 1 < b.size() && b[j] == '0' && is_digit(b[j + 1])) ++j;
+  const std::size_t a0 = i, b0 = j;
+  while (i < a.size() && is_digit(a[i])) ++i;
+  while (j < b.size() && is_digit(b[j])) ++j;
+  if (i - a0 != j - b0) return i - a0 < j - b0 ? -1 : 1;
+  const int c = a.compare(a0, i - a0, b, b0, j - b0);
+  return c < 0 ? -1 : c > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  bool after_point = false;  // a decimal part compares digit by digit, as text
+  while (i < a.size() && j < b.size()) {
+    if (is_digit(a[i]) && is_digit(b[j]) && !after_point) {
+      if (const int c = compare_digit_runs(a, i, b, j)) return c < 0;
+      after_point = i + 1 < a.size() && j + 1 < b.size() && a[i] == '.' && b[j] == '.' && is_digit(a[i + 1]) &&
+                    is_digit(b[j + 1]);
+      if (after_point) ++i, ++j;
+      continue;
+    }
+    if (after_point && is_digit(a[i]) != is_digit(b[j])) return !is_digit(a[i]);  // 0.5 before 0.55
+    if (a[i] != b[j]) return a[i] < b[j];
+    after_point = after_point && is_digit(a[i]);
+    ++i, ++j;
+  }
+  if (i < a.size() || j < b.size()) return i == a.size();  // a prefix first
+  return a < b;  // equal as numbers ("08" and "8"): any fixed order
+}
+
 }  // namespace redline

@@ -40,6 +40,12 @@ struct Report {
   std::vector<Row> rows;
   // Conclusions of the run (saturation point, recommended size...), in order.
   std::vector<std::pair<std::string, std::string>> summary;
+  // The metric Google Benchmark's real_time and cpu_time carry in the JSON
+  // report, so compare.py compares it: a time (a name ending in time_ns,
+  // time_us, time_ms or time_s) as it is, a rate (a name ending in _per_s) as
+  // the time per item it implies (1 / rate, in us). Empty: each row's first
+  // time metric.
+  std::string time_metric;
   // The rows as charts (harness/tracking/sweep_charts.hpp), for the JSON
   // report; nullopt when the tool did not compute them.
   std::optional<std::vector<SweepChart>> charts;
@@ -54,5 +60,18 @@ Report start_report(std::string tool, Environment env);
 
 // Shortest text that reads back as the same double; empty for NaN.
 std::string metric_text(double value);
+
+// "batch_size=32;dtype=float" -> {{batch_size, 32}, {dtype, float}}; a part
+// without '=' is left out.
+std::vector<std::pair<std::string, std::string>> case_key_params(const std::string& key);
+
+// A parameter's value as a number ("32", "1e3"); nullopt for anything else
+// ("bf16", "", "inf").
+std::optional<double> parameter_number(const std::string& text);
+
+// Order for case keys and the like in which numbers read as numbers
+// ("batch_size=16" before "batch_size=100"): digit runs compare by value, a
+// decimal part digit by digit, everything else character by character.
+bool natural_less(const std::string& a, const std::string& b);
 
 }  // namespace redline

@@ -208,6 +208,39 @@ ChartHints parse_chart_hints(const Table& table, std::size_t line, const std::ve
   return hints;
 }
 
+const std::vector<std::string> kHeadlineColumns = {"tool", "figure", "metric", "from", "rows"};
+
+HeadlineFrom parse_from(const Table& table, std::size_t line, const std::string& cell) {
+  if (cell == "best") return HeadlineFrom::best;
+  if (cell == "saturation") return HeadlineFrom::saturation;
+  if (cell == "value") return HeadlineFrom::value;
+  fail(table.source, line, "from is \"" + cell + "\", expected best, saturation or value");
+}
+
+HeadlineSpec parse_headline(const Table& table, std::size_t line, const std::vector<std::string>& cells,
+                            const std::vector<ChartHints>& charts) {
+  HeadlineSpec spec;
+  spec.tool = single_name(table, line, cells, "tool", false);
+  if (spec.tool.empty()) fail(table.source, line, "a headlines row without a tool");
+  spec.figure = cells[table.column("figure")];
+  if (spec.figure.empty() || spec.figure == "-") fail(table.source, line, "a headline of " + spec.tool + " without a figure");
+  spec.metric = name_list(table, line, cells, "metric", true);
+  if (spec.metric.empty()) fail(table.source, line, "no metric for " + spec.tool + "'s " + spec.figure);
+  spec.from = parse_from(table, line, cells[table.column("from")]);
+  const bool swept = spec.from != HeadlineFrom::value;
+  if (swept && std::none_of(charts.begin(), charts.end(), [&](const ChartHints& h) { return h.tool == spec.tool; }))
+    fail(table.source, line, spec.figure + " of " + spec.tool + " needs its swept parameter: the tool has no charts row");
+  const std::string rows = unquoted(cells[table.column("rows")]);
+  if (rows != "-" && !rows.empty()) {
+    const auto eq = rows.find('=');
+    if (eq == std::string::npos || !is_name(rows.substr(0, eq), false) || eq + 1 == rows.size())
+      fail(table.source, line, "rows \"" + rows + "\" is not PARAMETER=VALUE");
+    spec.where_param = rows.substr(0, eq);
+    spec.where_value = rows.substr(eq + 1);
+  }
+  return spec;
+}
+
 }  // namespace
 
 bool metric_matches(const std::string& name, const std::string& metric) {
@@ -238,6 +271,10 @@ Schema Schema::parse(std::string_view markdown, const std::string& source) {
       if (schema.chart_hints(hints.tool)) fail(source, line, "tool " + hints.tool + " has two charts rows");
       schema.charts_.push_back(std::move(hints));
     }
+  // Optional: without it every tool's tracked metrics are its headlines.
+  if (const auto headlines = section_table(lines, "## Headlines", "headlines", kHeadlineColumns, source))
+    for (const auto& [line, cells] : headlines->rows)
+      schema.headlines_.push_back(parse_headline(*headlines, line, cells, schema.charts_));
   return schema;
 }
 
@@ -260,6 +297,13 @@ std::optional<MetricSpec> Schema::find(const std::string& metric) const {
   for (const auto& spec : metrics_)
     if (!spec.name.empty() && spec.name.front() == '*' && metric_matches(spec.name, metric)) return spec;
   return std::nullopt;
+}
+
+std::vector<HeadlineSpec> Schema::headlines(const std::string& tool) const {
+  std::vector<HeadlineSpec> out;
+  for (const auto& spec : headlines_)
+    if (spec.tool == tool) out.push_back(spec);
+  return out;
 }
 
 const ChartHints* Schema::chart_hints(const std::string& tool) const {

@@ -45,13 +45,33 @@ struct ChartHints {
   std::vector<std::string> not_grouping;  // parameters that follow from others: they split no chart
 };
 
+// What a headline figure is read from, run by run.
+enum class HeadlineFrom {
+  best,        // the best value over the tool's swept parameter (its charts row's x), per line
+  saturation,  // the swept parameter's value at the saturation point, per line
+  value        // each case's own value
+};
+
+// One row of the "## Headlines" table: a figure `redline report` draws over
+// time, one chart per tool and figure, a line per case.
+struct HeadlineSpec {
+  std::string tool;
+  std::string figure;               // "best throughput", "MAMF"
+  std::vector<std::string> metric;  // candidates in order (patterns allowed): the first the history holds
+  HeadlineFrom from = HeadlineFrom::value;
+  // Only cases whose key holds this parameter with this value (gemm_bench's
+  // result=mamf rows); empty: every case carrying the metric.
+  std::string where_param, where_value;
+};
+
 class Schema {
  public:
   // Parses the "## Metrics" table of SCHEMA.md (columns: metric | unit |
   // better | tracked | tools | meaning) and, when present, the "## Charts"
   // table (columns: tool | x | x scale | metric | prediction | series |
-  // series labels | not grouping). Throws std::runtime_error naming the file
-  // and line for a malformed row.
+  // series labels | not grouping) and the "## Headlines" table (columns:
+  // tool | figure | metric | from | rows). Throws std::runtime_error naming
+  // the file and line for a malformed row.
   static Schema load(const std::filesystem::path& schema_md);
   static Schema parse(std::string_view markdown, const std::string& source);
   // results/SCHEMA.md as it was when the binary was built.
@@ -62,10 +82,13 @@ class Schema {
   const std::vector<MetricSpec>& metrics() const { return metrics_; }
   // The tool's row of the charts table; nullptr for a tool without one.
   const ChartHints* chart_hints(const std::string& tool) const;
+  // The tool's rows of the headlines table, in order; empty for a tool without.
+  std::vector<HeadlineSpec> headlines(const std::string& tool) const;
 
  private:
   std::vector<MetricSpec> metrics_;
   std::vector<ChartHints> charts_;
+  std::vector<HeadlineSpec> headlines_;
 };
 
 // `name` is `metric`, or the pattern "*suffix" that `metric` ends with.

@@ -425,7 +425,7 @@ Comparison compare_results(const RunResults& baseline, const RunResults& current
       comparison.metrics.push_back(std::move(m));
     }
   }
-  std::sort(comparison.not_compared.begin(), comparison.not_compared.end());
+  std::sort(comparison.not_compared.begin(), comparison.not_compared.end(), natural_less);
   if (log_count) comparison.geomean_improvement = std::exp(log_sum / log_count);
   return comparison;
 }

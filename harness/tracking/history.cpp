@@ -290,6 +290,12 @@ std::vector<HistorySeries> load_history(const std::filesystem::path& history_csv
     });
     series.push_back(std::move(s));
   }
+  // Numbers in keys read as numbers: batch_size=2 before batch_size=16 before batch_size=100.
+  std::stable_sort(series.begin(), series.end(), [](const HistorySeries& a, const HistorySeries& b) {
+    if (a.tool != b.tool) return natural_less(a.tool, b.tool);
+    if (a.case_key != b.case_key) return natural_less(a.case_key, b.case_key);
+    return a.metric < b.metric;
+  });
   return series;
 }
 

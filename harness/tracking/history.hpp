@@ -27,7 +27,9 @@ struct HistorySeries {
 };
 
 // Series of ok values, grouped by (tool, case_key, metric), runs in time
-// order. Empty filters match everything; a filter matches as a substring.
+// order; series ordered by tool, case key (numbers by value: batch_size=2
+// before batch_size=16) and metric. Empty filters match everything; a filter
+// matches as a substring.
 std::vector<HistorySeries> load_history(const std::filesystem::path& history_csv, const std::string& case_filter = "",
                                         const std::string& metric_filter = "");
 

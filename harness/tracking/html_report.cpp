@@ -97,7 +97,7 @@ std::string tool_sweeps(const std::string& tool, const std::vector<const ResultR
   std::vector<const ResultRow*> failed;
   for (const ResultRow* row : all_rows) (row->status == "ok" ? rows : failed).push_back(row);
 
-  const std::vector<SweepChart> charts = plan_sweep_charts(tool, rows, schema);
+  const std::vector<SweepChart> charts = plan_sweep_charts(tool, all_rows, schema);
   if (charts.empty()) {
     html += "<p class=\"note\">Nothing to chart: " +
             std::string(rows.empty() ? "no row ran ok."
@@ -191,44 +191,84 @@ std::string comparison_section(const Comparison& cmp, const std::string& baselin
   return html + "</section>\n";
 }
 
-std::string history_section(const std::vector<HistorySeries>& history, const Schema& schema) {
-  std::string html = "<section id=\"history\">\n<h2>History</h2>\n<div class=\"charts\">\n";
-  for (const auto& series : history) {
-    ChartSpec chart;
-    chart.title = series.tool + ": " + series.case_key;
-    chart.y_label = metric_axis_label(series.metric, schema);
-    const auto date = [](const HistoryPoint& p) { return p.timestamp_utc.substr(0, 10); };
-    chart.x_label = "run";
-    if (!series.points.empty() && !series.points.front().timestamp_utc.empty())
-      chart.x_label += " (1 = " + date(series.points.front()) + ", " + std::to_string(series.points.size()) + " = " +
-                       date(series.points.back()) + ")";
-    ChartSeries line{series.metric, {}, false};
-    for (std::size_t i = 0; i < series.points.size(); ++i)
-      line.points.emplace_back(static_cast<double>(i + 1), series.points[i].value);
-    chart.series.push_back(std::move(line));
-    // The trend findings (the same method as `redline history`), marked on the chart and listed.
-    const auto findings = detect_trends(series, schema);
-    std::string listed;
-    for (const auto& f : findings) {
-      for (std::size_t i = 0; i < series.points.size(); ++i)
-        if (series.points[i].run_id == f.run_id)
-          chart.markers.push_back({static_cast<double>(i + 1), series.points[i].value, f.kind});
+// The runs of a chart's lines, oldest first, numbered from 1.
+std::vector<const HistoryPoint*> chart_runs(const HeadlineChart& chart) {
+  std::map<std::pair<std::string, std::string>, const HistoryPoint*> runs;
+  for (const auto& line : chart.lines)
+    for (const auto& p : line.points) runs.try_emplace({p.timestamp_utc, p.run_id}, &p);
+  std::vector<const HistoryPoint*> out;
+  for (const auto& [key, p] : runs) out.push_back(p);
+  return out;
+}
+
+std::string line_name(const HeadlineChart& chart, const HistorySeries& line) {
+  return line.case_key.empty() ? chart.figure : line.case_key;
+}
+
+// The trend findings of every line (the method of `redline history`), marked
+// on the chart and listed.
+std::string trend_findings(const HeadlineChart& chart, const std::map<std::string, std::size_t>& run_index,
+                           ChartSpec& spec, const Schema& schema) {
+  std::string listed;
+  for (const auto& line : chart.lines)
+    for (const auto& f : detect_trends(line, schema)) {
+      for (const auto& p : line.points)
+        if (p.run_id == f.run_id) spec.markers.push_back({static_cast<double>(run_index.at(p.run_id)), p.value, f.kind});
+      const std::string who = chart.lines.size() > 1 ? line_name(chart, line) + ": " : "";
       listed += "<li class=\"" + std::string(f.worse ? "regression" : "improvement") + "\">" +
-                esc(std::string(f.worse ? "worse " : "better ") + f.kind + " at " + f.run_id + ": " +
+                esc(who + (f.worse ? "worse " : "better ") + f.kind + " at " + f.run_id + ": " +
                     human_number(f.before) + " -> " + human_number(f.after) + " (" + (f.change > 0 ? "+" : "") +
-                    format_number(100 * f.change, 1) + "%)") + "</li>\n";
+                    format_number(100 * f.change, 1) + "%)") +
+                "</li>\n";
     }
-    html += "<figure class=\"history\">\n" + render_svg_chart(chart);
-    if (!listed.empty()) html += "<ul class=\"trends\">\n" + listed + "</ul>\n";
-    html += "<details><summary>runs</summary><table class=\"data\"><thead><tr><th>#</th><th>date (UTC)</th>"
-            "<th>run</th><th>" + esc(series.metric) + "</th></tr></thead><tbody>\n";
-    for (std::size_t i = 0; i < series.points.size(); ++i) {
-      const auto& p = series.points[i];
-      html += "<tr><td>" + std::to_string(i + 1) + "</td><td>" + esc(p.timestamp_utc) + "</td><td><code>" +
-              esc(p.run_id) + "</code></td><td>" + esc(human_number(p.value)) + "</td></tr>\n";
+  return listed;
+}
+
+// The figures per run, a column per line.
+std::string runs_table(const HeadlineChart& chart, const std::vector<const HistoryPoint*>& runs) {
+  std::string html = "<details><summary>runs</summary><table class=\"data\"><thead><tr><th>#</th><th>date "
+                     "(UTC)</th><th>run</th>";
+  for (const auto& line : chart.lines) html += "<th>" + esc(line_name(chart, line)) + "</th>";
+  html += "</tr></thead><tbody>\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    html += "<tr><td>" + std::to_string(i + 1) + "</td><td>" + esc(runs[i]->timestamp_utc) + "</td><td><code>" +
+            esc(runs[i]->run_id) + "</code></td>";
+    for (const auto& line : chart.lines) {
+      const auto it = std::find_if(line.points.begin(), line.points.end(),
+                                   [&](const HistoryPoint& p) { return p.run_id == runs[i]->run_id; });
+      html += "<td>" + (it == line.points.end() ? std::string("-") : esc(human_number(it->value))) + "</td>";
     }
-    html += "</tbody></table></details></figure>\n";
+    html += "</tr>\n";
   }
+  return html + "</tbody></table></details>";
+}
+
+// One chart per tool and headline figure, a line per case, one point per run.
+std::string history_figure(const HeadlineChart& chart, const Schema& schema) {
+  const auto runs = chart_runs(chart);
+  std::map<std::string, std::size_t> run_index;
+  for (std::size_t i = 0; i < runs.size(); ++i) run_index[runs[i]->run_id] = i + 1;
+  ChartSpec spec;
+  spec.title = chart.tool + ": " + chart.figure;
+  spec.y_label = chart.y_label;
+  spec.x_label = "run";
+  const auto date = [](const HistoryPoint* p) { return p->timestamp_utc.substr(0, 10); };
+  if (!runs.empty() && !runs.front()->timestamp_utc.empty())
+    spec.x_label += " (1 = " + date(runs.front()) + ", " + std::to_string(runs.size()) + " = " + date(runs.back()) + ")";
+  for (const auto& line : chart.lines) {
+    ChartSeries series{line_name(chart, line), {}, false};
+    for (const auto& p : line.points) series.points.emplace_back(static_cast<double>(run_index.at(p.run_id)), p.value);
+    spec.series.push_back(std::move(series));
+  }
+  const std::string listed = trend_findings(chart, run_index, spec, schema);
+  std::string html = "<figure class=\"history\">\n" + render_svg_chart(spec);
+  if (!listed.empty()) html += "<ul class=\"trends\">\n" + listed + "</ul>\n";
+  return html + runs_table(chart, runs) + "</figure>\n";
+}
+
+std::string history_section(const std::vector<HeadlineChart>& history, const Schema& schema) {
+  std::string html = "<section id=\"history\">\n<h2>History</h2>\n<div class=\"charts\">\n";
+  for (const auto& chart : history) html += history_figure(chart, schema);
   return html + "</div>\n</section>\n";
 }
 
@@ -264,11 +304,13 @@ tr.noisy td { background: #fdf1c7; }
 std::string how_to_read() {
   return "<section id=\"how-to-read\" class=\"how\">\n<h2>How to read this</h2>\n"
          "<p><b>Saturation point.</b> Each sweep chart plots throughput against the swept size (medians over "
-         "repetitions, ok rows only). The diamond marks the <i>fraction point</i>, the smallest size whose "
-         "throughput reaches 90% of the best measured, which the collective and GEMM tools call their saturation "
-         "size; a second diamond marks the <i>plateau point</i>, the first size where doubling adds less than 5% "
-         "throughput. Below the plateau, doubling the batch (or message) roughly doubles throughput; above it, "
-         "more only costs memory. A series still rising at its end has no plateau.</p>\n"
+         "repetitions, ok rows only). The diamond marked <i>saturation</i> is the smallest size from which no larger "
+         "measured size gains more than 5% (every larger size counts, so one noisy dip or spike does not place it, "
+         "and a later rise moves it), never below the size that reaches 90% of the best. Below it, doubling the "
+         "batch (or message) roughly doubles throughput; above it, more only costs memory. A series still gaining "
+         "at its end, or whose repetitions spread more than 5%, has no saturation point; the <i>90% of best</i> "
+         "diamond, the smallest size reaching 90% of the best, is then the one shown. Where rows ran out of memory, "
+         "the largest size that ran and the first that did not fit (on the x axis) are marked too.</p>\n"
          "<p><b>busbw.</b> algbw is the message size divided by the time, what the application sees. busbw "
          "multiplies it by the collective's bus factor (2(n-1)/n for all_reduce, (n-1)/n for all_gather, "
          "reduce_scatter and alltoall, 1 for the rest), so it is comparable to the slowest link's bandwidth "
@@ -281,8 +323,10 @@ std::string how_to_read() {
          "threshold in the metric's bad direction (Mann-Whitney U test with repetitions, otherwise a noise band "
          "from each side's CV); FASTER (green) the opposite; NOISY means the change is within the noise. The "
          "geometric mean summarises every compared metric, above 1 being better.</p>\n"
-         "<p><b>History.</b> One point per nightly run, oldest first; the trend findings (level shifts, one-night "
-         "regressions) are printed by <code>redline history</code>.</p>\n"
+         "<p><b>History.</b> The headline figures of each tool (best throughput, saturation batch, peak busbw per "
+         "collective, MAMF per dtype: results/SCHEMA.md's headlines table), one chart per tool and figure, a line per "
+         "case, one point per nightly run, oldest first; the trend findings (level shifts, one-night regressions) "
+         "are the ones <code>redline history</code> prints.</p>\n"
          "</section>\n";
 }
 

@@ -1,6 +1,7 @@
 // A single self-contained HTML report (inline SVG, no scripts or network):
 // every sweep curve with its saturation point, the GEMM sawtooth with the
-// model's prediction, busbw against message size, history trends, and the
+// model's prediction, busbw against message size, the headline figures over
+// time with their trends, and the
 // comparison with a baseline, regressions highlighted.
 #pragma once
 
@@ -9,7 +10,7 @@
 #include <vector>
 
 #include "harness/tracking/compare.hpp"
-#include "harness/tracking/history.hpp"
+#include "harness/tracking/headlines.hpp"
 #include "harness/report/run_results.hpp"
 #include "harness/report/schema.hpp"
 
@@ -20,7 +21,7 @@ struct ReportInputs {
   RunResults run;
   std::optional<Comparison> comparison;  // with --baseline
   std::string baseline_name;
-  std::vector<HistorySeries> history;    // trends to plot (may be empty)
+  std::vector<HeadlineChart> history;    // the headline figures over time (may be empty)
   Schema schema = Schema::compiled_in();
 };
 

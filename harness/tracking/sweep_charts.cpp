@@ -20,14 +20,6 @@ namespace {
 
 using Rows = std::vector<const ResultRow*>;
 
-std::optional<double> to_number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
 std::string param(const ResultRow& row, const std::string& name) {
   const auto it = row.params.find(name);
   return it == row.params.end() ? std::string() : it->second;
@@ -65,7 +57,7 @@ std::set<double> numeric_values(const Rows& rows, const std::string& name, bool*
   std::set<double> values;
   *all_numeric = true;
   for (const ResultRow* row : rows) {
-    const auto v = to_number(param(*row, name));
+    const auto v = parameter_number(param(*row, name));
     if (v)
       values.insert(*v);
     else
@@ -184,15 +176,22 @@ std::string series_name(const ChartPlan& plan, const std::string& value) {
   return label != plan.series_labels.end() ? label->second : plan.series_param + "=" + value;
 }
 
+// Every ok reading of the metric, repetitions apart, as (x, y).
+std::vector<ThroughputPoint> readings(const Rows& rows, const std::string& x_param, const std::string& metric) {
+  std::vector<ThroughputPoint> out;
+  for (const ResultRow* row : rows) {
+    const auto x = parameter_number(param(*row, x_param));
+    const auto it = row->metrics.find(metric);
+    if (row->status == "ok" && x && it != row->metrics.end() && std::isfinite(it->second)) out.push_back({*x, it->second});
+  }
+  return out;
+}
+
 // Median over repetitions at each x, in x order.
 std::vector<std::pair<double, double>> median_curve(const Rows& rows, const std::string& x_param,
                                                     const std::string& metric) {
   std::map<double, std::vector<double>> by_x;
-  for (const ResultRow* row : rows) {
-    const auto x = to_number(param(*row, x_param));
-    const auto it = row->metrics.find(metric);
-    if (x && it != row->metrics.end() && std::isfinite(it->second)) by_x[*x].push_back(it->second);
-  }
+  for (const auto& p : readings(rows, x_param, metric)) by_x[p.size].push_back(p.throughput);
   std::vector<std::pair<double, double>> curve;
   for (auto& [x, ys] : by_x) curve.emplace_back(x, summarize(ys).median);
   return curve;
@@ -204,25 +203,50 @@ std::string saturation_text(const Saturation& s, const std::string& x_name, bool
   auto at = [&](const ThroughputPoint& p) {
     return x_name + " " + x_value_text(p.size, as_size) + " (" + human_number(p.throughput) + " " + unit + ")";
   };
-  std::string text = "best " + at(*s.best) + "; 90% of best reached at " + at(*s.fraction) + "; plateau ";
-  text += s.plateau ? "at " + at(*s.plateau) : "not reached (still gaining at the end of the sweep)";
-  return text;
+  const std::string reason = plateau_reason(s, SaturationOptions{}, x_name);
+  std::string text = "best " + at(*s.best) + "; ";
+  text += s.point ? "saturation at " + at(*s.point) + ": " + reason : "no saturation point: " + reason;
+  return text + "; 90% of best reached at " + at(*s.fraction);
 }
 
+// The saturation point, and the first x at 90% of the best where that is
+// another point (or where no saturation point is placed).
 std::vector<ChartMarker> saturation_markers(const Saturation& s, const std::string& x_name, bool as_size) {
   std::vector<ChartMarker> markers;
   if (!s.fraction) return markers;
-  const std::string fraction_x = x_value_text(s.fraction->size, as_size);
-  if (s.plateau && s.plateau->size == s.fraction->size) {
-    markers.push_back({s.fraction->size, s.fraction->throughput,
-                       "saturation: 90% of best and plateau, " + x_name + " " + fraction_x});
-    return markers;
-  }
-  markers.push_back({s.fraction->size, s.fraction->throughput, "90% of best: " + x_name + " " + fraction_x});
-  if (s.plateau)
+  if (s.point)
     markers.push_back(
-        {s.plateau->size, s.plateau->throughput, "plateau: " + x_name + " " + x_value_text(s.plateau->size, as_size)});
+        {s.point->size, s.point->throughput, "saturation: " + x_name + " " + x_value_text(s.point->size, as_size)});
+  if (!s.point || s.point->size != s.fraction->size)
+    markers.push_back({s.fraction->size, s.fraction->throughput,
+                       "90% of best: " + x_name + " " + x_value_text(s.fraction->size, as_size)});
   return markers;
+}
+
+// Where a group's rows ran out of memory: the largest x that ran ok (on its
+// curve) and the smallest x that did not fit (on the x axis: nothing was
+// measured there), with the finding in words; nothing when no row did.
+void mark_memory_limit(const Rows& rows, const ChartPlan& plan, SweepChart& chart) {
+  std::optional<double> max_ok, first_oom;
+  for (const ResultRow* row : rows) {
+    const auto x = parameter_number(param(*row, plan.x));
+    if (!x) continue;
+    if (row->status == "ok") max_ok = std::max(max_ok.value_or(*x), *x);
+    if (row->status == "oom") first_oom = std::min(first_oom.value_or(*x), *x);
+  }
+  if (!first_oom) return;
+  std::string finding = "first OOM at " + plan.x + " " + x_value_text(*first_oom, plan.log_x);
+  if (max_ok) {
+    double y = 0;
+    for (const auto& series : chart.series)
+      for (const auto& [x, value] : series.points)
+        if (x == *max_ok && !series.dashed && y == 0) y = value;
+    const std::string text = "max feasible: " + plan.x + " " + x_value_text(*max_ok, plan.log_x);
+    chart.markers.push_back({*max_ok, y, text});
+    finding = text + "; " + finding;
+  }
+  chart.markers.push_back({*first_oom, 0, "first OOM: " + plan.x + " " + x_value_text(*first_oom, plan.log_x)});
+  chart.findings.push_back(finding);
 }
 
 std::string short_unit(const std::string& metric, const Schema& schema) {
@@ -284,10 +308,9 @@ SweepChart group_chart(const std::string& tool, const RowGroup& group, const std
     by_series[plan.series_param.empty() ? "" : param(*row, plan.series_param)].push_back(row);
   for (const auto& [value, series_rows] : by_series) {
     ChartSeries series{series_name(plan, value), median_curve(series_rows, plan.x, metric), false};
+    if (series.points.empty()) continue;  // a series whose rows all failed
     if (series.name.empty()) series.name = plan.prediction.empty() ? metric : "measured " + metric;
-    std::vector<ThroughputPoint> points;
-    for (const auto& [x, y] : series.points) points.push_back({x, y});
-    const Saturation s = analyze_saturation(points);
+    const Saturation s = analyze_saturation(readings(series_rows, plan.x, metric));
     if (chart.series.empty()) chart.markers = saturation_markers(s, plan.x, plan.log_x);
     chart.findings.push_back((by_series.size() > 1 ? series.name + ": " : std::string()) +
                              saturation_text(s, plan.x, plan.log_x, chart.unit));
@@ -295,6 +318,7 @@ SweepChart group_chart(const std::string& tool, const RowGroup& group, const std
   }
   if (!plan.prediction.empty())
     chart.series.push_back({"model prediction", median_curve(group.rows, plan.x, plan.prediction), true});
+  mark_memory_limit(group.rows, plan, chart);
   return chart;
 }
 
@@ -321,12 +345,17 @@ std::string metric_axis_label(const std::string& metric, const Schema& schema) {
   return metric;
 }
 
-std::vector<SweepChart> plan_sweep_charts(const std::string& tool, const Rows& ok_rows, const Schema& schema) {
+std::vector<SweepChart> plan_sweep_charts(const std::string& tool, const Rows& rows, const Schema& schema) {
   std::vector<SweepChart> charts;
+  Rows ok_rows, charted;  // the plan follows what ran ok; out-of-memory rows mark the limit
+  for (const ResultRow* row : rows) {
+    if (row->status == "ok") ok_rows.push_back(row);
+    if (row->status == "ok" || row->status == "oom") charted.push_back(row);
+  }
   const std::vector<std::string> params = param_order(ok_rows);
   const auto plan = ok_rows.empty() ? std::nullopt : plan_charts(tool, ok_rows, params, schema);
   if (!plan) return charts;
-  for (const RowGroup& group : group_rows(ok_rows, params, *plan))
+  for (const RowGroup& group : group_rows(charted, params, *plan))
     for (const auto& metric : plan->metrics) {
       SweepChart chart = group_chart(tool, group, metric, *plan, schema);
       if (is_a_sweep(chart)) charts.push_back(std::move(chart));
@@ -336,10 +365,9 @@ std::vector<SweepChart> plan_sweep_charts(const std::string& tool, const Rows& o
 
 void add_sweep_charts(Report& report, const Schema& schema) {
   const RunResults results = results_of(report);
-  Rows ok_rows;
-  for (const ResultRow& row : results.rows)
-    if (row.status == "ok") ok_rows.push_back(&row);
-  report.charts = plan_sweep_charts(report.tool, ok_rows, schema);
+  Rows rows;
+  for (const ResultRow& row : results.rows) rows.push_back(&row);
+  report.charts = plan_sweep_charts(report.tool, rows, schema);
 }
 
 void add_sweep_charts(Report& report) {

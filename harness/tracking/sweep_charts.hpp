@@ -16,10 +16,12 @@
 
 namespace redline {
 
-// One tool's ok rows (from one or more files; a chart never mixes files) as
+// One tool's rows (from one or more files; a chart never mixes files) as
 // charts, one per (file, group of parameters, metric); empty when nothing can
-// be charted (no numeric parameter varies, or no metric to draw).
-std::vector<SweepChart> plan_sweep_charts(const std::string& tool, const std::vector<const ResultRow*>& ok_rows,
+// be charted (no numeric parameter varies, or no metric to draw). The ok rows
+// make the curves; where rows ran out of memory, the largest x that ran ok
+// and the first that did not are marked.
+std::vector<SweepChart> plan_sweep_charts(const std::string& tool, const std::vector<const ResultRow*>& rows,
                                           const Schema& schema);
 
 // The charts of a tool's own report, as `redline report` will draw them from
