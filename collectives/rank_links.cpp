@@ -67,12 +67,21 @@ void RankLinks::set_watchdog_listener(WatchdogListener listener) {
   std::lock_guard listening(listener_mutex_);
   listener_ = std::move(listener);
   if (!listener_) return;
+  const bool first = !had_listener_;
+  had_listener_ = true;
   std::vector<int> ended;
   {
     std::lock_guard lock(mutex_);
     for (std::size_t p = 0; p < links_.size(); ++p)
       if (links_[p].fd >= 0 && links_[p].ending != Ending::open) ended.push_back(static_cast<int>(p));
   }
+  // end_link takes listener_mutex_ before it marks a link ended, so each end
+  // is told once: here, or there.
+  if (first)
+    for (std::size_t p = 0; p < links_.size(); ++p) {
+      std::deque<Frame> early = std::move(links_[p].early);
+      for (const Frame& frame : early) listener_(static_cast<int>(p), &frame);
+    }
   for (const int peer : ended) listener_(peer, nullptr);
 }
 
@@ -152,6 +161,7 @@ void RankLinks::deliver(int peer, Frame frame) {
 }
 
 void RankLinks::end_link(int peer, Ending ending, int err) {
+  std::lock_guard listening(listener_mutex_);  // see set_watchdog_listener
   {
     std::lock_guard lock(mutex_);
     Link& link = links_[static_cast<std::size_t>(peer)];
@@ -159,12 +169,17 @@ void RankLinks::end_link(int peer, Ending ending, int err) {
     link.err = err;
   }
   arrived_.notify_all();
-  tell_watchdog(peer, nullptr);
+  if (listener_) listener_(peer, nullptr);
 }
 
 void RankLinks::tell_watchdog(int peer, const Frame* frame) {
   std::lock_guard listening(listener_mutex_);
-  if (listener_) listener_(peer, frame);
+  if (listener_) return listener_(peer, frame);
+  if (had_listener_) return;  // stopped: dropped
+  // No watchdog here yet: a peer's "reached communicator init" must not be lost.
+  auto& early = links_[static_cast<std::size_t>(peer)].early;
+  if (early.size() == kEarlyFrames) early.pop_front();  // the latest say the most (points only grow)
+  early.push_back(*frame);
 }
 
 }  // namespace redline

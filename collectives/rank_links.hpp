@@ -63,9 +63,13 @@ class RankLinks {
   Received next(const std::vector<int>& from, tcp::Clock::time_point deadline);
 
   // Where watchdog frames go from now on; nullptr stops them (they are then
-  // dropped). A link that has already ended is reported to a new listener at
-  // once. When this returns, no call to the previous listener is running.
+  // dropped). The frames that came before the first listener was set (a peer
+  // whose watchdog started first) are kept, the latest kEarlyFrames per
+  // peer, and replayed to it in order. A link that has already ended is
+  // reported to a new listener at once, after its frames, and only once. When
+  // this returns, no call to the previous listener is running.
   void set_watchdog_listener(WatchdogListener listener);
+  static constexpr std::size_t kEarlyFrames = 64;
 
   // Stops the I/O thread and closes every connection, reading what is left
   // unread first (so the last frames sent reach the peers).
@@ -79,6 +83,7 @@ class RankLinks {
     int fd = -1;
     tcp::FrameReader reader;
     std::deque<Frame> inbox;  // bootstrap lane
+    std::deque<Frame> early;  // watchdog lane, before the first listener (under listener_mutex_)
     Ending ending = Ending::open;
     int err = 0;
     std::unique_ptr<std::mutex> send_mutex = std::make_unique<std::mutex>();
@@ -94,8 +99,9 @@ class RankLinks {
   std::size_t max_payload_;
   std::mutex mutex_;  // inboxes and endings
   std::condition_variable arrived_;
-  std::mutex listener_mutex_;  // held while the listener runs
+  std::mutex listener_mutex_;  // held while the listener runs, and over early frames and endings told
   WatchdogListener listener_;
+  bool had_listener_ = false;  // a listener was set once: frames are no longer kept
   int wake_[2] = {-1, -1};  // a pipe that wakes the I/O thread to stop
   std::thread reader_;
 };

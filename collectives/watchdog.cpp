@@ -12,14 +12,6 @@
 namespace redline {
 namespace {
 
-// The watchdog's frames on the control links (RankLinks' watchdog lane).
-enum Message : std::uint32_t {
-  kReached = RankLinks::kWatchdogTypes + 1,  // seq: the index of the point the sender reached
-  kHeartbeat,                                // the sender's watchdog thread runs
-  kGoodbye,                                  // the sender finished: its connection may close
-  kAbortNotice,                              // rank 0 aborts the run: end without a message of your own
-};
-
 std::string seconds_text(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f s", seconds);
@@ -67,7 +59,7 @@ Watchdog::~Watchdog() {
   thread_.join();
   control_.links->set_watchdog_listener(nullptr);
   // A clean goodbye, so the peers tell a finished rank from a dead one.
-  send_to_peers(kGoodbye, 0);
+  send_to_peers(kWatchdogGoodbye, 0);
   if (control_.owned) control_.owned->close();
 }
 
@@ -87,7 +79,7 @@ void Watchdog::enter(const std::string& label) {
   }
   if (bootstrap_.rank() != 0) {
     tcp::Header reached;
-    reached.type = kReached;
+    reached.type = kWatchdogReached;
     reached.seq = index;
     int err = 0;  // a lost connection is reported by the listener
     control_.links->send(0, reached, nullptr, tcp::after(times_.timeout), err);
@@ -121,9 +113,9 @@ void Watchdog::on_frame(int peer, const RankLinks::Frame* frame) {
   }
   last_heard_[slot] = steady_seconds();
   switch (frame->header.type) {
-    case kReached: reached_[slot] = std::max(reached_[slot], frame->header.seq + 1); break;
-    case kGoodbye: finished_[slot] = true; break;
-    case kAbortNotice:
+    case kWatchdogReached: reached_[slot] = std::max(reached_[slot], frame->header.seq + 1); break;
+    case kWatchdogGoodbye: finished_[slot] = true; break;
+    case kWatchdogAbortNotice:
       abort_notice_ = true;
       wake_.notify_all();
       break;
@@ -154,7 +146,7 @@ void Watchdog::watch() {
     if (steady_seconds() >= next_heartbeat) {
       next_heartbeat = steady_seconds() + times_.heartbeat;
       lock.unlock();
-      send_to_peers(kHeartbeat, 0);
+      send_to_peers(kWatchdogHeartbeat, 0);
       lock.lock();
     }
     if (abort_notice_) end_quietly();
@@ -205,7 +197,7 @@ void Watchdog::fail(const std::string& message) {
   std::fflush(stderr);
   if (on_failure_) on_failure_(message);
   // The others end without a message of their own: the cause is named here.
-  if (bootstrap_.rank() == 0) send_to_peers(kAbortNotice, 0);
+  if (bootstrap_.rank() == 0) send_to_peers(kWatchdogAbortNotice, 0);
   run_abort_operations();
   bootstrap_.abort_all(1);
   std::_Exit(1);  // abort_all does not return; this says so to the compiler

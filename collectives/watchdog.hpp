@@ -43,6 +43,14 @@ struct WatchdogTimes {
   static WatchdogTimes for_timeout(double timeout_seconds);
 };
 
+// The watchdog's frames on the control links (RankLinks' watchdog lane).
+enum WatchdogMessage : std::uint32_t {
+  kWatchdogReached = RankLinks::kWatchdogTypes + 1,  // seq: the index of the point the sender reached
+  kWatchdogHeartbeat,                                // the sender's watchdog thread runs
+  kWatchdogGoodbye,                                  // the sender finished: its connection may close
+  kWatchdogAbortNotice,                              // rank 0 aborts the run: end without a message of your own
+};
+
 class Watchdog {
  public:
   // timeout_seconds <= 0 disables it: no thread, no connections. `tool`

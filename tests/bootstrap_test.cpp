@@ -3,7 +3,8 @@
 // with ranks as threads, and real runs of three processes
 // (env_bootstrap_check) where a rank exits, hangs or aborts, or where the
 // watchdog, on the bootstrap's own connections, meets a rank stopped by a
-// real SIGSTOP.
+// real SIGSTOP. Then the control links and the watchdog in this process,
+// with the test as the one peer: what each does at the edges of its life.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -20,13 +22,18 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "collectives/bootstrap.hpp"
 #include "collectives/env_bootstrap.hpp"
+#include "collectives/rank_links.hpp"
 #include "collectives/single_bootstrap.hpp"
+#include "collectives/tcp.hpp"
+#include "collectives/watchdog.hpp"
 #include "harness/core/child_process.hpp"
 #include "tests/support.hpp"
 
@@ -691,6 +698,109 @@ TEST(EnvBootstrapWatchdog, TheOthersNameAFrozenRankZero) {
     EXPECT_CONTAINS(res.output, "TIMEOUT: the test point did not finish within 2 s. Rank 0 (");
     EXPECT_CONTAINS(res.output, ") is frozen (no heartbeat): silent for ");
   }
+}
+
+// ---------------------------------------------------------------------------
+// The control links and the watchdog in this process: the test is the peer
+
+// A connected pair of non-blocking stream sockets: [0] for the code under
+// test, [1] for the test.
+std::array<int, 2> socket_pair() {
+  int fds[2] = {-1, -1};
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0)
+    throw std::runtime_error("socketpair failed");
+  return {fds[0], fds[1]};
+}
+
+constexpr std::uint32_t kBootstrapFrame = 7;  // any type below RankLinks::kWatchdogTypes
+
+void send_type(int fd, std::uint32_t type, std::uint64_t seq = 0) {
+  tcp::Header header;
+  header.type = type;
+  header.seq = seq;
+  int err = 0;
+  ASSERT_EQ(tcp::send_frame(fd, header, nullptr, tcp::after(10), err), tcp::Io::ok) << err;
+}
+
+// Returns once the links' I/O thread has read all that `peer` sent before
+// its bootstrap frame: one peer's frames are read in order.
+void wait_for_bootstrap_frame(RankLinks& links, int peer) {
+  ASSERT_EQ(links.next({peer}, tcp::after(10)).status, RankLinks::Received::Status::frame);
+}
+
+void wait_for_end(RankLinks& links, int peer, RankLinks::Ending ending = RankLinks::Ending::closed) {
+  const auto got = links.next({peer}, tcp::after(10));
+  ASSERT_EQ(got.status, RankLinks::Received::Status::ended);
+  EXPECT_EQ(got.ending, ending);
+}
+
+// What a watchdog listener heard: (peer, frame type, seq), type 0 for the end of a link.
+using Heard = std::vector<std::tuple<int, std::uint32_t, std::uint64_t>>;
+RankLinks::WatchdogListener recorder(Heard& heard) {
+  return [&heard](int peer, const RankLinks::Frame* frame) {
+    heard.emplace_back(peer, frame ? frame->header.type : 0, frame ? frame->header.seq : 0);
+  };
+}
+
+// A peer whose watchdog started first reaches a point before this rank's
+// watchdog listens: what it said is kept and replayed to the first listener,
+// in order (dropped, rank 0 would name it as never having reached
+// communicator init). From then on its frames go straight to the listener,
+// and its end comes once, after them.
+TEST(EnvBootstrapLinks, WatchdogFramesBeforeTheFirstListenerAreReplayedToIt) {
+  const auto [mine, theirs] = socket_pair();
+  RankLinks links({-1, mine});
+  send_type(theirs, kWatchdogReached, 0);
+  send_type(theirs, kWatchdogHeartbeat);
+  send_type(theirs, kBootstrapFrame);
+  wait_for_bootstrap_frame(links, 1);
+  Heard heard;
+  links.set_watchdog_listener(recorder(heard));
+  EXPECT_EQ(heard, (Heard{{1, kWatchdogReached, 0}, {1, kWatchdogHeartbeat, 0}}));
+  send_type(theirs, kWatchdogReached, 1);
+  close(theirs);
+  wait_for_end(links, 1);
+  links.set_watchdog_listener(nullptr);  // returns once no call to `recorder` runs
+  EXPECT_EQ(heard, (Heard{{1, kWatchdogReached, 0}, {1, kWatchdogHeartbeat, 0}, {1, kWatchdogReached, 1}, {1, 0, 0}}));
+}
+
+// A link that ended before the first listener: its frames, then its end, once.
+TEST(EnvBootstrapLinks, AnEndBeforeTheFirstListenerComesOnceAfterItsFrames) {
+  const auto [mine, theirs] = socket_pair();
+  RankLinks links({mine});
+  send_type(theirs, kWatchdogAbortNotice);
+  close(theirs);
+  wait_for_end(links, 0);
+  Heard heard;
+  links.set_watchdog_listener(recorder(heard));
+  links.set_watchdog_listener(nullptr);
+  EXPECT_EQ(heard, (Heard{{0, kWatchdogAbortNotice, 0}, {0, 0, 0}}));
+}
+
+// Kept: the latest kEarlyFrames of a peer (the latest say the most: the
+// points it reached only grow). Once a listener has come and gone, frames
+// are dropped, not kept for the next one.
+TEST(EnvBootstrapLinks, EarlyFramesAreBoundedAndOnlyTheFirstListenerGetsThem) {
+  const auto [mine, theirs] = socket_pair();
+  RankLinks links({mine});
+  const std::uint64_t sent = RankLinks::kEarlyFrames + 6;
+  for (std::uint64_t i = 0; i < sent; ++i) send_type(theirs, kWatchdogReached, i);
+  send_type(theirs, kBootstrapFrame);
+  wait_for_bootstrap_frame(links, 0);
+  Heard first;
+  links.set_watchdog_listener(recorder(first));
+  ASSERT_EQ(first.size(), RankLinks::kEarlyFrames);
+  EXPECT_EQ(std::get<2>(first.front()), sent - RankLinks::kEarlyFrames);
+  EXPECT_EQ(std::get<2>(first.back()), sent - 1);
+  links.set_watchdog_listener(nullptr);
+  send_type(theirs, kWatchdogHeartbeat);
+  send_type(theirs, kBootstrapFrame);
+  wait_for_bootstrap_frame(links, 0);
+  Heard second;
+  links.set_watchdog_listener(recorder(second));
+  links.set_watchdog_listener(nullptr);
+  EXPECT_TRUE(second.empty());
+  close(theirs);
 }
 
 }  // namespace
