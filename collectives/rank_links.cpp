@@ -11,8 +11,7 @@
 
 namespace redline {
 
-RankLinks::RankLinks(std::vector<int> fds, std::size_t max_payload) : max_payload_(max_payload) {
-  links_.resize(fds.size());
+RankLinks::RankLinks(std::vector<int> fds, std::size_t max_payload) : links_(fds.size()), max_payload_(max_payload) {
   for (std::size_t p = 0; p < fds.size(); ++p) {
     links_[p].fd = fds[p];
     if (fds[p] < 0) links_[p].ending = Ending::closed;  // rank 0's own slot
@@ -27,11 +26,12 @@ tcp::Io RankLinks::send(int peer, const tcp::Header& header, const void* payload
                         int& err) {
   Link& link = links_[static_cast<std::size_t>(peer)];
   std::lock_guard lock(*link.send_mutex);
-  if (link.fd < 0) {
+  const int fd = link.fd;
+  if (fd < 0) {
     err = ENOTCONN;
     return tcp::Io::closed;
   }
-  return tcp::send_frame(link.fd, header, payload, deadline, err);
+  return tcp::send_frame(fd, header, payload, deadline, err);
 }
 
 RankLinks::Received RankLinks::next(const std::vector<int>& from, tcp::Clock::time_point deadline) {
@@ -93,8 +93,7 @@ void RankLinks::close() {
   }
   for (Link& link : links_) {
     std::lock_guard lock(*link.send_mutex);
-    tcp::drain_and_close(link.fd);
-    link.fd = -1;
+    tcp::drain_and_close(link.fd.exchange(-1));
   }
   for (int& fd : wake_) {
     if (fd >= 0) ::close(fd);
@@ -102,9 +101,10 @@ void RankLinks::close() {
   }
 }
 
+// No locks: another thread may hold one forever (a send to a frozen peer).
+// shutdown, recv and close are async-signal-safe.
 void RankLinks::close_now() noexcept {
-  for (const Link& link : links_)
-    if (link.fd >= 0) ::close(link.fd);
+  for (Link& link : links_) tcp::drain_and_close(link.fd.exchange(-1));
 }
 
 void RankLinks::read_loop() {

@@ -7,6 +7,7 @@
 // bootstrap and the watchdog share one connection per rank.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -74,13 +75,15 @@ class RankLinks {
   // Stops the I/O thread and closes every connection, reading what is left
   // unread first (so the last frames sent reach the peers).
   void close();
-  // From any thread, before the process ends (an abort): closes the sockets
-  // so the peers see end-of-file at once.
+  // From any thread, even a signal handler, before the process ends (an
+  // abort): ends the connections so the peers see end-of-file at once, after
+  // the frames already sent (no reset, which could discard them: see
+  // tcp::drain_and_close). A later close() leaves them alone.
   void close_now() noexcept;
 
  private:
   struct Link {
-    int fd = -1;
+    std::atomic<int> fd = -1;  // -1 once closed; atomic for close_now, from any thread
     tcp::FrameReader reader;
     std::deque<Frame> inbox;  // bootstrap lane
     std::deque<Frame> early;  // watchdog lane, before the first listener (under listener_mutex_)

@@ -6,7 +6,9 @@
 // real SIGSTOP. Then the control links and the watchdog in this process,
 // with the test as the one peer: what each does at the edges of its life.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -742,6 +744,35 @@ RankLinks::WatchdogListener recorder(Heard& heard) {
   };
 }
 
+// Every frame on the test's end `fd` until the other end is gone (or 10 s pass).
+struct Received {
+  std::vector<tcp::Header> frames;
+  bool reset = false;  // the connection ended with a reset, not end-of-file
+};
+
+Received read_until_end(int fd) {
+  Received got;
+  tcp::FrameReader reader;
+  const auto deadline = tcp::after(10);
+  while (tcp::Clock::now() < deadline) {
+    const auto step = reader.pump(fd);
+    if (step == tcp::FrameReader::Step::header) {
+      reader.payload.resize(reader.header.len);
+    } else if (step == tcp::FrameReader::Step::done) {
+      got.frames.push_back(reader.header);
+      reader.reset();
+    } else if (step == tcp::FrameReader::Step::again) {
+      pollfd pfd{fd, POLLIN, 0};
+      poll(&pfd, 1, tcp::poll_ms(deadline));
+    } else {
+      got.reset = reader.err != 0;
+      return got;
+    }
+  }
+  ADD_FAILURE() << "the connection did not end";
+  return got;
+}
+
 // A peer whose watchdog started first reaches a point before this rank's
 // watchdog listens: what it said is kept and replayed to the first listener,
 // in order (dropped, rank 0 would name it as never having reached
@@ -800,6 +831,69 @@ TEST(EnvBootstrapLinks, EarlyFramesAreBoundedAndOnlyTheFirstListenerGetsThem) {
   links.set_watchdog_listener(recorder(second));
   links.set_watchdog_listener(nullptr);
   EXPECT_TRUE(second.empty());
+  close(theirs);
+}
+
+// close_now (an abort) after a last frame to a peer whose receive window is
+// full, while frames from that peer lie unread here: the last frame still
+// arrives whole, then end-of-file. A plain close with unread data sends a
+// reset instead, which discards what is still queued for the peer.
+TEST(EnvBootstrapLinks, CloseNowDeliversTheLastFrameDespiteUnreadData) {
+  int err = 0;
+  const int listener = tcp::listen_on(0, 1, err);
+  ASSERT_GE(listener, 0) << err;
+  const int small = 4096;  // the peer takes little at a time
+  setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  std::string why;
+  const int mine = tcp::connect_until("localhost", tcp::local_port(listener), tcp::after(10), why);
+  ASSERT_GE(mine, 0) << why;
+  const int large = 1 << 20;  // all that is sent waits here, none is refused
+  setsockopt(mine, SOL_SOCKET, SO_SNDBUF, &large, sizeof large);
+  pollfd pending{listener, POLLIN, 0};
+  poll(&pending, 1, 10'000);
+  const int theirs = accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  close(listener);
+  ASSERT_GE(theirs, 0);
+  RankLinks links({mine});
+  // A malformed frame ends the link for reading: what comes after it stays unread.
+  tcp::Header malformed;
+  malformed.magic = 0;
+  const auto raw = tcp::encode(malformed);
+  std::string bytes(reinterpret_cast<const char*>(raw.data()), raw.size());
+  bytes += std::string(1000, 'x');
+  ASSERT_EQ(send(theirs, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+  wait_for_end(links, 0, RankLinks::Ending::malformed);
+  // More than the peer's window: most of it, and the notice behind it, wait in this side's queue.
+  const std::vector<char> payload(std::size_t{128} << 10, 'p');
+  tcp::Header frame;
+  frame.type = kBootstrapFrame;
+  frame.len = payload.size();
+  ASSERT_EQ(links.send(0, frame, payload.data(), tcp::after(10), err), tcp::Io::ok);
+  tcp::Header notice;
+  notice.type = kWatchdogAbortNotice;
+  ASSERT_EQ(links.send(0, notice, nullptr, tcp::after(10), err), tcp::Io::ok);
+  links.close_now();
+  const Received got = read_until_end(theirs);
+  close(theirs);
+  EXPECT_FALSE(got.reset);
+  ASSERT_EQ(got.frames.size(), 2u);
+  EXPECT_EQ(got.frames[1].type, kWatchdogAbortNotice);
+}
+
+// After close_now nothing of the links' is closed again: its descriptor
+// numbers may belong to files opened since.
+TEST(EnvBootstrapLinks, CloseNowLeavesNothingForALaterCloseToCloseTwice) {
+  const auto [mine, theirs] = socket_pair();
+  int reused[2] = {-1, -1};
+  {
+    RankLinks links({mine});
+    links.close_now();
+    ASSERT_EQ(pipe2(reused, O_CLOEXEC), 0);
+    ASSERT_EQ(reused[0], mine) << "the lowest free descriptor is the one close_now freed";
+  }
+  EXPECT_NE(fcntl(reused[0], F_GETFD), -1) << "closed by the links' destructor";
+  close(reused[0]);
+  close(reused[1]);
   close(theirs);
 }
 
