@@ -25,7 +25,21 @@ RankLinks::~RankLinks() { close(); }
 tcp::Io RankLinks::send(int peer, const tcp::Header& header, const void* payload, tcp::Clock::time_point deadline,
                         int& err) {
   Link& link = links_[static_cast<std::size_t>(peer)];
-  std::lock_guard lock(*link.send_mutex);
+  std::unique_lock lock(link.send_mutex, deadline);
+  if (!lock.owns_lock()) return tcp::Io::timed_out;
+  const int fd = link.fd;
+  if (fd < 0) {
+    err = ENOTCONN;
+    return tcp::Io::closed;
+  }
+  return tcp::send_frame(fd, header, payload, deadline, err);
+}
+
+std::optional<tcp::Io> RankLinks::send_if_idle(int peer, const tcp::Header& header, const void* payload,
+                                               tcp::Clock::time_point deadline, int& err) {
+  Link& link = links_[static_cast<std::size_t>(peer)];
+  std::unique_lock lock(link.send_mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
   const int fd = link.fd;
   if (fd < 0) {
     err = ENOTCONN;
@@ -92,7 +106,7 @@ void RankLinks::close() {
     reader_.join();
   }
   for (Link& link : links_) {
-    std::lock_guard lock(*link.send_mutex);
+    std::lock_guard lock(link.send_mutex);
     tcp::drain_and_close(link.fd.exchange(-1));
   }
   for (int& fd : wake_) {

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,8 +57,15 @@ class RankLinks {
 
   int peers() const { return static_cast<int>(links_.size()); }
 
-  // Sends one frame to `peer` whole: frames sent from several threads never interleave.
+  // Sends one frame to `peer` whole: frames sent from several threads never
+  // interleave. Waits until `deadline` for the link, both for its turn (a
+  // frame another thread is sending) and for room (timed_out either way).
   tcp::Io send(int peer, const tcp::Header& header, const void* payload, tcp::Clock::time_point deadline, int& err);
+  // As send, but only when no other frame to `peer` is under way: nullopt when
+  // the link is busy. For the watchdog's heartbeats, which must not wait behind
+  // a big frame to a peer that has stopped reading.
+  std::optional<tcp::Io> send_if_idle(int peer, const tcp::Header& header, const void* payload,
+                                      tcp::Clock::time_point deadline, int& err);
 
   // The next bootstrap frame from any of `from`, in order per peer, or the
   // first of them whose link ended (after its last frame), or timed_out.
@@ -89,7 +97,7 @@ class RankLinks {
     std::deque<Frame> early;  // watchdog lane, before the first listener (under listener_mutex_)
     Ending ending = Ending::open;
     int err = 0;
-    std::unique_ptr<std::mutex> send_mutex = std::make_unique<std::mutex>();
+    std::timed_mutex send_mutex;
   };
 
   void read_loop();

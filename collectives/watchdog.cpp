@@ -123,6 +123,9 @@ void Watchdog::on_frame(int peer, const RankLinks::Frame* frame) {
   }
 }
 
+// A heartbeat skips a link busy with another frame (a big bootstrap frame to
+// a peer that stopped reading): waiting there would hold up this thread's
+// deadline checks. Other messages wait for it, but no longer than a heartbeat.
 void Watchdog::send_to_peers(std::uint32_t type, std::uint64_t seq) {
   tcp::Header header;
   header.type = type;
@@ -131,7 +134,10 @@ void Watchdog::send_to_peers(std::uint32_t type, std::uint64_t seq) {
   for (int peer = 0; peer < control_.links->peers(); ++peer) {
     if (bootstrap_.rank() == 0 && peer == 0) continue;
     int err = 0;  // a lost connection is reported by the listener
-    control_.links->send(peer, header, nullptr, deadline, err);
+    if (type == kWatchdogHeartbeat)
+      control_.links->send_if_idle(peer, header, nullptr, deadline, err);
+    else
+      control_.links->send(peer, header, nullptr, deadline, err);
   }
 }
 

@@ -714,6 +714,31 @@ std::array<int, 2> socket_pair() {
   return {fds[0], fds[1]};
 }
 
+// One rank of a run of two in this process, whose only peer is the test: its
+// control links are one end of a socket pair, and the test holds the other.
+// Only the watchdog uses it, so it has no operations of its own.
+class PairBootstrap final : public Bootstrap {
+ public:
+  PairBootstrap(int rank, int fd) : rank_(rank), links_(rank == 0 ? std::vector<int>{-1, fd} : std::vector<int>{fd}) {}
+  std::string kind() const override { return "pair"; }
+  int rank() const override { return rank_; }
+  int size() const override { return 2; }
+  int local_rank() const override { return rank_; }
+  int local_size() const override { return 2; }
+  std::vector<char> all_gather(const void*, std::size_t) override { throw std::logic_error("not in these tests"); }
+  void broadcast(void*, std::size_t, int) override { throw std::logic_error("not in these tests"); }
+  void barrier() override { throw std::logic_error("not in these tests"); }
+  [[noreturn]] void abort_all(int exit_code) override {
+    links_.close_now();
+    std::_Exit(exit_code);
+  }
+  RankLinks* control_links() override { return &links_; }
+
+ private:
+  int rank_;
+  RankLinks links_;
+};
+
 constexpr std::uint32_t kBootstrapFrame = 7;  // any type below RankLinks::kWatchdogTypes
 
 void send_type(int fd, std::uint32_t type, std::uint64_t seq = 0) {
@@ -834,6 +859,42 @@ TEST(EnvBootstrapLinks, EarlyFramesAreBoundedAndOnlyTheFirstListenerGetsThem) {
   close(theirs);
 }
 
+// A frame to a peer that stopped reading holds its link. A heartbeat then
+// skips the link at once, and another frame waits for its turn no longer
+// than its own deadline: neither holds up the watchdog's thread.
+TEST(EnvBootstrapLinks, ABusyLinkSkipsHeartbeatsAndBoundsTheWaitForIt) {
+  const auto [mine, theirs] = socket_pair();
+  RankLinks links({mine});
+  const std::vector<char> big(std::size_t{64} << 20);  // far more than the socket holds
+  tcp::Header frame;
+  frame.type = kBootstrapFrame;
+  frame.len = big.size();
+  std::thread sender([&] {
+    int err = 0;
+    links.send(0, frame, big.data(), tcp::after(30), err);
+  });
+  tcp::Header heartbeat;
+  heartbeat.type = kWatchdogHeartbeat;
+  int err = 0;
+  bool busy = false;  // until the sender holds the link, heartbeats still go
+  for (const auto until = tcp::after(10); !busy && tcp::Clock::now() < until;) {
+    busy = !links.send_if_idle(0, heartbeat, nullptr, tcp::after(1), err);
+    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(busy) << "a heartbeat waited for the link";
+  if (busy) {
+    auto start = tcp::Clock::now();
+    EXPECT_FALSE(links.send_if_idle(0, heartbeat, nullptr, tcp::after(5), err));
+    EXPECT_LT(tcp::Clock::now() - start, std::chrono::milliseconds(500));
+    start = tcp::Clock::now();
+    EXPECT_EQ(links.send(0, heartbeat, nullptr, tcp::after(0.3), err), tcp::Io::timed_out);
+    EXPECT_GE(tcp::Clock::now() - start, std::chrono::milliseconds(250));
+    EXPECT_LT(tcp::Clock::now() - start, std::chrono::seconds(5));
+  }
+  close(theirs);  // the big frame fails at once: its peer is gone
+  sender.join();
+}
+
 // close_now (an abort) after a last frame to a peer whose receive window is
 // full, while frames from that peer lie unread here: the last frame still
 // arrives whole, then end-of-file. A plain close with unread data sends a
@@ -895,6 +956,29 @@ TEST(EnvBootstrapLinks, CloseNowLeavesNothingForALaterCloseToCloseTwice) {
   close(reused[0]);
   close(reused[1]);
   close(theirs);
+}
+
+// The main thread sends a big frame to a rank 0 that reads nothing (frozen),
+// holding the link: the watchdog still ends the run at its deadline (1 s and
+// the grace of 0.5 s), not once that send gives up after 20 s.
+TEST(WatchdogInProcess, ABusyLinkDoesNotHoldUpTheDeadline) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto run = [] {
+    const auto [mine, theirs] = socket_pair();
+    PairBootstrap boot(1, mine);
+    Watchdog watchdog(boot, "test", 1, {"h0", "h1"});
+    watchdog.enter("the point");
+    const std::vector<char> big(std::size_t{64} << 20);
+    tcp::Header frame;
+    frame.type = kBootstrapFrame;
+    frame.len = big.size();
+    int err = 0;
+    boot.control_links()->send(0, frame, big.data(), tcp::after(20), err);
+    std::_Exit(0);
+  };
+  const auto start = tcp::Clock::now();
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(1), "TIMEOUT: the point did not finish within 1 s");
+  EXPECT_LT(tcp::Clock::now() - start, std::chrono::seconds(10));
 }
 
 }  // namespace
