@@ -421,23 +421,30 @@ int measure(const Flags& f, Plan& plan, Bootstrap& bootstrap, SweepRecord& recor
   // instead of waiting for the launcher's limit.
   Watchdog watchdog(bootstrap, kTool, plan.options.timeout_seconds, hosts, faults);
   watchdog.set_on_failure([&](const std::string& what) { save_after_failure(f, record, what); });
-  faults.before_stage(RunStage::init);
-  watchdog.enter("communicator init (--backend " + plan.backend + ")");
-  std::unique_ptr<Backend> backend = make_backend(plan.backend, bootstrap, plan.gpus, plan.blocking, env);
-  watchdog.leave();
-  record.set_environment(std::move(env));
-  watchdog.set_abort_operations([&backend] { backend->abort(); });
-  check_roots(plan.options, *backend, f.root);
+  int status = kExitCheckFailed;
+  try {
+    faults.before_stage(RunStage::init);
+    watchdog.enter("communicator init (--backend " + plan.backend + ")");
+    std::unique_ptr<Backend> backend = make_backend(plan.backend, bootstrap, plan.gpus, plan.blocking, env);
+    watchdog.leave();
+    record.set_environment(std::move(env));
+    watchdog.set_abort_operations([&backend] { backend->abort(); });
+    check_roots(plan.options, *backend, f.root);
 
-  // --quiet: the table and its summary go nowhere (a stream without a
-  // buffer discards what it is given); the files and the exit status carry
-  // the result, and what failed still reaches stderr.
-  std::ostream discard(nullptr);
-  SweepServices services{bootstrap, *backend, watchdog, faults, record, f.output.quiet ? discard : std::cout, hosts};
-  const CollectiveSweepResult result = run_collective_sweep(plan.options, services);
-  const int status = finish(f, bootstrap, record, result);
-  watchdog.set_abort_operations({});  // the communicator goes next
-  backend.reset();
+    // --quiet: the table and its summary go nowhere (a stream without a
+    // buffer discards what it is given); the files and the exit status carry
+    // the result, and what failed still reaches stderr.
+    std::ostream discard(nullptr);
+    SweepServices services{bootstrap, *backend, watchdog, faults, record, f.output.quiet ? discard : std::cout, hosts};
+    status = finish(f, bootstrap, record, run_collective_sweep(plan.options, services));
+    watchdog.set_abort_operations({});  // the communicator goes next
+  } catch (const UsageError&) {
+    watchdog.finish();  // every rank meets it alike and ends normally: not a death
+    throw;
+  } catch (const CannotRun&) {
+    watchdog.finish();
+    throw;
+  }
   bootstrap.barrier();
   return status;
 }

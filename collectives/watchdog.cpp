@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <system_error>
 
@@ -38,7 +39,8 @@ Watchdog::Watchdog(Bootstrap& bootstrap, std::string tool, double timeout_second
       tool_(std::move(tool)),
       times_(WatchdogTimes::for_timeout(timeout_seconds)),
       hosts_(std::move(hosts)),
-      faults_(faults) {
+      faults_(faults),
+      uncaught_at_start_(std::uncaught_exceptions()) {
   if (timeout_seconds <= 0 || bootstrap_.size() == 1) return;  // one rank cannot wait for another
   control_ = connect_control_links(bootstrap_);
   const auto peers = static_cast<std::size_t>(control_.links->peers());
@@ -49,17 +51,21 @@ Watchdog::Watchdog(Bootstrap& bootstrap, std::string tool, double timeout_second
   thread_ = std::thread([this] { watch(); });
 }
 
-Watchdog::~Watchdog() {
+Watchdog::~Watchdog() { stop(std::uncaught_exceptions() <= uncaught_at_start_); }
+
+void Watchdog::finish() { stop(true); }
+
+void Watchdog::stop(bool goodbye) {
   if (!thread_.joinable()) return;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  thread_.join();  // unless it ends the process: a failure it had seen comes first
   control_.links->set_watchdog_listener(nullptr);
   // A clean goodbye, so the peers tell a finished rank from a dead one.
-  send_to_peers(kWatchdogGoodbye, 0);
+  if (goodbye) send_to_peers(kWatchdogGoodbye, 0);
   if (control_.owned) control_.owned->close();
 }
 
@@ -148,6 +154,10 @@ void Watchdog::watch() {
   const auto news = [this] { return stopping_ || lost_peer_ >= 0 || abort_notice_; };
   for (;;) {
     wake_.wait_for(lock, tick, news);
+    // What went wrong before this rank stopped still ends the run: rank 0's
+    // notice (no message of our own), a lost peer, a point past its deadline.
+    if (abort_notice_) end_quietly();
+    if (const auto failure = failure_now()) fail(*failure);
     if (stopping_) return;
     if (steady_seconds() >= next_heartbeat) {
       next_heartbeat = steady_seconds() + times_.heartbeat;
@@ -155,8 +165,6 @@ void Watchdog::watch() {
       send_to_peers(kWatchdogHeartbeat, 0);
       lock.lock();
     }
-    if (abort_notice_) end_quietly();
-    if (const auto failure = failure_now()) fail(*failure);
   }
 }
 

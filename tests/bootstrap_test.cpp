@@ -37,6 +37,7 @@
 #include "collectives/tcp.hpp"
 #include "collectives/watchdog.hpp"
 #include "harness/core/child_process.hpp"
+#include "harness/core/clock.hpp"
 #include "tests/support.hpp"
 
 namespace redline {
@@ -654,8 +655,9 @@ std::vector<ChildResult> run_watched(int slow, bool stop) {
 
 // A rank stopped inside the point reached it, but its heartbeats stopped:
 // rank 0 names it frozen, apart from the ranks waiting for it. The others end
-// without a message of their own. Every rank holds one connection to rank 0:
-// the watchdog shares the bootstrap's.
+// without a message of their own (rank 0's notice comes before its
+// connection ends, and is acted on first). Every rank holds one connection
+// to rank 0: the watchdog shares the bootstrap's.
 TEST(EnvBootstrapWatchdog, NamesAFrozenRankOverTheBootstrapsOwnConnections) {
   const auto results = run_watched(2, true);
   const ChildResult& root = results[0];
@@ -670,6 +672,7 @@ TEST(EnvBootstrapWatchdog, NamesAFrozenRankOverTheBootstrapsOwnConnections) {
   EXPECT_EQ(results[1].exit_code, 1) << describe(results[1]);
   EXPECT_CONTAINS(results[1].output, " sockets 1\n");
   EXPECT_NOT_CONTAINS(results[1].output, "env_bootstrap_check: rank 1:");
+  EXPECT_NOT_CONTAINS(results[1].output, "error:");
   EXPECT_CONTAINS(results[2].output, " sockets 1\n");
   EXPECT_EQ(results[2].term_signal, SIGKILL) << "still stopped when the others had ended: " << describe(results[2]);
 }
@@ -687,6 +690,7 @@ TEST(EnvBootstrapWatchdog, ARankAliveInThePointIsNotFrozen) {
   for (const int r : {1, 2}) {
     EXPECT_EQ(results[static_cast<std::size_t>(r)].exit_code, 1) << describe(results[static_cast<std::size_t>(r)]);
     EXPECT_NOT_CONTAINS(results[static_cast<std::size_t>(r)].output, "env_bootstrap_check: rank");
+    EXPECT_NOT_CONTAINS(results[static_cast<std::size_t>(r)].output, "error:");
   }
 }
 
@@ -956,6 +960,61 @@ TEST(EnvBootstrapLinks, CloseNowLeavesNothingForALaterCloseToCloseTwice) {
   close(reused[0]);
   close(reused[1]);
   close(theirs);
+}
+
+// A rank whose run ends by an exception of its own says no goodbye, so rank
+// 0 takes its leaving for a death (and names it), not for a finish. A rank
+// that finishes says goodbye last, also through finish() while an error that
+// every rank meets alike (a usage error) unwinds.
+TEST(WatchdogInProcess, NoGoodbyeFromARankThatFailsByAnExceptionOfItsOwn) {
+  const auto goodbyes = [](const std::function<void(Watchdog&)>& body) {
+    const auto [mine, theirs] = socket_pair();
+    {
+      PairBootstrap boot(1, mine);
+      try {
+        Watchdog watchdog(boot, "test", 60, {"h0", "h1"});
+        body(watchdog);
+      } catch (const std::runtime_error&) {
+      }
+    }  // the links close
+    const Received got = read_until_end(theirs);
+    close(theirs);
+    // The goodbyes, and whether the last frame is one (heartbeats may come before).
+    std::string said;
+    for (const tcp::Header& frame : got.frames)
+      if (frame.type == kWatchdogGoodbye) said += "goodbye ";
+    if (!got.frames.empty() && got.frames.back().type != kWatchdogGoodbye) said += "then more";
+    return said;
+  };
+  EXPECT_EQ(goodbyes([](Watchdog&) {}), "goodbye ");
+  EXPECT_EQ(goodbyes([](Watchdog&) { throw std::runtime_error("this rank's own failure"); }), "");
+  EXPECT_EQ(goodbyes([](Watchdog& watchdog) {
+              watchdog.finish();
+              throw std::runtime_error("every rank's usage error");
+            }),
+            "goodbye ");
+}
+
+// A point past its deadline when the rank stops (its main thread threw out
+// of it) still ends the run with the watchdog's diagnosis: stopping does not
+// override a failure. The stop comes 2 ms after the deadline, well within
+// the watchdog's look every 62 ms, so it is the stop that finds it.
+TEST(WatchdogInProcess, AFailureFoundAsTheRankStopsStillEndsTheRun) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto run = [] {
+    const auto [mine, theirs] = socket_pair();
+    PairBootstrap boot(0, mine);
+    try {
+      Watchdog watchdog(boot, "test", 1, {"h0", "h1"});
+      watchdog.enter("the point");
+      const double entered = steady_seconds();
+      std::this_thread::sleep_for(std::chrono::duration<double>(entered + 1.002 - steady_seconds()));
+      throw std::runtime_error("an error from the collective");
+    } catch (const std::runtime_error&) {
+    }
+    std::_Exit(0);
+  };
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(1), "test: rank 0: TIMEOUT: the point did not finish within 1 s");
 }
 
 // The main thread sends a big frame to a rank 0 that reads nothing (frozen),
