@@ -428,7 +428,8 @@ int measure(const Flags& f, Plan& plan, Bootstrap& bootstrap, SweepRecord& recor
     std::unique_ptr<Backend> backend = make_backend(plan.backend, bootstrap, plan.gpus, plan.blocking, env);
     watchdog.leave();
     record.set_environment(std::move(env));
-    watchdog.set_abort_operations([&backend] { backend->abort(); });
+    // Taken back before the communicator goes, whichever way this block is left.
+    const ScopedAbortOperations abort_backend(watchdog, [&backend] { backend->abort(); });
     check_roots(plan.options, *backend, f.root);
 
     // --quiet: the table and its summary go nowhere (a stream without a
@@ -437,7 +438,6 @@ int measure(const Flags& f, Plan& plan, Bootstrap& bootstrap, SweepRecord& recor
     std::ostream discard(nullptr);
     SweepServices services{bootstrap, *backend, watchdog, faults, record, f.output.quiet ? discard : std::cout, hosts};
     status = finish(f, bootstrap, record, run_collective_sweep(plan.options, services));
-    watchdog.set_abort_operations({});  // the communicator goes next
   } catch (const UsageError&) {
     watchdog.finish();  // every rank meets it alike and ends normally: not a death
     throw;

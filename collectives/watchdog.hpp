@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "collectives/bootstrap.hpp"
@@ -121,6 +122,23 @@ class Watchdog {
   std::condition_variable wake_;  // stopping, or news from the links
   std::thread thread_;
   int uncaught_at_start_ = 0;  // std::uncaught_exceptions() when made
+};
+
+// Gives the watchdog its abort operations for as long as it lives. Declared
+// right after what they abort, it takes them back before that is destroyed,
+// on every way out, an exception included: an abort never reaches a
+// communicator that is gone.
+class ScopedAbortOperations {
+ public:
+  ScopedAbortOperations(Watchdog& watchdog, std::function<void()> abort_operations) : watchdog_(watchdog) {
+    watchdog_.set_abort_operations(std::move(abort_operations));
+  }
+  ~ScopedAbortOperations() { watchdog_.set_abort_operations({}); }
+  ScopedAbortOperations(const ScopedAbortOperations&) = delete;
+  ScopedAbortOperations& operator=(const ScopedAbortOperations&) = delete;
+
+ private:
+  Watchdog& watchdog_;
 };
 
 }  // namespace redline

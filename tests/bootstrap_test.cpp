@@ -1017,6 +1017,26 @@ TEST(WatchdogInProcess, AFailureFoundAsTheRankStopsStillEndsTheRun) {
   EXPECT_EXIT(run(), ::testing::ExitedWithCode(1), "test: rank 0: TIMEOUT: the point did not finish within 1 s");
 }
 
+// The abort operations of a scope run while it lives (here they end the
+// process with 3, as a sign), and never once it is gone: what they abort
+// may be destroyed by then.
+TEST(WatchdogInProcess, ScopedAbortOperationsAreTakenBackWithTheScope) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto run = [](bool scope_alive) {
+    const auto [mine, theirs] = socket_pair();
+    PairBootstrap boot(0, mine);
+    Watchdog watchdog(boot, "test", 0.5, {"h0", "h1"});
+    std::optional<ScopedAbortOperations> scope;
+    scope.emplace(watchdog, [] { std::_Exit(3); });
+    if (!scope_alive) scope.reset();
+    watchdog.enter("the point");
+    std::this_thread::sleep_for(std::chrono::seconds(20));
+    std::_Exit(0);
+  };
+  EXPECT_EXIT(run(true), ::testing::ExitedWithCode(3), "TIMEOUT");
+  EXPECT_EXIT(run(false), ::testing::ExitedWithCode(1), "TIMEOUT");
+}
+
 // The main thread sends a big frame to a rank 0 that reads nothing (frozen),
 // holding the link: the watchdog still ends the run at its deadline (1 s and
 // the grace of 0.5 s), not once that send gives up after 20 s.
