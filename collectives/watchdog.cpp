@@ -184,7 +184,7 @@ std::string Watchdog::silent_for(int peer) const {
 }
 
 std::string Watchdog::timeout_message() const {
-  std::string message = label_ + " did not finish within " + std::to_string(static_cast<int>(times_.timeout)) + " s";
+  std::string message = label_ + " did not finish within " + tcp::seconds_text(times_.timeout);
   if (bootstrap_.rank() != 0) {
     const std::string silent = silent_for(0);
     return message + (silent.empty() ? "" : ". Rank " + rank_name(0) + " is frozen (no heartbeat): " + silent);

@@ -1017,6 +1017,21 @@ TEST(WatchdogInProcess, AFailureFoundAsTheRankStopsStillEndsTheRun) {
   EXPECT_EXIT(run(), ::testing::ExitedWithCode(1), "test: rank 0: TIMEOUT: the point did not finish within 1 s");
 }
 
+// --timeout 0.5 is said as 0.5 s, not 0 s; the rank that never came is named.
+TEST(WatchdogInProcess, AFractionalTimeoutIsSaidAsGiven) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto run = [] {
+    const auto [mine, theirs] = socket_pair();
+    PairBootstrap boot(0, mine);
+    Watchdog watchdog(boot, "test", 0.5, {"h0", "h1"});
+    watchdog.enter("the point");
+    std::this_thread::sleep_for(std::chrono::seconds(20));
+    std::_Exit(0);
+  };
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(1),
+              "TIMEOUT: the point did not finish within 0.5 s\\..* Ranks that never reached it: 1 \\(h1\\)");
+}
+
 // The abort operations of a scope run while it lives (here they end the
 // process with 3, as a sign), and never once it is gone: what they abort
 // may be destroyed by then.
