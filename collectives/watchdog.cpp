@@ -28,8 +28,10 @@ WatchdogTimes WatchdogTimes::for_timeout(double timeout_seconds) {
   times.abort_wait = std::min(10.0, timeout_seconds);
   times.heartbeat = std::min(1.0, timeout_seconds / 8);
   // A live rank beats every interval even under load; four missed in a row
-  // is a process that does not run.
-  times.frozen_after = 4 * times.heartbeat;
+  // is a process that does not run. Never under 2 s: a loaded machine can
+  // leave a live process a second without CPU (with a timeout that short,
+  // frozen ranks are not told apart).
+  times.frozen_after = std::max(4 * times.heartbeat, 2.0);
   return times;
 }
 

@@ -560,16 +560,18 @@ TEST_F(AllreduceBenchTest, HungRankIsAbortedAndNamed) {
 // A rank frozen inside a point (a real SIGSTOP, which it raises on itself
 // there) has reached the point, but its heartbeats stopped: rank 0 names it
 // frozen, apart from the ranks waiting, not "all are stuck inside it", and
-// saves what was measured before it.
+// saves what was measured before it. The timeout is long enough (4 s) that a
+// live rank is not taken for frozen on a loaded machine: that takes 2 s
+// without a heartbeat.
 TEST_F(AllreduceBenchTest, FrozenRankIsNamed) {
   const fs::path csv = dir_ / "frozen.csv";
   const auto r =
-      mpirun_hosts({{4, "node"}}, {"--backend", "host", "--timeout", "2", "-b", "1K", "-e", "64K", "-f", "4", "-n", "2",
+      mpirun_hosts({{4, "node"}}, {"--backend", "host", "--timeout", "4", "-b", "1K", "-e", "64K", "-f", "4", "-n", "2",
                                    "-w", "1", "--inject-signal", "2:16K:STOP", "--csv", csv.string()});
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
   EXPECT_CONTAINS(r.output,
-                  "TIMEOUT: all_reduce float sum 16K out-of-place did not finish within 2 s. Frozen ranks "
+                  "TIMEOUT: all_reduce float sum 16K out-of-place did not finish within 4 s. Frozen ranks "
                   "(no heartbeat: a stopped process, or one given no CPU): 2 (node) silent for ");
   EXPECT_CONTAINS(r.output, "Ranks that never reached it: none. Ranks waiting in it: 0 (node), 1 (node), 3 (node)");
   EXPECT_NOT_CONTAINS(r.output, "all are stuck inside it");

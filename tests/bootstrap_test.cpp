@@ -617,7 +617,9 @@ TEST(EnvBootstrapProcesses, BadVariableIsReported) {
 // ---------------------------------------------------------------------------
 // The watchdog on the env bootstrap's connections: real processes, real signals
 
-// Three ranks of env_bootstrap_check watch-slow:SLOW, with a 2 s watchdog.
+// Three ranks of env_bootstrap_check watch-slow:SLOW, with a 4 s watchdog
+// (long enough that a live rank is not taken for frozen: that takes 2 s
+// without a heartbeat, and a frozen one is silent for about 4 s at the end).
 // When `stop`, the slow rank gets a real SIGSTOP once it is in the point (it
 // then sends no heartbeat), and a SIGKILL once the other ranks have ended.
 std::vector<ChildResult> run_watched(int slow, bool stop) {
@@ -626,7 +628,7 @@ std::vector<ChildResult> run_watched(int slow, bool stop) {
   std::vector<std::future<ChildResult>> runs;
   for (int r = 0; r < 3; ++r) {
     ChildSpec spec;
-    spec.argv = {ENV_BOOTSTRAP_CHECK_BIN, "watch-slow:" + std::to_string(slow), "30", "30", "2"};
+    spec.argv = {ENV_BOOTSTRAP_CHECK_BIN, "watch-slow:" + std::to_string(slow), "30", "30", "4"};
     spec.extra_env = {{"RANK", std::to_string(r)},
                       {"WORLD_SIZE", "3"},
                       {"LOCAL_RANK", std::to_string(r)},
@@ -665,7 +667,7 @@ TEST(EnvBootstrapWatchdog, NamesAFrozenRankOverTheBootstrapsOwnConnections) {
   EXPECT_CONTAINS(root.output, "rank 0 pid ");
   EXPECT_CONTAINS(root.output, " sockets 2\n");
   EXPECT_CONTAINS(root.output,
-                  "env_bootstrap_check: rank 0: TIMEOUT: the test point did not finish within 2 s. "
+                  "env_bootstrap_check: rank 0: TIMEOUT: the test point did not finish within 4 s. "
                   "Frozen ranks (no heartbeat: a stopped process, or one given no CPU): 2 (");
   EXPECT_CONTAINS(root.output, "Ranks that never reached it: none. Ranks waiting in it: 0 (");
   EXPECT_NOT_CONTAINS(root.output, "all are stuck inside it");
@@ -684,7 +686,7 @@ TEST(EnvBootstrapWatchdog, ARankAliveInThePointIsNotFrozen) {
   const ChildResult& root = results[0];
   EXPECT_EQ(root.exit_code, 1) << describe(root);
   EXPECT_CONTAINS(root.output,
-                  "TIMEOUT: the test point did not finish within 2 s. Ranks that never reached it: none "
+                  "TIMEOUT: the test point did not finish within 4 s. Ranks that never reached it: none "
                   "(all are stuck inside it). Ranks waiting in it: 0 (");
   EXPECT_NOT_CONTAINS(root.output, "Frozen");
   for (const int r : {1, 2}) {
@@ -701,7 +703,7 @@ TEST(EnvBootstrapWatchdog, TheOthersNameAFrozenRankZero) {
   for (const int r : {1, 2}) {
     const ChildResult& res = results[static_cast<std::size_t>(r)];
     EXPECT_EQ(res.exit_code, 1) << describe(res);
-    EXPECT_CONTAINS(res.output, "TIMEOUT: the test point did not finish within 2 s. Rank 0 (");
+    EXPECT_CONTAINS(res.output, "TIMEOUT: the test point did not finish within 4 s. Rank 0 (");
     EXPECT_CONTAINS(res.output, ") is frozen (no heartbeat): silent for ");
   }
 }
@@ -1073,6 +1075,16 @@ TEST(WatchdogInProcess, ABusyLinkDoesNotHoldUpTheDeadline) {
   const auto start = tcp::Clock::now();
   EXPECT_EXIT(run(), ::testing::ExitedWithCode(1), "TIMEOUT: the point did not finish within 1 s");
   EXPECT_LT(tcp::Clock::now() - start, std::chrono::seconds(10));
+}
+
+// Frozen: silent for 4 heartbeats, and never under 2 s, so that a live rank
+// on a loaded machine is not taken for frozen when the timeout is short.
+TEST(WatchdogTimes, AFrozenRankIsSilentForAtLeastTwoSeconds) {
+  EXPECT_EQ(WatchdogTimes::for_timeout(2).heartbeat, 0.25);
+  EXPECT_EQ(WatchdogTimes::for_timeout(2).frozen_after, 2);
+  EXPECT_EQ(WatchdogTimes::for_timeout(5).frozen_after, 2.5);
+  EXPECT_EQ(WatchdogTimes::for_timeout(600).heartbeat, 1);
+  EXPECT_EQ(WatchdogTimes::for_timeout(600).frozen_after, 4);
 }
 
 }  // namespace
