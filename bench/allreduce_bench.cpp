@@ -3,6 +3,7 @@
 // diagnosis (--per-rank, --split). Launch with mpirun/srun or torchrun-style
 // environment variables; one process per GPU (or -g GPUs per process).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "collectives/collective_sweep.hpp"
 #include "collectives/env_bootstrap.hpp"
@@ -489,9 +491,11 @@ int launch_rank() {
 }
 
 // Every rank parses the same flags and reaches the same verdict: only rank 0
-// prints a usage error, the others end with the same status quietly. CLI11's
-// own parse errors are printed by run_tool before the flags are read, so the
-// other ranks' stderr is muted until then.
+// prints a usage error, the others end with the same status quietly (CLI11's
+// own parse errors are printed by run_tool, so their stderr is muted until
+// then). mpirun kills the job once a rank exits non-zero, so rank 0 prints
+// while the bootstrap lives (the others leave after it, from MPI_Finalize);
+// before the ranks meet, the others give it a moment.
 class UsageErrorsOnRankZero {
  public:
   UsageErrorsOnRankZero() : rank_(launch_rank()) {
@@ -508,15 +512,28 @@ class UsageErrorsOnRankZero {
     unmute();
     try {
       return body();
-    } catch (const UsageError&) {
-      if (rank_ != 0) return kExitUsage;
-      throw;
+    } catch (const UsageError& e) {
+      if (rank_ == 0) std::cerr << kTool << ": " << e.what() << "\n" << std::flush;
+      return kExitUsage;
     }
   }
-  void set_rank(int rank) { rank_ = rank; }
+  // The status to exit with, once rank 0 had a moment to say why (quietly:
+  // mpirun may end this rank with a SIGTERM once rank 0 has left).
+  int exit_status(int status) const {
+    if (status != kExitUsage || rank_ == 0 || met_) return status;
+    install_interrupt_handlers(InterruptNotice::quiet);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    return status;
+  }
+  // The ranks have met: this is the bootstrap's rank.
+  void set_rank(int rank) {
+    rank_ = rank;
+    met_ = true;
+  }
 
  private:
   int rank_;
+  bool met_ = false;
   std::streambuf* saved_ = nullptr;
 };
 
@@ -570,12 +587,12 @@ int main(int argc, char** argv) {
       kTool};
   add_flags(app, f);
   UsageErrorsOnRankZero usage;
-  return run_tool(app, argc, argv, [&] {
+  return usage.exit_status(run_tool(app, argc, argv, [&] {
     return usage.run([&] {
       Plan plan = read_flags(f);
       const std::unique_ptr<Bootstrap> bootstrap = make_bootstrap(f.bootstrap, plan.backend, f.backend, &argc, &argv);
       usage.set_rank(bootstrap->rank());
-      return run_ranks(f, plan, *bootstrap);
+      return usage.run([&] { return run_ranks(f, plan, *bootstrap); });
     });
-  });
+  }));
 }
