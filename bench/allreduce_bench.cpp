@@ -3,6 +3,7 @@
 // diagnosis (--per-rank, --split). Launch with mpirun/srun or torchrun-style
 // environment variables; one process per GPU (or -g GPUs per process).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "collectives/collective_sweep.hpp"
 #include "collectives/env_bootstrap.hpp"
@@ -421,23 +423,30 @@ int measure(const Flags& f, Plan& plan, Bootstrap& bootstrap, SweepRecord& recor
   // instead of waiting for the launcher's limit.
   Watchdog watchdog(bootstrap, kTool, plan.options.timeout_seconds, hosts, faults);
   watchdog.set_on_failure([&](const std::string& what) { save_after_failure(f, record, what); });
-  faults.before_stage(RunStage::init);
-  watchdog.enter("communicator init (--backend " + plan.backend + ")");
-  std::unique_ptr<Backend> backend = make_backend(plan.backend, bootstrap, plan.gpus, plan.blocking, env);
-  watchdog.leave();
-  record.set_environment(std::move(env));
-  watchdog.set_abort_operations([&backend] { backend->abort(); });
-  check_roots(plan.options, *backend, f.root);
+  int status = kExitCheckFailed;
+  try {
+    faults.before_stage(RunStage::init);
+    watchdog.enter("communicator init (--backend " + plan.backend + ")");
+    std::unique_ptr<Backend> backend = make_backend(plan.backend, bootstrap, plan.gpus, plan.blocking, env);
+    watchdog.leave();
+    record.set_environment(std::move(env));
+    // Taken back before the communicator goes, whichever way this block is left.
+    const ScopedAbortOperations abort_backend(watchdog, [&backend] { backend->abort(); });
+    check_roots(plan.options, *backend, f.root);
 
-  // --quiet: the table and its summary go nowhere (a stream without a
-  // buffer discards what it is given); the files and the exit status carry
-  // the result, and what failed still reaches stderr.
-  std::ostream discard(nullptr);
-  SweepServices services{bootstrap, *backend, watchdog, faults, record, f.output.quiet ? discard : std::cout, hosts};
-  const CollectiveSweepResult result = run_collective_sweep(plan.options, services);
-  const int status = finish(f, bootstrap, record, result);
-  watchdog.set_abort_operations({});  // the communicator goes next
-  backend.reset();
+    // --quiet: the table and its summary go nowhere (a stream without a
+    // buffer discards what it is given); the files and the exit status carry
+    // the result, and what failed still reaches stderr.
+    std::ostream discard(nullptr);
+    SweepServices services{bootstrap, *backend, watchdog, faults, record, f.output.quiet ? discard : std::cout, hosts};
+    status = finish(f, bootstrap, record, run_collective_sweep(plan.options, services));
+  } catch (const UsageError&) {
+    watchdog.finish();  // every rank meets it alike and ends normally: not a death
+    throw;
+  } catch (const CannotRun&) {
+    watchdog.finish();
+    throw;
+  }
   bootstrap.barrier();
   return status;
 }
@@ -482,9 +491,11 @@ int launch_rank() {
 }
 
 // Every rank parses the same flags and reaches the same verdict: only rank 0
-// prints a usage error, the others end with the same status quietly. CLI11's
-// own parse errors are printed by run_tool before the flags are read, so the
-// other ranks' stderr is muted until then.
+// prints a usage error, the others end with the same status quietly (CLI11's
+// own parse errors are printed by run_tool, so their stderr is muted until
+// then). mpirun kills the job once a rank exits non-zero, so rank 0 prints
+// while the bootstrap lives (the others leave after it, from MPI_Finalize);
+// before the ranks meet, the others give it a moment.
 class UsageErrorsOnRankZero {
  public:
   UsageErrorsOnRankZero() : rank_(launch_rank()) {
@@ -501,15 +512,28 @@ class UsageErrorsOnRankZero {
     unmute();
     try {
       return body();
-    } catch (const UsageError&) {
-      if (rank_ != 0) return kExitUsage;
-      throw;
+    } catch (const UsageError& e) {
+      if (rank_ == 0) std::cerr << kTool << ": " << e.what() << "\n" << std::flush;
+      return kExitUsage;
     }
   }
-  void set_rank(int rank) { rank_ = rank; }
+  // The status to exit with, once rank 0 had a moment to say why (quietly:
+  // mpirun may end this rank with a SIGTERM once rank 0 has left).
+  int exit_status(int status) const {
+    if (status != kExitUsage || rank_ == 0 || met_) return status;
+    install_interrupt_handlers(InterruptNotice::quiet);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    return status;
+  }
+  // The ranks have met: this is the bootstrap's rank.
+  void set_rank(int rank) {
+    rank_ = rank;
+    met_ = true;
+  }
 
  private:
   int rank_;
+  bool met_ = false;
   std::streambuf* saved_ = nullptr;
 };
 
@@ -563,12 +587,12 @@ int main(int argc, char** argv) {
       kTool};
   add_flags(app, f);
   UsageErrorsOnRankZero usage;
-  return run_tool(app, argc, argv, [&] {
+  return usage.exit_status(run_tool(app, argc, argv, [&] {
     return usage.run([&] {
       Plan plan = read_flags(f);
       const std::unique_ptr<Bootstrap> bootstrap = make_bootstrap(f.bootstrap, plan.backend, f.backend, &argc, &argv);
       usage.set_rank(bootstrap->rank());
-      return run_ranks(f, plan, *bootstrap);
+      return usage.run([&] { return run_ranks(f, plan, *bootstrap); });
     });
-  });
+  }));
 }

@@ -52,6 +52,8 @@ class Sweep {
                       std::size_t bytes_asked, const std::string& reason);
   GatheredPoint measure(const Collective& collective, CollectiveBuffers& buffers, const CollectiveCase& c,
                         std::size_t count, const CollectiveCounts& counts, bool in_place, const std::string& label);
+  std::vector<Row> layout_rows(const Collective& collective, const CollectiveCase& c, const CollectiveCounts& counts,
+                               const GatheredPoint& side, bool in_place) const;
   void record_measured(const Collective& collective, const CollectiveCase& c, const SeriesKey& key,
                        const CollectiveCounts& counts, const GatheredPoint (&sides)[2]);
   CollectiveSweepResult conclude(bool interrupted);
@@ -202,9 +204,12 @@ bool Sweep::run_size(const Collective& collective, const CollectiveCase& c, cons
   services_.faults.before_point(bytes);
   const std::string label = key.text() + " " + format_size(bytes);
   GatheredPoint sides[2];
-  for (bool in_place : {false, true})
-    sides[in_place] =
-        measure(collective, *buffers, c, count, counts, in_place, label + (in_place ? " in-place" : " out-of-place"));
+  sides[0] = measure(collective, *buffers, c, count, counts, false, label + " out-of-place");
+  // Measured: a failure in the in-place half saves it.
+  if (root()) services_.record.hold(layout_rows(collective, c, counts, sides[0], false));
+  services_.faults.before_in_place(bytes);
+  sides[1] = measure(collective, *buffers, c, count, counts, true, label + " in-place");
+  if (root()) services_.record.hold({});
   // Ctrl-C anywhere: every rank learned it in the same gather, so all stop here together.
   if (sides[0].interrupted || sides[1].interrupted) {
     if (root()) table_->interrupted();
@@ -248,18 +253,28 @@ GatheredPoint Sweep::measure(const Collective& collective, CollectiveBuffers& bu
   return point;
 }
 
+// One layout of a measured size: a row per group.
+std::vector<Row> Sweep::layout_rows(const Collective& collective, const CollectiveCase& c,
+                                    const CollectiveCounts& counts, const GatheredPoint& side, bool in_place) const {
+  const std::size_t bytes = std::max(counts.send_count, counts.recv_count) * info(c.type).bytes;
+  const std::size_t count = counts.param_count;  // what each rank passes to the call
+  const bool split = options_.split != SplitMode::none;
+  std::vector<Row> rows;
+  for (const GroupResult& group : side.groups)
+    rows.push_back(measured_row(point_row(collective, bytes, count, c, in_place), group, options_.point.per_iteration,
+                                split ? &group_hosts_.at(group.color) : nullptr));
+  return rows;
+}
+
 void Sweep::record_measured(const Collective& collective, const CollectiveCase& c, const SeriesKey& key,
                             const CollectiveCounts& counts, const GatheredPoint (&sides)[2]) {
   const std::size_t bytes = std::max(counts.send_count, counts.recv_count) * info(c.type).bytes;
-  const std::size_t count = counts.param_count;  // what each rank passes to the call
+  const std::size_t count = counts.param_count;
   table_->measured(bytes, count, key, sides, options_.point.per_iteration, options_.per_rank);
-  const bool split = options_.split != SplitMode::none;
-  for (std::size_t g = 0; g < sides[0].groups.size(); ++g)
-    for (bool in_place : {false, true}) {
-      const GroupResult& group = sides[in_place].groups[g];
-      services_.record.add(measured_row(point_row(collective, bytes, count, c, in_place), group,
-                                        options_.point.per_iteration, split ? &group_hosts_.at(group.color) : nullptr));
-    }
+  const std::vector<Row> layouts[2] = {layout_rows(collective, c, counts, sides[0], false),
+                                       layout_rows(collective, c, counts, sides[1], true)};
+  for (std::size_t g = 0; g < layouts[0].size(); ++g)
+    for (const std::vector<Row>& layout : layouts) services_.record.add(layout[g]);
   // --per-rank-csv: the arrival pass runs out of place.
   if (options_.per_rank)
     for (int r = 0; r < static_cast<int>(sides[0].late_s.size()); ++r)

@@ -49,8 +49,8 @@ bool read_hello(int fd, tcp::Clock::time_point deadline, tcp::Header& hello) {
 
 std::runtime_error too_few(int joined, int expected, double seconds) {
   return std::runtime_error("watchdog: only " + std::to_string(joined) + " of " + std::to_string(expected) +
-                            " ranks connected to rank 0 within " + std::to_string(static_cast<int>(seconds)) +
-                            " s (a firewall? set REDLINE_WATCHDOG_ADDR, or --timeout 0)");
+                            " ranks connected to rank 0 within " + tcp::seconds_text(seconds) +
+                            " (a firewall? set REDLINE_WATCHDOG_ADDR, or --timeout 0)");
 }
 
 // Rank 0: one connection from every other rank, each introduced by its hello.

@@ -25,6 +25,9 @@ class FaultHooks {
   // This rank is about to measure the size `bytes` (the table's size
   // column), out of place and then in place.
   virtual void before_point(std::size_t /*bytes*/) {}
+  // This rank measured the size `bytes` out of place and is about to measure
+  // it in place.
+  virtual void before_in_place(std::size_t /*bytes*/) {}
   // Right before each timed operation of this rank (and each operation of the
   // --per-rank arrival pass).
   virtual void before_timed_operation() {}

@@ -43,9 +43,12 @@ class InjectedFaults final : public FaultHooks {
     if (rank_ == plan_.hang_rank && plan_.hang_stage == stage) hang_forever();  // never reaches it
   }
   void before_point(std::size_t bytes) override {
-    if (rank_ == plan_.hang_rank && !plan_.hang_stage && bytes == plan_.hang_bytes) hang_forever();
+    if (hang_at(bytes) && !plan_.hang_in_place) hang_forever();
     if (rank_ == plan_.exit_rank && bytes == plan_.exit_bytes) std::_Exit(3);  // dies before it
     signal_due_ = rank_ == plan_.signal_rank && bytes == plan_.signal_bytes;
+  }
+  void before_in_place(std::size_t bytes) override {
+    if (hang_at(bytes) && plan_.hang_in_place) hang_forever();
   }
   void before_timed_operation() override {
     if (signal_due_) {
@@ -64,6 +67,10 @@ class InjectedFaults final : public FaultHooks {
   }
 
  private:
+  bool hang_at(std::size_t bytes) const {
+    return rank_ == plan_.hang_rank && !plan_.hang_stage && bytes == plan_.hang_bytes;
+  }
+
   FaultPlan plan_;
   int rank_;
   bool signal_due_ = false;
@@ -91,8 +98,13 @@ FaultPlan parse_fault_flags(const FaultFlags& flags) {
       plan.hang_stage = RunStage::split;
     else if (where == "warmup")
       plan.hang_stage = RunStage::warmup;
-    else
-      plan.hang_bytes = parse_size("--inject-hang", where);
+    else {
+      const auto colon = where.find(':');
+      plan.hang_bytes = parse_size("--inject-hang", where.substr(0, colon));
+      plan.hang_in_place = colon != std::string::npos;
+      if (plan.hang_in_place && where.substr(colon + 1) != "in-place")
+        throw UsageError("--inject-hang", flags.hang, "expected RANK:BYTES[:in-place], or RANK:init|split|warmup");
+    }
   }
   if (!flags.exit.empty()) {
     const auto [rank, bytes] = rank_and_value("--inject-exit", flags.exit);

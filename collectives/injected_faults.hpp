@@ -16,7 +16,7 @@ namespace redline {
 // The hidden flags' text, as given (empty: not given).
 struct FaultFlags {
   std::string delay;         // --inject-delay RANK:MS: sleeps MS before every timed operation
-  std::string hang;          // --inject-hang RANK:BYTES|init|split|warmup: never reaches that point
+  std::string hang;          // --inject-hang RANK:BYTES[:in-place]|init|split|warmup: never reaches that point
   std::string exit;          // --inject-exit RANK:BYTES: exits (status 3) at the size of BYTES
   std::string signal;        // --inject-signal RANK:BYTES:STOP|KILL|INT|TERM: raises it on itself inside that size
   std::string wrong;         // --inject-wrong RANK: one wrong input element in every check
@@ -29,6 +29,7 @@ struct FaultPlan {
   double delay_ms = 0;
   int hang_rank = -1;
   std::size_t hang_bytes = 0;
+  bool hang_in_place = false;          // at the in-place half of hang_bytes, after its out-of-place half
   std::optional<RunStage> hang_stage;  // instead of a size
   int exit_rank = -1;
   std::size_t exit_bytes = 0;

@@ -11,8 +11,7 @@
 
 namespace redline {
 
-RankLinks::RankLinks(std::vector<int> fds, std::size_t max_payload) : max_payload_(max_payload) {
-  links_.resize(fds.size());
+RankLinks::RankLinks(std::vector<int> fds, std::size_t max_payload) : links_(fds.size()), max_payload_(max_payload) {
   for (std::size_t p = 0; p < fds.size(); ++p) {
     links_[p].fd = fds[p];
     if (fds[p] < 0) links_[p].ending = Ending::closed;  // rank 0's own slot
@@ -26,12 +25,27 @@ RankLinks::~RankLinks() { close(); }
 tcp::Io RankLinks::send(int peer, const tcp::Header& header, const void* payload, tcp::Clock::time_point deadline,
                         int& err) {
   Link& link = links_[static_cast<std::size_t>(peer)];
-  std::lock_guard lock(*link.send_mutex);
-  if (link.fd < 0) {
+  std::unique_lock lock(link.send_mutex, deadline);
+  if (!lock.owns_lock()) return tcp::Io::timed_out;
+  const int fd = link.fd;
+  if (fd < 0) {
     err = ENOTCONN;
     return tcp::Io::closed;
   }
-  return tcp::send_frame(link.fd, header, payload, deadline, err);
+  return tcp::send_frame(fd, header, payload, deadline, err);
+}
+
+std::optional<tcp::Io> RankLinks::send_if_idle(int peer, const tcp::Header& header, const void* payload,
+                                               tcp::Clock::time_point deadline, int& err) {
+  Link& link = links_[static_cast<std::size_t>(peer)];
+  std::unique_lock lock(link.send_mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  const int fd = link.fd;
+  if (fd < 0) {
+    err = ENOTCONN;
+    return tcp::Io::closed;
+  }
+  return tcp::send_frame(fd, header, payload, deadline, err);
 }
 
 RankLinks::Received RankLinks::next(const std::vector<int>& from, tcp::Clock::time_point deadline) {
@@ -67,12 +81,21 @@ void RankLinks::set_watchdog_listener(WatchdogListener listener) {
   std::lock_guard listening(listener_mutex_);
   listener_ = std::move(listener);
   if (!listener_) return;
+  const bool first = !had_listener_;
+  had_listener_ = true;
   std::vector<int> ended;
   {
     std::lock_guard lock(mutex_);
     for (std::size_t p = 0; p < links_.size(); ++p)
       if (links_[p].fd >= 0 && links_[p].ending != Ending::open) ended.push_back(static_cast<int>(p));
   }
+  // end_link takes listener_mutex_ before it marks a link ended, so each end
+  // is told once: here, or there.
+  if (first)
+    for (std::size_t p = 0; p < links_.size(); ++p) {
+      std::deque<Frame> early = std::move(links_[p].early);
+      for (const Frame& frame : early) listener_(static_cast<int>(p), &frame);
+    }
   for (const int peer : ended) listener_(peer, nullptr);
 }
 
@@ -83,9 +106,8 @@ void RankLinks::close() {
     reader_.join();
   }
   for (Link& link : links_) {
-    std::lock_guard lock(*link.send_mutex);
-    tcp::drain_and_close(link.fd);
-    link.fd = -1;
+    std::lock_guard lock(link.send_mutex);
+    tcp::drain_and_close(link.fd.exchange(-1));
   }
   for (int& fd : wake_) {
     if (fd >= 0) ::close(fd);
@@ -93,9 +115,10 @@ void RankLinks::close() {
   }
 }
 
+// No locks: another thread may hold one forever (a send to a frozen peer).
+// shutdown, recv and close are async-signal-safe.
 void RankLinks::close_now() noexcept {
-  for (const Link& link : links_)
-    if (link.fd >= 0) ::close(link.fd);
+  for (Link& link : links_) tcp::drain_and_close(link.fd.exchange(-1));
 }
 
 void RankLinks::read_loop() {
@@ -152,6 +175,7 @@ void RankLinks::deliver(int peer, Frame frame) {
 }
 
 void RankLinks::end_link(int peer, Ending ending, int err) {
+  std::lock_guard listening(listener_mutex_);  // see set_watchdog_listener
   {
     std::lock_guard lock(mutex_);
     Link& link = links_[static_cast<std::size_t>(peer)];
@@ -159,12 +183,17 @@ void RankLinks::end_link(int peer, Ending ending, int err) {
     link.err = err;
   }
   arrived_.notify_all();
-  tell_watchdog(peer, nullptr);
+  if (listener_) listener_(peer, nullptr);
 }
 
 void RankLinks::tell_watchdog(int peer, const Frame* frame) {
   std::lock_guard listening(listener_mutex_);
-  if (listener_) listener_(peer, frame);
+  if (listener_) return listener_(peer, frame);
+  if (had_listener_) return;  // stopped: dropped
+  // No watchdog here yet: a peer's "reached communicator init" must not be lost.
+  auto& early = links_[static_cast<std::size_t>(peer)].early;
+  if (early.size() == kEarlyFrames) early.pop_front();  // the latest say the most (points only grow)
+  early.push_back(*frame);
 }
 
 }  // namespace redline

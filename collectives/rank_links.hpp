@@ -7,6 +7,7 @@
 // bootstrap and the watchdog share one connection per rank.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,33 +57,47 @@ class RankLinks {
 
   int peers() const { return static_cast<int>(links_.size()); }
 
-  // Sends one frame to `peer` whole: frames sent from several threads never interleave.
+  // Sends one frame to `peer` whole: frames sent from several threads never
+  // interleave. Waits until `deadline` for the link, both for its turn (a
+  // frame another thread is sending) and for room (timed_out either way).
   tcp::Io send(int peer, const tcp::Header& header, const void* payload, tcp::Clock::time_point deadline, int& err);
+  // As send, but only when no other frame to `peer` is under way: nullopt when
+  // the link is busy. For the watchdog's heartbeats, which must not wait behind
+  // a big frame to a peer that has stopped reading.
+  std::optional<tcp::Io> send_if_idle(int peer, const tcp::Header& header, const void* payload,
+                                      tcp::Clock::time_point deadline, int& err);
 
   // The next bootstrap frame from any of `from`, in order per peer, or the
   // first of them whose link ended (after its last frame), or timed_out.
   Received next(const std::vector<int>& from, tcp::Clock::time_point deadline);
 
   // Where watchdog frames go from now on; nullptr stops them (they are then
-  // dropped). A link that has already ended is reported to a new listener at
-  // once. When this returns, no call to the previous listener is running.
+  // dropped). The frames that came before the first listener was set (a peer
+  // whose watchdog started first) are kept, the latest kEarlyFrames per
+  // peer, and replayed to it in order. A link that has already ended is
+  // reported to a new listener at once, after its frames, and only once. When
+  // this returns, no call to the previous listener is running.
   void set_watchdog_listener(WatchdogListener listener);
+  static constexpr std::size_t kEarlyFrames = 64;
 
   // Stops the I/O thread and closes every connection, reading what is left
   // unread first (so the last frames sent reach the peers).
   void close();
-  // From any thread, before the process ends (an abort): closes the sockets
-  // so the peers see end-of-file at once.
+  // From any thread, even a signal handler, before the process ends (an
+  // abort): ends the connections so the peers see end-of-file at once, after
+  // the frames already sent (no reset, which could discard them: see
+  // tcp::drain_and_close). A later close() leaves them alone.
   void close_now() noexcept;
 
  private:
   struct Link {
-    int fd = -1;
+    std::atomic<int> fd = -1;  // -1 once closed; atomic for close_now, from any thread
     tcp::FrameReader reader;
     std::deque<Frame> inbox;  // bootstrap lane
+    std::deque<Frame> early;  // watchdog lane, before the first listener (under listener_mutex_)
     Ending ending = Ending::open;
     int err = 0;
-    std::unique_ptr<std::mutex> send_mutex = std::make_unique<std::mutex>();
+    std::timed_mutex send_mutex;
   };
 
   void read_loop();
@@ -94,8 +110,9 @@ class RankLinks {
   std::size_t max_payload_;
   std::mutex mutex_;  // inboxes and endings
   std::condition_variable arrived_;
-  std::mutex listener_mutex_;  // held while the listener runs
+  std::mutex listener_mutex_;  // held while the listener runs, and over early frames and endings told
   WatchdogListener listener_;
+  bool had_listener_ = false;  // a listener was set once: frames are no longer kept
   int wake_[2] = {-1, -1};  // a pipe that wakes the I/O thread to stop
   std::thread reader_;
 };

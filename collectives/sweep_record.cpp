@@ -41,6 +41,11 @@ void SweepRecord::end_point() {
   point_.reset();
 }
 
+void SweepRecord::hold(std::vector<Row> rows) {
+  std::lock_guard lock(mutex_);
+  held_ = std::move(rows);
+}
+
 std::vector<Row> SweepRecord::rows() const {
   std::lock_guard lock(mutex_);
   return report_.rows;
@@ -75,6 +80,8 @@ bool SweepRecord::save() {
 bool SweepRecord::save_after_failure(const std::string& what, const std::function<void(std::size_t)>& announce) {
   std::lock_guard lock(mutex_);
   if (!save_ || saved_) return false;
+  report_.rows.insert(report_.rows.end(), held_.begin(), held_.end());
+  held_.clear();
   if (announce) announce(completed_rows_locked());
   report_.rows.push_back(error_row(point_.value_or(Row{}), what));
   report_.summary.emplace_back("result", "FAILED: " + what);

@@ -35,6 +35,12 @@ class SweepRecord {
   // fails in it; end_point when it is done.
   void begin_point(Row point);
   void end_point();
+  // Rows of the size in progress already measured: its out-of-place result,
+  // gathered before the in-place half starts. The size's rows are added
+  // together once both halves are in (group by group, out of place then in
+  // place), so until then a failure saves these before its error row.
+  // Replaces what was held; hold({}) once the size is done.
+  void hold(std::vector<Row> rows);
 
   std::vector<Row> rows() const;
   std::vector<Row> per_rank_rows() const;
@@ -43,11 +49,11 @@ class SweepRecord {
   // Saves the report as it stands. False when there is nowhere to save or a
   // save came first.
   bool save();
-  // Adds an error row for the point in progress (status error, `what` in its
-  // note; no parameters when no point is in progress) and the result
-  // "FAILED: <what>", then saves. `announce` hears how many rows were
-  // measured or skipped before, right before the save, and only when there
-  // is one. False as save().
+  // Adds the held rows, an error row for the point in progress (status
+  // error, `what` in its note; no parameters when no point is in progress)
+  // and the result "FAILED: <what>", then saves. `announce` hears how many
+  // rows were measured or skipped before (the held ones too), right before
+  // the save, and only when there is one. False as save().
   bool save_after_failure(const std::string& what, const std::function<void(std::size_t rows)>& announce = {});
   // How many point rows were measured or skipped (not error rows).
   std::size_t completed_rows() const;
@@ -61,6 +67,7 @@ class SweepRecord {
   Report report_;
   std::vector<Row> per_rank_;
   std::optional<Row> point_;
+  std::vector<Row> held_;
   Save save_;
   bool saved_ = false;
 };

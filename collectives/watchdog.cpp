@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <system_error>
 
@@ -11,14 +12,6 @@
 
 namespace redline {
 namespace {
-
-// The watchdog's frames on the control links (RankLinks' watchdog lane).
-enum Message : std::uint32_t {
-  kReached = RankLinks::kWatchdogTypes + 1,  // seq: the index of the point the sender reached
-  kHeartbeat,                                // the sender's watchdog thread runs
-  kGoodbye,                                  // the sender finished: its connection may close
-  kAbortNotice,                              // rank 0 aborts the run: end without a message of your own
-};
 
 std::string seconds_text(double seconds) {
   char text[32];
@@ -35,8 +28,10 @@ WatchdogTimes WatchdogTimes::for_timeout(double timeout_seconds) {
   times.abort_wait = std::min(10.0, timeout_seconds);
   times.heartbeat = std::min(1.0, timeout_seconds / 8);
   // A live rank beats every interval even under load; four missed in a row
-  // is a process that does not run.
-  times.frozen_after = 4 * times.heartbeat;
+  // is a process that does not run. Never under 2 s: a loaded machine can
+  // leave a live process a second without CPU (with a timeout that short,
+  // frozen ranks are not told apart).
+  times.frozen_after = std::max(4 * times.heartbeat, 2.0);
   return times;
 }
 
@@ -46,7 +41,8 @@ Watchdog::Watchdog(Bootstrap& bootstrap, std::string tool, double timeout_second
       tool_(std::move(tool)),
       times_(WatchdogTimes::for_timeout(timeout_seconds)),
       hosts_(std::move(hosts)),
-      faults_(faults) {
+      faults_(faults),
+      uncaught_at_start_(std::uncaught_exceptions()) {
   if (timeout_seconds <= 0 || bootstrap_.size() == 1) return;  // one rank cannot wait for another
   control_ = connect_control_links(bootstrap_);
   const auto peers = static_cast<std::size_t>(control_.links->peers());
@@ -57,17 +53,21 @@ Watchdog::Watchdog(Bootstrap& bootstrap, std::string tool, double timeout_second
   thread_ = std::thread([this] { watch(); });
 }
 
-Watchdog::~Watchdog() {
+Watchdog::~Watchdog() { stop(std::uncaught_exceptions() <= uncaught_at_start_); }
+
+void Watchdog::finish() { stop(true); }
+
+void Watchdog::stop(bool goodbye) {
   if (!thread_.joinable()) return;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  thread_.join();  // unless it ends the process: a failure it had seen comes first
   control_.links->set_watchdog_listener(nullptr);
   // A clean goodbye, so the peers tell a finished rank from a dead one.
-  send_to_peers(kGoodbye, 0);
+  if (goodbye) send_to_peers(kWatchdogGoodbye, 0);
   if (control_.owned) control_.owned->close();
 }
 
@@ -87,7 +87,7 @@ void Watchdog::enter(const std::string& label) {
   }
   if (bootstrap_.rank() != 0) {
     tcp::Header reached;
-    reached.type = kReached;
+    reached.type = kWatchdogReached;
     reached.seq = index;
     int err = 0;  // a lost connection is reported by the listener
     control_.links->send(0, reached, nullptr, tcp::after(times_.timeout), err);
@@ -121,9 +121,9 @@ void Watchdog::on_frame(int peer, const RankLinks::Frame* frame) {
   }
   last_heard_[slot] = steady_seconds();
   switch (frame->header.type) {
-    case kReached: reached_[slot] = std::max(reached_[slot], frame->header.seq + 1); break;
-    case kGoodbye: finished_[slot] = true; break;
-    case kAbortNotice:
+    case kWatchdogReached: reached_[slot] = std::max(reached_[slot], frame->header.seq + 1); break;
+    case kWatchdogGoodbye: finished_[slot] = true; break;
+    case kWatchdogAbortNotice:
       abort_notice_ = true;
       wake_.notify_all();
       break;
@@ -131,6 +131,9 @@ void Watchdog::on_frame(int peer, const RankLinks::Frame* frame) {
   }
 }
 
+// A heartbeat skips a link busy with another frame (a big bootstrap frame to
+// a peer that stopped reading): waiting there would hold up this thread's
+// deadline checks. Other messages wait for it, but no longer than a heartbeat.
 void Watchdog::send_to_peers(std::uint32_t type, std::uint64_t seq) {
   tcp::Header header;
   header.type = type;
@@ -139,7 +142,10 @@ void Watchdog::send_to_peers(std::uint32_t type, std::uint64_t seq) {
   for (int peer = 0; peer < control_.links->peers(); ++peer) {
     if (bootstrap_.rank() == 0 && peer == 0) continue;
     int err = 0;  // a lost connection is reported by the listener
-    control_.links->send(peer, header, nullptr, deadline, err);
+    if (type == kWatchdogHeartbeat)
+      control_.links->send_if_idle(peer, header, nullptr, deadline, err);
+    else
+      control_.links->send(peer, header, nullptr, deadline, err);
   }
 }
 
@@ -150,15 +156,17 @@ void Watchdog::watch() {
   const auto news = [this] { return stopping_ || lost_peer_ >= 0 || abort_notice_; };
   for (;;) {
     wake_.wait_for(lock, tick, news);
+    // What went wrong before this rank stopped still ends the run: rank 0's
+    // notice (no message of our own), a lost peer, a point past its deadline.
+    if (abort_notice_) end_quietly();
+    if (const auto failure = failure_now()) fail(*failure);
     if (stopping_) return;
     if (steady_seconds() >= next_heartbeat) {
       next_heartbeat = steady_seconds() + times_.heartbeat;
       lock.unlock();
-      send_to_peers(kHeartbeat, 0);
+      send_to_peers(kWatchdogHeartbeat, 0);
       lock.lock();
     }
-    if (abort_notice_) end_quietly();
-    if (const auto failure = failure_now()) fail(*failure);
   }
 }
 
@@ -178,7 +186,7 @@ std::string Watchdog::silent_for(int peer) const {
 }
 
 std::string Watchdog::timeout_message() const {
-  std::string message = label_ + " did not finish within " + std::to_string(static_cast<int>(times_.timeout)) + " s";
+  std::string message = label_ + " did not finish within " + tcp::seconds_text(times_.timeout);
   if (bootstrap_.rank() != 0) {
     const std::string silent = silent_for(0);
     return message + (silent.empty() ? "" : ". Rank " + rank_name(0) + " is frozen (no heartbeat): " + silent);
@@ -205,7 +213,7 @@ void Watchdog::fail(const std::string& message) {
   std::fflush(stderr);
   if (on_failure_) on_failure_(message);
   // The others end without a message of their own: the cause is named here.
-  if (bootstrap_.rank() == 0) send_to_peers(kAbortNotice, 0);
+  if (bootstrap_.rank() == 0) send_to_peers(kWatchdogAbortNotice, 0);
   run_abort_operations();
   bootstrap_.abort_all(1);
   std::_Exit(1);  // abort_all does not return; this says so to the compiler

@@ -14,6 +14,8 @@
 // rank whose peer connection drops (a dead rank) aborts at once. Before it
 // aborts, rank 0 hands the failure to on_failure (to save what was measured)
 // and tells the other ranks, which then end without a message of their own.
+// A rank that ends says goodbye first, so its peers tell a finish from a
+// death; a rank whose run ends by an exception of its own does not.
 #pragma once
 
 #include <atomic>
@@ -24,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "collectives/bootstrap.hpp"
@@ -43,6 +46,14 @@ struct WatchdogTimes {
   static WatchdogTimes for_timeout(double timeout_seconds);
 };
 
+// The watchdog's frames on the control links (RankLinks' watchdog lane).
+enum WatchdogMessage : std::uint32_t {
+  kWatchdogReached = RankLinks::kWatchdogTypes + 1,  // seq: the index of the point the sender reached
+  kWatchdogHeartbeat,                                // the sender's watchdog thread runs
+  kWatchdogGoodbye,                                  // the sender finished: its connection may close
+  kWatchdogAbortNotice,                              // rank 0 aborts the run: end without a message of your own
+};
+
 class Watchdog {
  public:
   // timeout_seconds <= 0 disables it: no thread, no connections. `tool`
@@ -50,6 +61,8 @@ class Watchdog {
   // rank's host name; `faults` is told when the communicators are aborted.
   Watchdog(Bootstrap& bootstrap, std::string tool, double timeout_seconds, std::vector<std::string> hosts,
            FaultHooks& faults = no_faults());
+  // finish(), unless an exception thrown since the watchdog was made unwinds:
+  // a failure of this rank alone, which its peers must see as one.
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -59,6 +72,12 @@ class Watchdog {
   void enter(const std::string& label);
   // This rank finished the point.
   void leave();
+  // This rank is done, as every rank is (the run ended, or an error that every
+  // rank meets alike, such as a usage error): stops watching and says goodbye,
+  // so its peers take its leaving for a finish, not a death. Only once; a
+  // failure seen first (an abort notice, a lost peer, a point past its
+  // deadline) ends the run as it would have anyway.
+  void finish();
   // What to abort (ncclCommAbort, MPI_Abort) before the process ends when the
   // run is aborted, replacing the one given before (none at first): a
   // communicator exists only once its init point is passed, and must be
@@ -69,6 +88,7 @@ class Watchdog {
   void set_on_failure(std::function<void(const std::string& message)> on_failure);
 
  private:
+  void stop(bool goodbye);
   void watch();
   void on_frame(int peer, const RankLinks::Frame* frame);
   void send_to_peers(std::uint32_t type, std::uint64_t seq);
@@ -101,6 +121,24 @@ class Watchdog {
   bool stopping_ = false;
   std::condition_variable wake_;  // stopping, or news from the links
   std::thread thread_;
+  int uncaught_at_start_ = 0;  // std::uncaught_exceptions() when made
+};
+
+// Gives the watchdog its abort operations for as long as it lives. Declared
+// right after what they abort, it takes them back before that is destroyed,
+// on every way out, an exception included: an abort never reaches a
+// communicator that is gone.
+class ScopedAbortOperations {
+ public:
+  ScopedAbortOperations(Watchdog& watchdog, std::function<void()> abort_operations) : watchdog_(watchdog) {
+    watchdog_.set_abort_operations(std::move(abort_operations));
+  }
+  ~ScopedAbortOperations() { watchdog_.set_abort_operations({}); }
+  ScopedAbortOperations(const ScopedAbortOperations&) = delete;
+  ScopedAbortOperations& operator=(const ScopedAbortOperations&) = delete;
+
+ private:
+  Watchdog& watchdog_;
 };
 
 }  // namespace redline

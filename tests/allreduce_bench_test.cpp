@@ -557,19 +557,47 @@ TEST_F(AllreduceBenchTest, HungRankIsAbortedAndNamed) {
   expect_measured_then_error(csv, {"1024"}, "4096", "Ranks that never reached it: 1 (");
 }
 
+// A rank that hangs between the halves of a size (it never starts the
+// in-place half): the out-of-place result of that size was measured, and is
+// saved with the sizes before it, ahead of the in-place half's error row.
+TEST_F(AllreduceBenchTest, AHangInTheInPlaceHalfKeepsItsOutOfPlaceResult) {
+  const fs::path csv = dir_ / "in_place.csv";
+  const auto r = mpirun(3, {"--backend", "host", "--timeout", "2", "-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w",
+                            "1", "--inject-hang", "1:4K:in-place", "--csv", csv.string()});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
+  EXPECT_CONTAINS(r.output, "TIMEOUT: all_reduce float sum 4K in-place did not finish within 2 s");
+  EXPECT_CONTAINS(r.output, "Ranks that never reached it: 1 (");
+  EXPECT_CONTAINS(r.output, "saving what was measured so far (3 results and an error row)");
+  const redline::CsvTable table = redline::read_csv(csv);
+  ASSERT_EQ(table.rows.size(), 4u);
+  const std::vector<std::pair<std::string, std::string>> rows = {{"1024", "0"}, {"1024", "1"}, {"4096", "0"}};
+  for (std::size_t row = 0; row < rows.size(); ++row) {
+    EXPECT_EQ(table.value(row, "status"), "ok");
+    EXPECT_EQ(table.value(row, "bytes"), rows[row].first);
+    EXPECT_EQ(table.value(row, "inplace"), rows[row].second);
+    EXPECT_GT(std::stod(table.value(row, "busbw_GBps")), 0);
+  }
+  EXPECT_EQ(table.value(3, "status"), "error");
+  EXPECT_EQ(table.value(3, "bytes"), "4096");
+  EXPECT_EQ(table.value(3, "inplace"), "1");
+}
+
 // A rank frozen inside a point (a real SIGSTOP, which it raises on itself
 // there) has reached the point, but its heartbeats stopped: rank 0 names it
 // frozen, apart from the ranks waiting, not "all are stuck inside it", and
-// saves what was measured before it.
+// saves what was measured before it. The timeout is long enough (4 s) that a
+// live rank is not taken for frozen on a loaded machine: that takes 2 s
+// without a heartbeat.
 TEST_F(AllreduceBenchTest, FrozenRankIsNamed) {
   const fs::path csv = dir_ / "frozen.csv";
   const auto r =
-      mpirun_hosts({{4, "node"}}, {"--backend", "host", "--timeout", "2", "-b", "1K", "-e", "64K", "-f", "4", "-n", "2",
+      mpirun_hosts({{4, "node"}}, {"--backend", "host", "--timeout", "4", "-b", "1K", "-e", "64K", "-f", "4", "-n", "2",
                                    "-w", "1", "--inject-signal", "2:16K:STOP", "--csv", csv.string()});
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
   EXPECT_CONTAINS(r.output,
-                  "TIMEOUT: all_reduce float sum 16K out-of-place did not finish within 2 s. Frozen ranks "
+                  "TIMEOUT: all_reduce float sum 16K out-of-place did not finish within 4 s. Frozen ranks "
                   "(no heartbeat: a stopped process, or one given no CPU): 2 (node) silent for ");
   EXPECT_CONTAINS(r.output, "Ranks that never reached it: none. Ranks waiting in it: 0 (node), 1 (node), 3 (node)");
   EXPECT_NOT_CONTAINS(r.output, "all are stuck inside it");
@@ -778,6 +806,8 @@ TEST_F(AllreduceBenchTest, BadFlagsExitTwoNamingFlagAndValue) {
       {{"-o", "sum,"}, "-o 'sum,'"},
       // The flag the user typed is named, not the default step.
       {{"-b", "1K", "-e", "1T"}, "-e '1T'"},
+      // The test-only fault flags are checked as strictly.
+      {{"--inject-hang", "1:4K:out-of-place"}, "--inject-hang '1:4K:out-of-place'"},
       // A report that cannot be written fails before the run, not after it.
       {{"--json", "/proc/allreduce.json"}, "--json '/proc/allreduce.json'"},
   };

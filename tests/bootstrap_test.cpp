@@ -3,15 +3,19 @@
 // with ranks as threads, and real runs of three processes
 // (env_bootstrap_check) where a rank exits, hangs or aborts, or where the
 // watchdog, on the bootstrap's own connections, meets a rank stopped by a
-// real SIGSTOP.
+// real SIGSTOP. Then the control links and the watchdog in this process,
+// with the test as the one peer: what each does at the edges of its life.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -20,14 +24,20 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "collectives/bootstrap.hpp"
 #include "collectives/env_bootstrap.hpp"
+#include "collectives/rank_links.hpp"
 #include "collectives/single_bootstrap.hpp"
+#include "collectives/tcp.hpp"
+#include "collectives/watchdog.hpp"
 #include "harness/core/child_process.hpp"
+#include "harness/core/clock.hpp"
 #include "tests/support.hpp"
 
 namespace redline {
@@ -607,7 +617,9 @@ TEST(EnvBootstrapProcesses, BadVariableIsReported) {
 // ---------------------------------------------------------------------------
 // The watchdog on the env bootstrap's connections: real processes, real signals
 
-// Three ranks of env_bootstrap_check watch-slow:SLOW, with a 2 s watchdog.
+// Three ranks of env_bootstrap_check watch-slow:SLOW, with a 4 s watchdog
+// (long enough that a live rank is not taken for frozen: that takes 2 s
+// without a heartbeat, and a frozen one is silent for about 4 s at the end).
 // When `stop`, the slow rank gets a real SIGSTOP once it is in the point (it
 // then sends no heartbeat), and a SIGKILL once the other ranks have ended.
 std::vector<ChildResult> run_watched(int slow, bool stop) {
@@ -616,7 +628,7 @@ std::vector<ChildResult> run_watched(int slow, bool stop) {
   std::vector<std::future<ChildResult>> runs;
   for (int r = 0; r < 3; ++r) {
     ChildSpec spec;
-    spec.argv = {ENV_BOOTSTRAP_CHECK_BIN, "watch-slow:" + std::to_string(slow), "30", "30", "2"};
+    spec.argv = {ENV_BOOTSTRAP_CHECK_BIN, "watch-slow:" + std::to_string(slow), "30", "30", "4"};
     spec.extra_env = {{"RANK", std::to_string(r)},
                       {"WORLD_SIZE", "3"},
                       {"LOCAL_RANK", std::to_string(r)},
@@ -645,8 +657,9 @@ std::vector<ChildResult> run_watched(int slow, bool stop) {
 
 // A rank stopped inside the point reached it, but its heartbeats stopped:
 // rank 0 names it frozen, apart from the ranks waiting for it. The others end
-// without a message of their own. Every rank holds one connection to rank 0:
-// the watchdog shares the bootstrap's.
+// without a message of their own (rank 0's notice comes before its
+// connection ends, and is acted on first). Every rank holds one connection
+// to rank 0: the watchdog shares the bootstrap's.
 TEST(EnvBootstrapWatchdog, NamesAFrozenRankOverTheBootstrapsOwnConnections) {
   const auto results = run_watched(2, true);
   const ChildResult& root = results[0];
@@ -654,13 +667,14 @@ TEST(EnvBootstrapWatchdog, NamesAFrozenRankOverTheBootstrapsOwnConnections) {
   EXPECT_CONTAINS(root.output, "rank 0 pid ");
   EXPECT_CONTAINS(root.output, " sockets 2\n");
   EXPECT_CONTAINS(root.output,
-                  "env_bootstrap_check: rank 0: TIMEOUT: the test point did not finish within 2 s. "
+                  "env_bootstrap_check: rank 0: TIMEOUT: the test point did not finish within 4 s. "
                   "Frozen ranks (no heartbeat: a stopped process, or one given no CPU): 2 (");
   EXPECT_CONTAINS(root.output, "Ranks that never reached it: none. Ranks waiting in it: 0 (");
   EXPECT_NOT_CONTAINS(root.output, "all are stuck inside it");
   EXPECT_EQ(results[1].exit_code, 1) << describe(results[1]);
   EXPECT_CONTAINS(results[1].output, " sockets 1\n");
   EXPECT_NOT_CONTAINS(results[1].output, "env_bootstrap_check: rank 1:");
+  EXPECT_NOT_CONTAINS(results[1].output, "error:");
   EXPECT_CONTAINS(results[2].output, " sockets 1\n");
   EXPECT_EQ(results[2].term_signal, SIGKILL) << "still stopped when the others had ended: " << describe(results[2]);
 }
@@ -672,12 +686,13 @@ TEST(EnvBootstrapWatchdog, ARankAliveInThePointIsNotFrozen) {
   const ChildResult& root = results[0];
   EXPECT_EQ(root.exit_code, 1) << describe(root);
   EXPECT_CONTAINS(root.output,
-                  "TIMEOUT: the test point did not finish within 2 s. Ranks that never reached it: none "
+                  "TIMEOUT: the test point did not finish within 4 s. Ranks that never reached it: none "
                   "(all are stuck inside it). Ranks waiting in it: 0 (");
   EXPECT_NOT_CONTAINS(root.output, "Frozen");
   for (const int r : {1, 2}) {
     EXPECT_EQ(results[static_cast<std::size_t>(r)].exit_code, 1) << describe(results[static_cast<std::size_t>(r)]);
     EXPECT_NOT_CONTAINS(results[static_cast<std::size_t>(r)].output, "env_bootstrap_check: rank");
+    EXPECT_NOT_CONTAINS(results[static_cast<std::size_t>(r)].output, "error:");
   }
 }
 
@@ -688,9 +703,388 @@ TEST(EnvBootstrapWatchdog, TheOthersNameAFrozenRankZero) {
   for (const int r : {1, 2}) {
     const ChildResult& res = results[static_cast<std::size_t>(r)];
     EXPECT_EQ(res.exit_code, 1) << describe(res);
-    EXPECT_CONTAINS(res.output, "TIMEOUT: the test point did not finish within 2 s. Rank 0 (");
+    EXPECT_CONTAINS(res.output, "TIMEOUT: the test point did not finish within 4 s. Rank 0 (");
     EXPECT_CONTAINS(res.output, ") is frozen (no heartbeat): silent for ");
   }
+}
+
+// ---------------------------------------------------------------------------
+// The control links and the watchdog in this process: the test is the peer
+
+// A connected pair of non-blocking stream sockets: [0] for the code under
+// test, [1] for the test.
+std::array<int, 2> socket_pair() {
+  int fds[2] = {-1, -1};
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0)
+    throw std::runtime_error("socketpair failed");
+  return {fds[0], fds[1]};
+}
+
+// One rank of a run of two in this process, whose only peer is the test: its
+// control links are one end of a socket pair, and the test holds the other.
+// Only the watchdog uses it, so it has no operations of its own.
+class PairBootstrap final : public Bootstrap {
+ public:
+  PairBootstrap(int rank, int fd) : rank_(rank), links_(rank == 0 ? std::vector<int>{-1, fd} : std::vector<int>{fd}) {}
+  std::string kind() const override { return "pair"; }
+  int rank() const override { return rank_; }
+  int size() const override { return 2; }
+  int local_rank() const override { return rank_; }
+  int local_size() const override { return 2; }
+  std::vector<char> all_gather(const void*, std::size_t) override { throw std::logic_error("not in these tests"); }
+  void broadcast(void*, std::size_t, int) override { throw std::logic_error("not in these tests"); }
+  void barrier() override { throw std::logic_error("not in these tests"); }
+  [[noreturn]] void abort_all(int exit_code) override {
+    links_.close_now();
+    std::_Exit(exit_code);
+  }
+  RankLinks* control_links() override { return &links_; }
+
+ private:
+  int rank_;
+  RankLinks links_;
+};
+
+constexpr std::uint32_t kBootstrapFrame = 7;  // any type below RankLinks::kWatchdogTypes
+
+void send_type(int fd, std::uint32_t type, std::uint64_t seq = 0) {
+  tcp::Header header;
+  header.type = type;
+  header.seq = seq;
+  int err = 0;
+  ASSERT_EQ(tcp::send_frame(fd, header, nullptr, tcp::after(10), err), tcp::Io::ok) << err;
+}
+
+// Returns once the links' I/O thread has read all that `peer` sent before
+// its bootstrap frame: one peer's frames are read in order.
+void wait_for_bootstrap_frame(RankLinks& links, int peer) {
+  ASSERT_EQ(links.next({peer}, tcp::after(10)).status, RankLinks::Received::Status::frame);
+}
+
+void wait_for_end(RankLinks& links, int peer, RankLinks::Ending ending = RankLinks::Ending::closed) {
+  const auto got = links.next({peer}, tcp::after(10));
+  ASSERT_EQ(got.status, RankLinks::Received::Status::ended);
+  EXPECT_EQ(got.ending, ending);
+}
+
+// What a watchdog listener heard: (peer, frame type, seq), type 0 for the end of a link.
+using Heard = std::vector<std::tuple<int, std::uint32_t, std::uint64_t>>;
+RankLinks::WatchdogListener recorder(Heard& heard) {
+  return [&heard](int peer, const RankLinks::Frame* frame) {
+    heard.emplace_back(peer, frame ? frame->header.type : 0, frame ? frame->header.seq : 0);
+  };
+}
+
+// Every frame on the test's end `fd` until the other end is gone (or 10 s pass).
+struct Received {
+  std::vector<tcp::Header> frames;
+  bool reset = false;  // the connection ended with a reset, not end-of-file
+};
+
+Received read_until_end(int fd) {
+  Received got;
+  tcp::FrameReader reader;
+  const auto deadline = tcp::after(10);
+  while (tcp::Clock::now() < deadline) {
+    const auto step = reader.pump(fd);
+    if (step == tcp::FrameReader::Step::header) {
+      reader.payload.resize(reader.header.len);
+    } else if (step == tcp::FrameReader::Step::done) {
+      got.frames.push_back(reader.header);
+      reader.reset();
+    } else if (step == tcp::FrameReader::Step::again) {
+      pollfd pfd{fd, POLLIN, 0};
+      poll(&pfd, 1, tcp::poll_ms(deadline));
+    } else {
+      got.reset = reader.err != 0;
+      return got;
+    }
+  }
+  ADD_FAILURE() << "the connection did not end";
+  return got;
+}
+
+// A peer whose watchdog started first reaches a point before this rank's
+// watchdog listens: what it said is kept and replayed to the first listener,
+// in order (dropped, rank 0 would name it as never having reached
+// communicator init). From then on its frames go straight to the listener,
+// and its end comes once, after them.
+TEST(EnvBootstrapLinks, WatchdogFramesBeforeTheFirstListenerAreReplayedToIt) {
+  const auto [mine, theirs] = socket_pair();
+  RankLinks links({-1, mine});
+  send_type(theirs, kWatchdogReached, 0);
+  send_type(theirs, kWatchdogHeartbeat);
+  send_type(theirs, kBootstrapFrame);
+  wait_for_bootstrap_frame(links, 1);
+  Heard heard;
+  links.set_watchdog_listener(recorder(heard));
+  EXPECT_EQ(heard, (Heard{{1, kWatchdogReached, 0}, {1, kWatchdogHeartbeat, 0}}));
+  send_type(theirs, kWatchdogReached, 1);
+  close(theirs);
+  wait_for_end(links, 1);
+  links.set_watchdog_listener(nullptr);  // returns once no call to `recorder` runs
+  EXPECT_EQ(heard, (Heard{{1, kWatchdogReached, 0}, {1, kWatchdogHeartbeat, 0}, {1, kWatchdogReached, 1}, {1, 0, 0}}));
+}
+
+// A link that ended before the first listener: its frames, then its end, once.
+TEST(EnvBootstrapLinks, AnEndBeforeTheFirstListenerComesOnceAfterItsFrames) {
+  const auto [mine, theirs] = socket_pair();
+  RankLinks links({mine});
+  send_type(theirs, kWatchdogAbortNotice);
+  close(theirs);
+  wait_for_end(links, 0);
+  Heard heard;
+  links.set_watchdog_listener(recorder(heard));
+  links.set_watchdog_listener(nullptr);
+  EXPECT_EQ(heard, (Heard{{0, kWatchdogAbortNotice, 0}, {0, 0, 0}}));
+}
+
+// Kept: the latest kEarlyFrames of a peer (the latest say the most: the
+// points it reached only grow). Once a listener has come and gone, frames
+// are dropped, not kept for the next one.
+TEST(EnvBootstrapLinks, EarlyFramesAreBoundedAndOnlyTheFirstListenerGetsThem) {
+  const auto [mine, theirs] = socket_pair();
+  RankLinks links({mine});
+  const std::uint64_t sent = RankLinks::kEarlyFrames + 6;
+  for (std::uint64_t i = 0; i < sent; ++i) send_type(theirs, kWatchdogReached, i);
+  send_type(theirs, kBootstrapFrame);
+  wait_for_bootstrap_frame(links, 0);
+  Heard first;
+  links.set_watchdog_listener(recorder(first));
+  ASSERT_EQ(first.size(), RankLinks::kEarlyFrames);
+  EXPECT_EQ(std::get<2>(first.front()), sent - RankLinks::kEarlyFrames);
+  EXPECT_EQ(std::get<2>(first.back()), sent - 1);
+  links.set_watchdog_listener(nullptr);
+  send_type(theirs, kWatchdogHeartbeat);
+  send_type(theirs, kBootstrapFrame);
+  wait_for_bootstrap_frame(links, 0);
+  Heard second;
+  links.set_watchdog_listener(recorder(second));
+  links.set_watchdog_listener(nullptr);
+  EXPECT_TRUE(second.empty());
+  close(theirs);
+}
+
+// A frame to a peer that stopped reading holds its link. A heartbeat then
+// skips the link at once, and another frame waits for its turn no longer
+// than its own deadline: neither holds up the watchdog's thread.
+TEST(EnvBootstrapLinks, ABusyLinkSkipsHeartbeatsAndBoundsTheWaitForIt) {
+  const auto [mine, theirs] = socket_pair();
+  RankLinks links({mine});
+  const std::vector<char> big(std::size_t{64} << 20);  // far more than the socket holds
+  tcp::Header frame;
+  frame.type = kBootstrapFrame;
+  frame.len = big.size();
+  std::thread sender([&] {
+    int err = 0;
+    links.send(0, frame, big.data(), tcp::after(30), err);
+  });
+  tcp::Header heartbeat;
+  heartbeat.type = kWatchdogHeartbeat;
+  int err = 0;
+  bool busy = false;  // until the sender holds the link, heartbeats still go
+  for (const auto until = tcp::after(10); !busy && tcp::Clock::now() < until;) {
+    busy = !links.send_if_idle(0, heartbeat, nullptr, tcp::after(1), err);
+    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(busy) << "a heartbeat waited for the link";
+  if (busy) {
+    auto start = tcp::Clock::now();
+    EXPECT_FALSE(links.send_if_idle(0, heartbeat, nullptr, tcp::after(5), err));
+    EXPECT_LT(tcp::Clock::now() - start, std::chrono::milliseconds(500));
+    start = tcp::Clock::now();
+    EXPECT_EQ(links.send(0, heartbeat, nullptr, tcp::after(0.3), err), tcp::Io::timed_out);
+    EXPECT_GE(tcp::Clock::now() - start, std::chrono::milliseconds(250));
+    EXPECT_LT(tcp::Clock::now() - start, std::chrono::seconds(5));
+  }
+  close(theirs);  // the big frame fails at once: its peer is gone
+  sender.join();
+}
+
+// close_now (an abort) after a last frame to a peer whose receive window is
+// full, while frames from that peer lie unread here: the last frame still
+// arrives whole, then end-of-file. A plain close with unread data sends a
+// reset instead, which discards what is still queued for the peer.
+TEST(EnvBootstrapLinks, CloseNowDeliversTheLastFrameDespiteUnreadData) {
+  int err = 0;
+  const int listener = tcp::listen_on(0, 1, err);
+  ASSERT_GE(listener, 0) << err;
+  const int small = 4096;  // the peer takes little at a time
+  setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  std::string why;
+  const int mine = tcp::connect_until("localhost", tcp::local_port(listener), tcp::after(10), why);
+  ASSERT_GE(mine, 0) << why;
+  const int large = 1 << 20;  // all that is sent waits here, none is refused
+  setsockopt(mine, SOL_SOCKET, SO_SNDBUF, &large, sizeof large);
+  pollfd pending{listener, POLLIN, 0};
+  poll(&pending, 1, 10'000);
+  const int theirs = accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  close(listener);
+  ASSERT_GE(theirs, 0);
+  RankLinks links({mine});
+  // A malformed frame ends the link for reading: what comes after it stays unread.
+  tcp::Header malformed;
+  malformed.magic = 0;
+  const auto raw = tcp::encode(malformed);
+  std::string bytes(reinterpret_cast<const char*>(raw.data()), raw.size());
+  bytes += std::string(1000, 'x');
+  ASSERT_EQ(send(theirs, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+  wait_for_end(links, 0, RankLinks::Ending::malformed);
+  // More than the peer's window: most of it, and the notice behind it, wait in this side's queue.
+  const std::vector<char> payload(std::size_t{128} << 10, 'p');
+  tcp::Header frame;
+  frame.type = kBootstrapFrame;
+  frame.len = payload.size();
+  ASSERT_EQ(links.send(0, frame, payload.data(), tcp::after(10), err), tcp::Io::ok);
+  tcp::Header notice;
+  notice.type = kWatchdogAbortNotice;
+  ASSERT_EQ(links.send(0, notice, nullptr, tcp::after(10), err), tcp::Io::ok);
+  links.close_now();
+  const Received got = read_until_end(theirs);
+  close(theirs);
+  EXPECT_FALSE(got.reset);
+  ASSERT_EQ(got.frames.size(), 2u);
+  EXPECT_EQ(got.frames[1].type, kWatchdogAbortNotice);
+}
+
+// After close_now nothing of the links' is closed again: its descriptor
+// numbers may belong to files opened since.
+TEST(EnvBootstrapLinks, CloseNowLeavesNothingForALaterCloseToCloseTwice) {
+  const auto [mine, theirs] = socket_pair();
+  int reused[2] = {-1, -1};
+  {
+    RankLinks links({mine});
+    links.close_now();
+    ASSERT_EQ(pipe2(reused, O_CLOEXEC), 0);
+    ASSERT_EQ(reused[0], mine) << "the lowest free descriptor is the one close_now freed";
+  }
+  EXPECT_NE(fcntl(reused[0], F_GETFD), -1) << "closed by the links' destructor";
+  close(reused[0]);
+  close(reused[1]);
+  close(theirs);
+}
+
+// A rank whose run ends by an exception of its own says no goodbye, so rank
+// 0 takes its leaving for a death (and names it), not for a finish. A rank
+// that finishes says goodbye last, also through finish() while an error that
+// every rank meets alike (a usage error) unwinds.
+TEST(WatchdogInProcess, NoGoodbyeFromARankThatFailsByAnExceptionOfItsOwn) {
+  const auto goodbyes = [](const std::function<void(Watchdog&)>& body) {
+    const auto [mine, theirs] = socket_pair();
+    {
+      PairBootstrap boot(1, mine);
+      try {
+        Watchdog watchdog(boot, "test", 60, {"h0", "h1"});
+        body(watchdog);
+      } catch (const std::runtime_error&) {
+      }
+    }  // the links close
+    const Received got = read_until_end(theirs);
+    close(theirs);
+    // The goodbyes, and whether the last frame is one (heartbeats may come before).
+    std::string said;
+    for (const tcp::Header& frame : got.frames)
+      if (frame.type == kWatchdogGoodbye) said += "goodbye ";
+    if (!got.frames.empty() && got.frames.back().type != kWatchdogGoodbye) said += "then more";
+    return said;
+  };
+  EXPECT_EQ(goodbyes([](Watchdog&) {}), "goodbye ");
+  EXPECT_EQ(goodbyes([](Watchdog&) { throw std::runtime_error("this rank's own failure"); }), "");
+  EXPECT_EQ(goodbyes([](Watchdog& watchdog) {
+              watchdog.finish();
+              throw std::runtime_error("every rank's usage error");
+            }),
+            "goodbye ");
+}
+
+// A point past its deadline when the rank stops (its main thread threw out
+// of it) still ends the run with the watchdog's diagnosis: stopping does not
+// override a failure. The stop comes 2 ms after the deadline, well within
+// the watchdog's look every 62 ms, so it is the stop that finds it.
+TEST(WatchdogInProcess, AFailureFoundAsTheRankStopsStillEndsTheRun) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto run = [] {
+    const auto [mine, theirs] = socket_pair();
+    PairBootstrap boot(0, mine);
+    try {
+      Watchdog watchdog(boot, "test", 1, {"h0", "h1"});
+      watchdog.enter("the point");
+      const double entered = steady_seconds();
+      std::this_thread::sleep_for(std::chrono::duration<double>(entered + 1.002 - steady_seconds()));
+      throw std::runtime_error("an error from the collective");
+    } catch (const std::runtime_error&) {
+    }
+    std::_Exit(0);
+  };
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(1), "test: rank 0: TIMEOUT: the point did not finish within 1 s");
+}
+
+// --timeout 0.5 is said as 0.5 s, not 0 s; the rank that never came is named.
+TEST(WatchdogInProcess, AFractionalTimeoutIsSaidAsGiven) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto run = [] {
+    const auto [mine, theirs] = socket_pair();
+    PairBootstrap boot(0, mine);
+    Watchdog watchdog(boot, "test", 0.5, {"h0", "h1"});
+    watchdog.enter("the point");
+    std::this_thread::sleep_for(std::chrono::seconds(20));
+    std::_Exit(0);
+  };
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(1),
+              "TIMEOUT: the point did not finish within 0.5 s\\..* Ranks that never reached it: 1 \\(h1\\)");
+}
+
+// The abort operations of a scope run while it lives (here they end the
+// process with 3, as a sign), and never once it is gone: what they abort
+// may be destroyed by then.
+TEST(WatchdogInProcess, ScopedAbortOperationsAreTakenBackWithTheScope) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto run = [](bool scope_alive) {
+    const auto [mine, theirs] = socket_pair();
+    PairBootstrap boot(0, mine);
+    Watchdog watchdog(boot, "test", 0.5, {"h0", "h1"});
+    std::optional<ScopedAbortOperations> scope;
+    scope.emplace(watchdog, [] { std::_Exit(3); });
+    if (!scope_alive) scope.reset();
+    watchdog.enter("the point");
+    std::this_thread::sleep_for(std::chrono::seconds(20));
+    std::_Exit(0);
+  };
+  EXPECT_EXIT(run(true), ::testing::ExitedWithCode(3), "TIMEOUT");
+  EXPECT_EXIT(run(false), ::testing::ExitedWithCode(1), "TIMEOUT");
+}
+
+// The main thread sends a big frame to a rank 0 that reads nothing (frozen),
+// holding the link: the watchdog still ends the run at its deadline (1 s and
+// the grace of 0.5 s), not once that send gives up after 20 s.
+TEST(WatchdogInProcess, ABusyLinkDoesNotHoldUpTheDeadline) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto run = [] {
+    const auto [mine, theirs] = socket_pair();
+    PairBootstrap boot(1, mine);
+    Watchdog watchdog(boot, "test", 1, {"h0", "h1"});
+    watchdog.enter("the point");
+    const std::vector<char> big(std::size_t{64} << 20);
+    tcp::Header frame;
+    frame.type = kBootstrapFrame;
+    frame.len = big.size();
+    int err = 0;
+    boot.control_links()->send(0, frame, big.data(), tcp::after(20), err);
+    std::_Exit(0);
+  };
+  const auto start = tcp::Clock::now();
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(1), "TIMEOUT: the point did not finish within 1 s");
+  EXPECT_LT(tcp::Clock::now() - start, std::chrono::seconds(10));
+}
+
+// Frozen: silent for 4 heartbeats, and never under 2 s, so that a live rank
+// on a loaded machine is not taken for frozen when the timeout is short.
+TEST(WatchdogTimes, AFrozenRankIsSilentForAtLeastTwoSeconds) {
+  EXPECT_EQ(WatchdogTimes::for_timeout(2).heartbeat, 0.25);
+  EXPECT_EQ(WatchdogTimes::for_timeout(2).frozen_after, 2);
+  EXPECT_EQ(WatchdogTimes::for_timeout(5).frozen_after, 2.5);
+  EXPECT_EQ(WatchdogTimes::for_timeout(600).heartbeat, 1);
+  EXPECT_EQ(WatchdogTimes::for_timeout(600).frozen_after, 4);
 }
 
 }  // namespace

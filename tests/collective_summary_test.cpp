@@ -244,5 +244,53 @@ TEST(SweepRecord, AFailureBetweenPointsNamesNoPoint) {
   EXPECT_EQ(saved.rows[0].status, "error");
 }
 
+// A size's rows are added once both of its halves are measured; a failure in
+// the in-place half still saves the out-of-place result it gathered before
+// (held), ahead of the error row, and counts it in what it announces. A
+// finished size's held rows are gone: neither a later failure nor the final
+// save repeats them.
+TEST(SweepRecord, AFailureInTheInPlaceHalfSavesTheOutOfPlaceResult) {
+  SweepRecord record(empty_report());
+  Report saved;
+  record.set_save([&](const Report& report, const Report&) { saved = report; });
+  const CollectiveCase c{DataType::float32, ReduceOp::sum, 0, 4, 1};
+  const Collective& all_reduce = named("all_reduce");
+  std::vector<Row> rows;
+  add_size(rows, 1024, {{group(2), group(2)}});
+  for (const Row& row : rows) record.add(row);
+  // 1K's own out-of-place result, held until its in-place half was in, then dropped.
+  record.hold({measured_row(point_row(all_reduce, 1024, 256, c, false), group(2), false, nullptr)});
+  record.hold({});
+  // 4K, split in two groups: both groups' out-of-place rows are held.
+  record.hold({measured_row(point_row(all_reduce, 4096, 1024, c, false), group(3, 0), false, nullptr),
+               measured_row(point_row(all_reduce, 4096, 1024, c, false), group(4, 1), false, nullptr)});
+  record.begin_point(point_row(all_reduce, 4096, 1024, c, true));
+  std::size_t announced = 0;
+  EXPECT_TRUE(record.save_after_failure("rank 1 (h) died", [&](std::size_t n) { announced = n; }));
+  EXPECT_EQ(announced, 4u) << "1K's two rows and 4K's two held ones";
+  ASSERT_EQ(saved.rows.size(), 5u);
+  for (std::size_t r = 2; r < 4; ++r) {
+    EXPECT_EQ(saved.rows[r].status, "ok");
+    EXPECT_EQ(saved.rows[r].param_value("bytes"), "4096");
+    EXPECT_EQ(saved.rows[r].param_value("inplace"), "0");
+  }
+  EXPECT_EQ(*saved.rows[2].metric_value("busbw_GBps"), 3);
+  EXPECT_EQ(*saved.rows[3].metric_value("busbw_GBps"), 4);
+  EXPECT_EQ(saved.rows[4].status, "error");
+  EXPECT_EQ(saved.rows[4].param_value("inplace"), "1");
+}
+
+// Held rows belong to a failure's save alone: a run that ends (or is
+// interrupted) within a size saves only the sizes measured whole.
+TEST(SweepRecord, HeldRowsAreNotSavedByTheFinalSave) {
+  SweepRecord record(empty_report());
+  Report saved;
+  record.set_save([&](const Report& report, const Report&) { saved = report; });
+  const CollectiveCase c{DataType::float32, ReduceOp::sum, 0, 2, 1};
+  record.hold({measured_row(point_row(named("all_reduce"), 1024, 256, c, false), group(1), false, nullptr)});
+  EXPECT_TRUE(record.save());
+  EXPECT_TRUE(saved.rows.empty());
+}
+
 }  // namespace
 }  // namespace redline
