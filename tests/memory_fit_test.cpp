@@ -25,6 +25,19 @@ TEST(MemoryFit, AStraightLineThroughTheLargestBatches) {
   EXPECT_EQ(fit->batches, 4);
 }
 
+// A bisection's sizes crowd near the limit: the fit still reaches down to
+// an eighth of the largest, where the slope shows.
+TEST(MemoryFit, CrowdedBisectionSizesKeepTheirSpan) {
+  std::vector<MemoryPoint> points = {{8, 30 * kMiB, true}, ok(64), ok(128), ok(256), ok(512), ok(770), ok(772),
+                                     ok(773), ok(774)};
+  points[5].bytes += 3000;  // a few pages of noise near the limit
+  const auto fit = fit_memory(points);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(fit->first_batch, 128);
+  EXPECT_EQ(fit->batches, 7);
+  EXPECT_NEAR(fit->bytes_per_sample, 65536.0, 65536.0 * 0.001);
+}
+
 TEST(MemoryFit, RepeatsCountByTheirLargestPeak) {
   const auto fit = fit_memory({ok(64), {64, 1 * kMiB, true}, ok(128), {128, 2 * kMiB, true}});
   ASSERT_TRUE(fit.has_value());

@@ -6,13 +6,14 @@
 
 namespace redline {
 
-std::optional<MemoryFit> fit_memory(const std::vector<MemoryPoint>& points, int max_batches) {
+std::optional<MemoryFit> fit_memory(const std::vector<MemoryPoint>& points, double span) {
   std::map<std::int64_t, double> peak;  // per batch size that fit: the largest of its trials
   for (const auto& p : points)
     if (p.fit && p.bytes > 0) peak[p.batch] = std::max(peak[p.batch], p.bytes);
   if (peak.size() < 2) return std::nullopt;
   // The largest batches: below them the fixed part (and allocators' slack) dominates.
-  while (static_cast<int>(peak.size()) > std::max(max_batches, 2)) peak.erase(peak.begin());
+  const double smallest = static_cast<double>(peak.rbegin()->first) / span;
+  while (peak.size() > 2 && static_cast<double>(peak.begin()->first) < smallest) peak.erase(peak.begin());
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& [batch, bytes] : peak) {
     const double x = static_cast<double>(batch);
@@ -33,8 +34,8 @@ std::optional<MemoryFit> fit_memory(const std::vector<MemoryPoint>& points, int 
   return fit;
 }
 
-std::optional<std::int64_t> predict_max_batch(const std::vector<MemoryPoint>& points, int max_batches) {
-  const auto fit = fit_memory(points, max_batches);
+std::optional<std::int64_t> predict_max_batch(const std::vector<MemoryPoint>& points, double span) {
+  const auto fit = fit_memory(points, span);
   if (!fit) return std::nullopt;
   double reached = 0;
   for (const auto& p : points)

@@ -24,16 +24,18 @@ struct MemoryFit {
   int batches = 0;
 };
 
-// Least squares through the peaks (the largest per batch) of the largest
-// `max_batches` batch sizes that fit. nullopt with fewer than two batch sizes
-// or memory that does not grow with the batch (by less than 1% of the
-// largest peak over the batches fitted: noise).
-std::optional<MemoryFit> fit_memory(const std::vector<MemoryPoint>& points, int max_batches = 4);
+// Least squares through the peaks (the largest per batch) of the batch sizes
+// that fit within a factor `span` of the largest that fit (all of them down
+// to it: a bisection's sizes crowd together near the limit and alone would
+// say little of the slope). nullopt with fewer than two batch sizes or
+// memory that does not grow with the batch (by less than 1% of the largest
+// peak over the batches fitted: noise).
+std::optional<MemoryFit> fit_memory(const std::vector<MemoryPoint>& points, double span = 8);
 
 // The largest batch whose fitted memory stays within what the out-of-memory
 // trials reached (the most any of them reached: a trial that grew until the
 // allocation failed shows where the limit is). nullopt without a fit or an
 // out-of-memory trial that reached beyond the fixed part.
-std::optional<std::int64_t> predict_max_batch(const std::vector<MemoryPoint>& points, int max_batches = 4);
+std::optional<std::int64_t> predict_max_batch(const std::vector<MemoryPoint>& points, double span = 8);
 
 }  // namespace redline
