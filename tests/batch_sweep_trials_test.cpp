@@ -172,6 +172,7 @@ TEST_F(BatchSweepTest, PeakMemoryPredictsTheLimitAndTheSearchUsesIt) {
   for (std::size_t row = 0; row < csv.rows.size(); ++row) trials += csv.value(row, "status") != "skipped";
   EXPECT_LE(trials, 15) << r.child.output;
   EXPECT_LE(std::abs(leading_number(r.say("predicted_max_batch")) - found), 2) << r.say("predicted_max_batch");
+  EXPECT_CONTAINS(r.say("predicted_max_batch"), "the bisection began there");
   EXPECT_EQ(csv.value(0, "program"), "fake_train") << "the program prlimit runs names the case";
   // The fit: 260 KiB per sample; the fixed part: the 8 MiB model and the program.
   EXPECT_NEAR(std::stod(r.say("memory_fit")), 260, 260 * 0.01) << r.say("memory_fit");

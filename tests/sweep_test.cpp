@@ -221,6 +221,7 @@ TEST_F(SweepTest, APredictionNeverCostsMoreThanFourProbes) {
       EXPECT_EQ(r.largest_fit, threshold) << predicted;
       EXPECT_EQ(r.first_oom, threshold + 1) << predicted;
       EXPECT_TRUE(r.largest_fit_is_exact);
+      EXPECT_EQ(r.prediction_used, predicted > 64 && predicted < 128) << predicted;
       EXPECT_LE(model.calls.size(), plain.calls.size() + 4) << threshold << " predicted " << predicted;
       std::set<std::int64_t> distinct;
       for (const auto& c : model.calls) distinct.insert(c.first);

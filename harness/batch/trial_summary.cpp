@@ -73,7 +73,9 @@ std::vector<std::string> summarize_memory_and_warnings(const BatchSweepOptions& 
     summary.emplace_back("predicted_max_batch",
                          std::to_string(p->batch) + " (the fit over batches " + std::to_string(p->fit.first_batch) +
                              ".." + std::to_string(p->fit.last_batch) + " at the " + bytes_text(p->reached_bytes) +
-                             " the OOM trial at " + std::to_string(p->reached_at) + " reached; the bisection began there)");
+                             " the OOM trial at " + std::to_string(p->reached_at) + " reached; " +
+                             (sweep.prediction_used ? "the bisection began there)"
+                                                    : "outside the range left to search: a plain bisection)"));
   if (!trials.gpu_memory_measured() && !trials.gpu_memory_unavailable().empty())
     summary.emplace_back("gpu_memory", "not measured: " + trials.gpu_memory_unavailable());
   std::vector<std::string> warnings;

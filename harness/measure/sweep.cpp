@@ -45,7 +45,9 @@ class Bisection {
 
   void run() {
     if (options_.predict_largest_fit) result_.predicted_fit = options_.predict_largest_fit();
-    if (result_.predicted_fit && *result_.predicted_fit > lo_ && *result_.predicted_fit < hi_) around_prediction();
+    const auto& predicted = result_.predicted_fit;
+    result_.prediction_used = predicted && *predicted > lo_ && *predicted < hi_;
+    if (result_.prediction_used) around_prediction();
     while (hi_ - lo_ > 1 && probe(lo_ + (hi_ - lo_) / 2)) {
     }
     result_.largest_fit_is_exact = !stopped_ && hi_is_oom_ && result_.largest_fit == lo_;
