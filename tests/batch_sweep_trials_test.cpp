@@ -121,6 +121,10 @@ TEST_F(BatchSweepTest, EveryOutOfMemoryFormBisects) {
     ASSERT_EQ(r.child.exit_code, 0) << r.child.output;
     EXPECT_EQ(r.say("max_feasible_batch"), "100 (exact, by bisection)");
     EXPECT_EQ(r.say("first_oom_batch"), "101");
+    // The example trainer says its out-of-memory errors are simulated.
+    const CsvTable csv = r.csv();
+    for (std::size_t row = 0; row < csv.rows.size(); ++row)
+      if (csv.value(row, "status") == "oom") EXPECT_CONTAINS(csv.value(row, "note"), "simulat");
   }
   const std::string wrapped = std::string(FAKE_TRAIN_BIN) + " --max-fit 100 --step-ms 1 --oom-style sigkill; exit $?";
   const auto r = run_command({"--max", "256", "--bisect", "--metric-regex", kMetricRegex}, {"/bin/sh", "-c", wrapped});

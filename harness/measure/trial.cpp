@@ -49,7 +49,8 @@ std::optional<std::string> oom_reason(const ChildResult& child, const std::vecto
   if (child.oom_kills && *child.oom_kills > 0)
     return "the kernel's OOM killer ended a process of this trial (cgroup oom_kill), " + end;
   // The kernel's OOM killer ends a process with SIGKILL: host memory ran out.
-  if (child.term_signal == SIGKILL) return std::string("killed by SIGKILL (the kernel's OOM killer?)");
+  if (child.term_signal == SIGKILL)
+    return "killed by SIGKILL (the kernel's OOM killer?)" + (tail.empty() ? "" : ": " + tail);
   // A wrapper (a shell, a launcher) passes its child's SIGKILL on as 128 + 9.
   if (child.exit_code == 128 + SIGKILL) return "exit status 137: a SIGKILL passed on (the kernel's OOM killer?)" +
                                                (tail.empty() ? "" : ": " + tail);
