@@ -37,11 +37,12 @@ void check_options(const BatchSweepOptions& options) {
 // interrupted) as skipped rows; then every row by batch size, bisect points
 // in their place and repeats in order.
 void add_skipped_rows_and_sort(const SweepResult& sweep, const BatchSweepOptions& options, Report& report) {
+  const auto config = config_params(options);
   for (const auto& p : sweep.points)
     if (!p.ran) {
       Row row;
       row.param("batch_size", std::to_string(p.size));
-      for (auto& [name, value] : config_params(options)) row.param(name, value);
+      for (const auto& [name, value] : config) row.param(name, value);
       row.status = "skipped";
       row.note = p.outcome.note;
       report.rows.push_back(row);

@@ -33,6 +33,7 @@ struct BatchTrials::Trial {
 
 BatchTrials::BatchTrials(const BatchSweepOptions& options, Report& report)
     : options_(options),
+      config_(config_params(options)),
       rules_(make_trial_rules(options.oom_regexes, metric_options(options))),
       progress_(options.progress),
       report_(report),
@@ -107,7 +108,7 @@ void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
 void BatchTrials::record(const Trial& trial, std::int64_t batch, int repetition, bool from_bisect) {
   Row row;
   row.param("batch_size", std::to_string(batch));
-  for (auto& [name, value] : config_params(options_)) row.param(name, value);
+  for (const auto& [name, value] : config_) row.param(name, value);
   row.repetition = repetition;
   row.status = to_string(trial.verdict.status);
   const bool ok = trial.verdict.status == PointStatus::ok;

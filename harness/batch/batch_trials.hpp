@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/batch/batch_sweep.hpp"
@@ -71,6 +72,7 @@ class BatchTrials {
   void note_source(const std::string& source, ReadingKind kind, int readings, int skipped);
 
   const BatchSweepOptions& options_;
+  const std::vector<std::pair<std::string, std::string>> config_;  // the case key's program and config
   const TrialRules rules_;
   const Progress progress_;
   Report& report_;
