@@ -27,7 +27,7 @@ struct BatchTrials::Trial {
   ChildResult child;
   TrialVerdict verdict;
   std::optional<std::uint64_t> gpu_peak_bytes;
-  std::string metric;               // the column its throughput goes to
+  std::string metric;                // the column its throughput goes to
   std::optional<double> throughput;  // ok trials only
 };
 
@@ -67,12 +67,14 @@ BatchTrials::Trial BatchTrials::run_trial(std::int64_t batch, int repetition, bo
   if (options_.echo_output) spec.on_output = [](std::string_view text) { std::cerr << text << std::flush; };
   if (nvml_)
     spec.on_sample = [&](const std::vector<int>& pids) {
-      if (const auto used = nvml_->process_memory(pids)) trial.gpu_peak_bytes = std::max(trial.gpu_peak_bytes.value_or(0), *used);
+      if (const auto used = nvml_->process_memory(pids))
+        trial.gpu_peak_bytes = std::max(trial.gpu_peak_bytes.value_or(0), *used);
     };
   const int repeats = options_.repeats;
-  progress_.line("[trial " + std::to_string(++trials_run_) + "] batch " + std::to_string(batch) +
-                 (repeats > 1 ? " (repeat " + std::to_string(repetition + 1) + "/" + std::to_string(repeats) + ")" : "") +
-                 (from_bisect ? " [bisect]" : "") + " ...");
+  progress_.line(
+      "[trial " + std::to_string(++trials_run_) + "] batch " + std::to_string(batch) +
+      (repeats > 1 ? " (repeat " + std::to_string(repetition + 1) + "/" + std::to_string(repeats) + ")" : "") +
+      (from_bisect ? " [bisect]" : "") + " ...");
   trial.child = run_child(spec);
   trial.verdict = judge_trial(trial.child, rules_);
   measure_throughput(trial, batch);
@@ -80,7 +82,7 @@ BatchTrials::Trial BatchTrials::run_trial(std::int64_t batch, int repetition, bo
   return trial;
 }
 
-// Samples per second, in the order: --metric-regex as printed; the step time
+// The trial's throughput and its column, in the order: --metric-regex as printed; the step time
 // or rate the output gave, for this batch; batch x steps over the wall time.
 void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
   if (trial.verdict.status != PointStatus::ok) return;
@@ -97,8 +99,10 @@ void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
   } else {
     value = static_cast<double>(batch) * static_cast<double>(options_.steps) / trial.child.wall_seconds;
   }
-  if (reading) note_source(reading->source, reading->kind, reading->readings, reading->skipped);
-  else note_source("wall time", ReadingKind::samples_per_s, 0, 0);
+  if (reading)
+    note_source(reading->source, reading->kind, reading->readings, reading->skipped);
+  else
+    note_source("wall time", ReadingKind::samples_per_s, 0, 0);
   if (!metric_name_settled_) metric_name_ = name;
   metric_name_settled_ = true;
   trial.metric = name;
@@ -152,7 +156,8 @@ std::optional<std::int64_t> BatchTrials::predict_largest_fit() {
   if (!batch) return std::nullopt;
   Prediction prediction{*batch, *fit_memory(points), 0, 0};
   for (const auto& p : points)
-    if (!p.fit && p.bytes > prediction.reached_bytes) prediction.reached_bytes = p.bytes, prediction.reached_at = p.batch;
+    if (!p.fit && p.bytes > prediction.reached_bytes)
+      prediction.reached_bytes = p.bytes, prediction.reached_at = p.batch;
   prediction_ = prediction;
   return batch;
 }

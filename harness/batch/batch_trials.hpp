@@ -42,8 +42,8 @@ class BatchTrials {
   struct Prediction {
     std::int64_t batch = 0;
     MemoryFit fit;
-    double reached_bytes = 0;      // the most an OOM trial reached
-    std::int64_t reached_at = 0;   // at this batch
+    double reached_bytes = 0;     // the most an OOM trial reached
+    std::int64_t reached_at = 0;  // at this batch
   };
   std::optional<std::int64_t> predict_largest_fit();
   const std::optional<Prediction>& prediction() const { return prediction_; }

@@ -27,8 +27,10 @@ std::string how_read(const ThroughputSourceUse& use, const BatchSweepOptions& op
       break;
   }
   const int kept = use.readings - use.skipped;
-  if (use.skipped > 0) how += ", median of " + std::to_string(kept) + " lines after skipping " + std::to_string(use.skipped);
-  else if (use.readings > 1) how += ", median of " + std::to_string(use.readings) + " lines";
+  if (use.skipped > 0)
+    how += ", median of " + std::to_string(kept) + " lines after skipping " + std::to_string(use.skipped);
+  else if (use.readings > 1)
+    how += ", median of " + std::to_string(use.readings) + " lines";
   return how;
 }
 
@@ -40,7 +42,8 @@ std::string describe_metric(const BatchSweepOptions& options, const BatchTrials&
 }
 
 void add_memory_fit(const BatchTrials& trials, SummaryLines& summary) {
-  const std::string what = trials.gpu_memory_measured() ? "peak GPU memory (NVML)" : "peak host RSS of the process tree";
+  const std::string what =
+      trials.gpu_memory_measured() ? "peak GPU memory (NVML)" : "peak host RSS of the process tree";
   const auto fit = fit_memory(trials.memory_points());
   if (!fit) {
     summary.emplace_back("memory_fit", "none: " + what + " did not grow over two or more batch sizes that fit");
@@ -48,7 +51,8 @@ void add_memory_fit(const BatchTrials& trials, SummaryLines& summary) {
   }
   summary.emplace_back("memory_fit", bytes_text(fit->bytes_per_sample) + " per sample + " +
                                          bytes_text(fit->fixed_bytes) + " fixed (" + what + ", batches " +
-                                         std::to_string(fit->first_batch) + ".." + std::to_string(fit->last_batch) + ")");
+                                         std::to_string(fit->first_batch) + ".." + std::to_string(fit->last_batch) +
+                                         ")");
 }
 
 }  // namespace
@@ -61,8 +65,10 @@ void summarize_limits(const BatchSweepOptions& options, const BatchTrials& trial
                                                        (sweep.largest_fit_is_exact ? " (exact, by bisection)" : "")
                                                  : "none");
   std::string first_oom = "none: no batch ran";
-  if (sweep.first_oom) first_oom = std::to_string(*sweep.first_oom);
-  else if (sweep.largest_run) first_oom = "none up to " + std::to_string(*sweep.largest_run) + " (the largest batch that ran)";
+  if (sweep.first_oom)
+    first_oom = std::to_string(*sweep.first_oom);
+  else if (sweep.largest_run)
+    first_oom = "none up to " + std::to_string(*sweep.largest_run) + " (the largest batch that ran)";
   summary.emplace_back("first_oom_batch", first_oom);
 }
 

@@ -18,8 +18,8 @@ struct MemoryPoint {
 };
 
 struct MemoryFit {
-  double fixed_bytes = 0;       // the part that does not grow with the batch
-  double bytes_per_sample = 0;  // the slope
+  double fixed_bytes = 0;                        // the part that does not grow with the batch
+  double bytes_per_sample = 0;                   // the slope
   std::int64_t first_batch = 0, last_batch = 0;  // the batches fitted
   int batches = 0;
 };

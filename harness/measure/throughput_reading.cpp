@@ -16,8 +16,13 @@ const std::string kNumber = "([0-9][0-9,]*(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)";
 
 LineFormat format(std::string name, const std::string& pattern, ReadingKind kind, double unit_seconds,
                   bool one_per_step, std::string exclude = "", std::string inverse_unit = "") {
-  return {std::move(name), std::regex(pattern, std::regex::ECMAScript), kind, unit_seconds, one_per_step,
-          std::move(exclude), std::move(inverse_unit)};
+  return {std::move(name),
+          std::regex(pattern, std::regex::ECMAScript),
+          kind,
+          unit_seconds,
+          one_per_step,
+          std::move(exclude),
+          std::move(inverse_unit)};
 }
 
 // Colour codes (torchtitan colours its log line) split what a pattern reads.
@@ -48,8 +53,7 @@ const std::vector<LineFormat>& trainer_line_formats() {
              "train_samples_per_second['\"]?\\s*[:=]\\s*['\"]?" + kNumber, K::samples_per_s, 1, false),
       // [timer.py:260:stop] epoch=0/micro_step=199/global_step=199, RunningAvgSamplesPerSec=58.7,
       // CurrSamplesPerSec=61.3, MemAllocated=6.01GB, MaxMemAllocated=19.52GB
-      format("DeepSpeed's CurrSamplesPerSec (samples/sec)", "CurrSamplesPerSec=" + kNumber, K::samples_per_s, 1,
-             true),
+      format("DeepSpeed's CurrSamplesPerSec (samples/sec)", "CurrSamplesPerSec=" + kNumber, K::samples_per_s, 1, true),
       //  iteration  10/ 100 | consumed samples: 640 | elapsed time per iteration (ms): 1234.5 | ...
       format("Megatron-LM's elapsed time per iteration (ms)", "elapsed time per iteration \\(ms\\):\\s*" + kNumber,
              K::step_seconds, 1e-3, true),
@@ -57,8 +61,8 @@ const std::vector<LineFormat>& trainer_line_formats() {
       format("torchtitan's tps (tokens/s)", "(?:^|\\s)step:\\s*[0-9]+\\s.*\\stps:\\s*" + kNumber, K::tokens_per_s, 1,
              true, "validate step"),
       // iter 3: loss 4.1234, time 120.00ms, mfu 12.34%
-      format("nanoGPT's iter N: ... time X ms", "\\biter [0-9]+: loss \\S+, time " + kNumber + " ?ms",
-             K::step_seconds, 1e-3, true),
+      format("nanoGPT's iter N: ... time X ms", "\\biter [0-9]+: loss \\S+, time " + kNumber + " ?ms", K::step_seconds,
+             1e-3, true),
       // Epoch 0:   4%|▍         | 350/8000 [00:09<03:23, 37.56it/s, v_num=0] (tqdm: "1.23s/it" when slow)
       format("Lightning's it/s", "\\bEpoch [0-9]+:.*[ ,]" + kNumber + "(it/s|s/it)", K::steps_per_s, 1, true, "",
              "s/it"),
@@ -82,8 +86,7 @@ std::vector<double> read_numbers(const std::vector<std::string>& lines, const Li
   std::vector<double> numbers;
   for (const auto& line : lines) {
     if (!format.exclude.empty() && line.find(format.exclude) != std::string::npos) continue;
-    for (auto it = std::sregex_iterator(line.begin(), line.end(), format.pattern); it != std::sregex_iterator();
-         ++it) {
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), format.pattern); it != std::sregex_iterator(); ++it) {
       const auto number = printed_number((*it)[1].str());
       if (!number) throw std::invalid_argument((*it)[1].str());
       double value = *number;

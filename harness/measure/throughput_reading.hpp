@@ -18,12 +18,12 @@ enum class ReadingKind { samples_per_s, tokens_per_s, steps_per_s, step_seconds 
 
 // A line that carries a throughput, and who prints it.
 struct LineFormat {
-  std::string name;     // "nanoGPT's `iter N: ... time X ms`"
-  std::regex pattern;   // the first group is the number (1,234.5 reads as 1234.5)
+  std::string name;    // "nanoGPT's `iter N: ... time X ms`"
+  std::regex pattern;  // the first group is the number (1,234.5 reads as 1234.5)
   ReadingKind kind = ReadingKind::samples_per_s;
-  double unit_seconds = 1;       // step times: seconds per printed unit
-  bool one_per_step = true;      // each line is one step: --skip-steps applies
-  std::string exclude;           // a line holding this is not a reading (validation)
+  double unit_seconds = 1;   // step times: seconds per printed unit
+  bool one_per_step = true;  // each line is one step: --skip-steps applies
+  std::string exclude;       // a line holding this is not a reading (validation)
   // When set, a second group equal to this means the number is seconds per
   // step, not steps per second (tqdm switches from "it/s" to "s/it").
   std::string inverse_unit;
@@ -34,10 +34,10 @@ const std::vector<LineFormat>& trainer_line_formats();
 
 struct ThroughputReading {
   ReadingKind kind = ReadingKind::samples_per_s;
-  double value = 0;      // the median of the readings kept (--metric-regex: the last match)
-  std::string source;    // "--metric-regex", "--step-time-regex" or a LineFormat's name
-  int readings = 0;      // lines read
-  int skipped = 0;       // of which dropped by --skip-steps
+  double value = 0;    // the median of the readings kept (--metric-regex: the last match)
+  std::string source;  // "--metric-regex", "--step-time-regex" or a LineFormat's name
+  int readings = 0;    // lines read
+  int skipped = 0;     // of which dropped by --skip-steps
 };
 
 // Each line of output (\r ends a line too, for progress bars; ANSI colour
@@ -56,8 +56,8 @@ std::vector<double> read_numbers(const std::vector<std::string>& lines, const Li
 
 // The median of `numbers` after dropping the first `skip` (warm-up and
 // compilation), keeping at least the last one; nullopt when there are none.
-std::optional<ThroughputReading> summarize_readings(const std::vector<double>& numbers, int skip,
-                                                    ReadingKind kind, std::string source);
+std::optional<ThroughputReading> summarize_readings(const std::vector<double>& numbers, int skip, ReadingKind kind,
+                                                    std::string source);
 
 // The first trainer format that matches any line, read with --skip-steps.
 std::optional<ThroughputReading> read_trainer_throughput(const std::vector<std::string>& lines, int skip);

@@ -52,8 +52,8 @@ std::optional<std::string> oom_reason(const ChildResult& child, const std::vecto
   if (child.term_signal == SIGKILL)
     return "killed by SIGKILL (the kernel's OOM killer?)" + (tail.empty() ? "" : ": " + tail);
   // A wrapper (a shell, a launcher) passes its child's SIGKILL on as 128 + 9.
-  if (child.exit_code == 128 + SIGKILL) return "exit status 137: a SIGKILL passed on (the kernel's OOM killer?)" +
-                                               (tail.empty() ? "" : ": " + tail);
+  if (child.exit_code == 128 + SIGKILL)
+    return "exit status 137: a SIGKILL passed on (the kernel's OOM killer?)" + (tail.empty() ? "" : ": " + tail);
   return std::nullopt;
 }
 
@@ -76,15 +76,16 @@ TrialVerdict read_throughput(const std::vector<std::string>& lines, const TrialR
     if (rules.metric) {
       verdict = read_metric_regex(lines, *rules.metric);
     } else if (rules.step_time) {
-      verdict.reading =
-          summarize_readings(read_numbers(lines, *rules.step_time), rules.skip_steps, ReadingKind::step_seconds,
-                             "--step-time-regex");
-      if (!verdict.reading) return {PointStatus::error, std::nullopt, "--step-time-regex matched nothing in the output"};
+      verdict.reading = summarize_readings(read_numbers(lines, *rules.step_time), rules.skip_steps,
+                                           ReadingKind::step_seconds, "--step-time-regex");
+      if (!verdict.reading)
+        return {PointStatus::error, std::nullopt, "--step-time-regex matched nothing in the output"};
     } else {
       verdict.reading = read_trainer_throughput(lines, rules.skip_steps);
     }
   } catch (const std::invalid_argument& e) {
-    return {PointStatus::error, std::nullopt, "--step-time-regex captured '" + std::string(e.what()) + "', not a number"};
+    return {PointStatus::error, std::nullopt,
+            "--step-time-regex captured '" + std::string(e.what()) + "', not a number"};
   }
   // A throughput or step time of zero or less is a broken measurement, not a slow one.
   if (verdict.reading && !(verdict.reading->value > 0))
@@ -98,11 +99,19 @@ TrialVerdict read_throughput(const std::vector<std::string>& lines, const TrialR
 
 const std::vector<std::string>& builtin_oom_patterns() {
   static const std::vector<std::string> patterns = {
-      R"(CUDA out of memory)",        R"(HIP out of memory)",          R"(OutOfMemoryError)",
-      R"(CUDA error: out of memory)", R"(DefaultCPUAllocator: can't allocate memory)",
-      R"(DefaultCPUAllocator: not enough memory)", R"(\[enforce fail at alloc_cpu)",
-      R"(ResourceExhaustedError)",    R"(RESOURCE_EXHAUSTED)",         R"(MemoryError\b)",
-      R"(CUBLAS_STATUS_ALLOC_FAILED)", R"(cudaErrorMemoryAllocation)", R"(std::bad_alloc)",
+      R"(CUDA out of memory)",
+      R"(HIP out of memory)",
+      R"(OutOfMemoryError)",
+      R"(CUDA error: out of memory)",
+      R"(DefaultCPUAllocator: can't allocate memory)",
+      R"(DefaultCPUAllocator: not enough memory)",
+      R"(\[enforce fail at alloc_cpu)",
+      R"(ResourceExhaustedError)",
+      R"(RESOURCE_EXHAUSTED)",
+      R"(MemoryError\b)",
+      R"(CUBLAS_STATUS_ALLOC_FAILED)",
+      R"(cudaErrorMemoryAllocation)",
+      R"(std::bad_alloc)",
   };
   return patterns;
 }
@@ -120,7 +129,11 @@ TrialRules make_trial_rules(const std::vector<std::string>& extra_oom_regexes, c
   if (!metric.step_time_regex.empty())
     rules.step_time = LineFormat{"--step-time-regex",
                                  compile_with_group("--step-time-regex", metric.step_time_regex, "time ([0-9.]+)ms"),
-                                 ReadingKind::step_seconds, *unit, true, "", ""};
+                                 ReadingKind::step_seconds,
+                                 *unit,
+                                 true,
+                                 "",
+                                 ""};
   if (metric.skip_steps < 0) throw UsageError("--skip-steps", std::to_string(metric.skip_steps), "must be 0 or more");
   rules.skip_steps = metric.skip_steps;
   return rules;

@@ -32,9 +32,9 @@ struct MetricOptions {
 // Patterns match within one line of output (\n or \r ends a line), and only
 // the first 4096 characters of a line are searched.
 struct TrialRules {
-  std::vector<std::regex> oom_patterns;    // built-in plus --oom-regex
-  std::optional<std::regex> metric;        // --metric-regex
-  std::optional<LineFormat> step_time;     // --step-time-regex with its unit
+  std::vector<std::regex> oom_patterns;  // built-in plus --oom-regex
+  std::optional<std::regex> metric;      // --metric-regex
+  std::optional<LineFormat> step_time;   // --step-time-regex with its unit
   int skip_steps = 1;
 };
 
