@@ -15,6 +15,7 @@
 #include "harness/tracking/sweep_charts.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/measure/trial.hpp"
 
 using namespace redline;
 
@@ -25,6 +26,7 @@ struct Flags {
   std::string repeats = "1", plateau = "5", fraction = "90", safety_margin = "0";
   std::string timeout = "1800", steps = "1";
   std::string metric_regex, metric_name = "samples_per_s";
+  std::string step_time_regex, step_time_unit = "ms", skip_steps = "1", tokens_per_sample;
   std::vector<std::string> oom_regexes;
   std::string global_batch, data_parallel = "1";
   bool bisect = false, verbose = false;
@@ -39,10 +41,10 @@ constexpr std::int64_t kMaxBatch = std::int64_t{1} << 40;
 void check_metric_name(const std::string& name) {
   static const std::regex valid("[A-Za-z][A-Za-z0-9_]*");
   static const std::regex time_like(".*time_(ns|us|ms|s)$");
-  static const std::set<std::string> taken = {"batch_size",    "step_time_ms", "trial_time_s", "gain_pct",
-                                              "status",        "note",         "run_id",       "timestamp_utc",
-                                              "host",          "gpu",          "tool",         "case_key",
-                                              "repetition"};
+  static const std::set<std::string> taken = {
+      "batch_size", "program", "config", "step_time_ms", "trial_time_s", "gain_pct", "peak_rss_MiB", "peak_mem_GiB",
+      "status",     "note",    "run_id", "timestamp_utc", "host",       "gpu",      "tool",         "case_key",
+      "repetition"};
   if (!std::regex_match(name, valid))
     throw UsageError("--metric-name", name, "must be a letter followed by letters, digits or _");
   if (taken.count(name)) throw UsageError("--metric-name", name, "is already a column of batch_sweep's report");
@@ -56,6 +58,26 @@ double percent(const char* flag, const std::string& text, double lo, double hi) 
   const double value = parse_number(flag, text);
   require_in_range(flag, text, value, lo, hi);
   return value / 100.0;
+}
+
+// The step-time form and what --metric-name may rename: only
+// --metric-regex's value; the other forms give samples_per_s.
+void set_step_time_options(const Flags& f, BatchSweepOptions& o) {
+  o.step_time_regex = f.step_time_regex;
+  o.step_time_unit = f.step_time_unit;
+  o.skip_steps = static_cast<int>(parse_count_between("--skip-steps", f.skip_steps, 0, 1'000'000));
+  if (f.metric_name != "samples_per_s" && f.metric_regex.empty())
+    throw UsageError("--metric-name", f.metric_name,
+                     "names --metric-regex's value; a step time or a trainer's line gives samples_per_s");
+  if (!f.tokens_per_sample.empty()) {
+    o.tokens_per_sample = parse_number("--tokens-per-sample", f.tokens_per_sample);
+    require_positive("--tokens-per-sample", f.tokens_per_sample, *o.tokens_per_sample);
+    if (f.metric_name != "samples_per_s")
+      throw UsageError("--tokens-per-sample", f.tokens_per_sample,
+                       "turns samples/s into tokens/s; --metric-name " + f.metric_name + " is not samples/s");
+  }
+  // The regexes and the unit are checked with the trial rules, before any trial.
+  make_trial_rules({}, {o.metric_regex, o.step_time_regex, o.step_time_unit, o.skip_steps});
 }
 
 BatchSweepOptions to_options(const Flags& f, std::vector<std::string> command) {
@@ -86,6 +108,7 @@ BatchSweepOptions to_options(const Flags& f, std::vector<std::string> command) {
   o.metric_regex = f.metric_regex;
   check_metric_name(f.metric_name);
   o.metric_name = f.metric_name;
+  set_step_time_options(f, o);
   o.oom_regexes = f.oom_regexes;
   o.data_parallel = parse_count_between("--data-parallel", f.data_parallel, 1, 1 << 20);
   if (!f.global_batch.empty()) {
@@ -125,8 +148,12 @@ int main(int argc, char** argv) {
   app.add_option("--safety-margin", f.safety_margin, "Keep PCT % below the max feasible batch (default 0)")->type_name("PCT");
   app.add_option("--timeout", f.timeout, "Seconds per trial before it is killed (default 1800)");
   app.add_option("--steps", f.steps, "Training steps one trial runs, for samples/s from wall time (default 1)");
-  app.add_option("--metric-regex", f.metric_regex, "Throughput from the output: first group of the last match")->type_name("REGEX");
-  app.add_option("--metric-name", f.metric_name, "Column name of the throughput (default samples_per_s)");
+  app.add_option("--metric-regex", f.metric_regex, "Throughput from the output: first group of the last match (default: a step time or throughput line of Hugging Face, Lightning, Megatron-LM, torchtitan, DeepSpeed or nanoGPT, else wall time)")->type_name("REGEX");
+  app.add_option("--metric-name", f.metric_name, "Column name of --metric-regex's throughput (default samples_per_s)");
+  app.add_option("--step-time-regex", f.step_time_regex, "Step time from the output: first group; samples/s = batch / median step time")->type_name("REGEX");
+  app.add_option("--step-time-unit", f.step_time_unit, "Unit of --step-time-regex's number: s, ms or us (default ms)");
+  app.add_option("--skip-steps", f.skip_steps, "Step lines dropped first: compilation and warm-up (default 1)")->type_name("K");
+  app.add_option("--tokens-per-sample", f.tokens_per_sample, "Adds tokens_per_s = samples/s x N (and reads a trainer's tokens/s as samples/s)")->type_name("N");
   app.add_option("--oom-regex", f.oom_regexes, "Extra pattern that marks an OOM (repeatable)")->type_name("REGEX");
   app.add_option("--global-batch", f.global_batch, "Global batch size, to plan gradient accumulation");
   app.add_option("--data-parallel", f.data_parallel, "Data-parallel degree for --global-batch (default 1)");

@@ -13,75 +13,11 @@
 
 #include "harness/core/child_process.hpp"
 #include "harness/report/csv_reader.hpp"
+#include "tests/batch_sweep_run.hpp"
 #include "tests/support.hpp"
 
-namespace fs = std::filesystem;
-using redline::ChildResult;
-using redline::ChildSpec;
-using redline::CsvTable;
-
+namespace redline::testing {
 namespace {
-
-const std::string kMetricRegex = "throughput: ([0-9.]+) samples/s";
-
-struct SweepRun {
-  ChildResult child;
-  std::map<std::string, std::string> summary;  // "key: value" lines of stdout
-  fs::path csv_path, json_path;
-  CsvTable csv() const { return redline::read_csv(csv_path); }
-  const std::string& say(const std::string& key) const {
-    static const std::string missing = "<missing>";
-    auto it = summary.find(key);
-    return it == summary.end() ? missing : it->second;
-  }
-};
-
-class BatchSweepTest : public redline::testing::TempDirTest {
- protected:
-
-  // batch_sweep FLAGS --csv --json -- fake_train TRAIN_ARGS
-  SweepRun run(std::vector<std::string> flags, std::vector<std::string> train_args, double timeout = 120) {
-    SweepRun r;
-    r.csv_path = dir_ / "out.csv";
-    r.json_path = dir_ / "out.json";
-    ChildSpec spec;
-    spec.argv = {BATCH_SWEEP_BIN};
-    spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
-    spec.argv.insert(spec.argv.end(), {"--csv", r.csv_path.string(), "--json", r.json_path.string(), "--",
-                                       FAKE_TRAIN_BIN});
-    spec.argv.insert(spec.argv.end(), train_args.begin(), train_args.end());
-    spec.timeout_seconds = timeout;
-    r.child = redline::run_child(spec);
-    static const std::regex summary_line(R"(^(\w+):\s+(.*)$)");
-    std::istringstream lines(r.child.output);
-    for (std::string line; std::getline(lines, line);) {
-      std::smatch m;
-      if (std::regex_match(line, m, summary_line)) r.summary[m[1]] = m[2];
-    }
-    return r;
-  }
-
-  // Runs batch_sweep with bad input; returns its output after checking exit 2.
-  std::string expect_usage_error(std::vector<std::string> args) {
-    ChildSpec spec;
-    spec.argv = {BATCH_SWEEP_BIN};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.timeout_seconds = 60;
-    const ChildResult child = redline::run_child(spec);
-    EXPECT_EQ(child.exit_code, 2) << child.output;
-    EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
-    return child.output;
-  }
-
-};
-
-// Status per batch size in the CSV (first repetition).
-std::map<long, std::string> statuses(const CsvTable& csv) {
-  std::map<long, std::string> s;
-  for (std::size_t r = 0; r < csv.rows.size(); ++r)
-    if (csv.value(r, "repetition") == "0") s[std::stol(csv.value(r, "batch_size"))] = csv.value(r, "status");
-  return s;
-}
 
 TEST_F(BatchSweepTest, FindsMaxAndSaturationFromTheMetricRegex) {
   const auto r = run({"--start", "1", "--max", "1024", "--metric-regex", kMetricRegex},
@@ -102,11 +38,14 @@ TEST_F(BatchSweepTest, FindsMaxAndSaturationFromTheMetricRegex) {
                                                 {16, "ok"},      {32, "ok"},      {64, "ok"},     {128, "oom"},
                                                 {256, "skipped"}, {512, "skipped"}, {1024, "skipped"}};
   EXPECT_EQ(s, expected);
+  const std::string config = csv.value(0, "config");
+  EXPECT_TRUE(std::regex_match(config, std::regex("[0-9a-f]{8}"))) << config;
   for (std::size_t row = 0; row < csv.rows.size(); ++row) {
     EXPECT_EQ(csv.value(row, "tool"), "batch_sweep");
-    EXPECT_EQ(csv.value(row, "case_key"), "batch_size=" + csv.value(row, "batch_size"));
+    EXPECT_EQ(csv.value(row, "case_key"),
+              "batch_size=" + csv.value(row, "batch_size") + ";program=fake_train;config=" + config);
     const long bs = std::stol(csv.value(row, "batch_size"));
-    if (bs == 128) EXPECT_CONTAINS(csv.value(row, "note"), "CUDA out of memory");
+    if (bs == 128) EXPECT_CONTAINS(csv.value(row, "note"), "CUDA out of memory (simulated)");
     if (bs == 16) {
       // Model: 5 ms per step up to 32 -> 16 / 0.005 = 3200 samples/s, +100% over batch 8.
       EXPECT_NEAR(std::stod(csv.value(row, "samples_per_s")), 3200.0, 0.01);
@@ -119,7 +58,7 @@ TEST_F(BatchSweepTest, FindsMaxAndSaturationFromTheMetricRegex) {
   std::stringstream text;
   text << json.rdbuf();
   EXPECT_CONTAINS(text.str(), "\"benchmarks\"");
-  EXPECT_CONTAINS(text.str(), "\"name\": \"batch_sweep/batch_size=32\"");
+  EXPECT_CONTAINS(text.str(), "\"name\": \"batch_sweep/batch_size=32/program=fake_train/config=" + config + "\"");
   EXPECT_CONTAINS(text.str(), "\"recommended_batch\": \"32 (the saturation batch)\"");
   for (const auto& entry : fs::directory_iterator(dir_))
     EXPECT_NOT_CONTAINS(entry.path().string(), ".tmp.");  // no temporary file left over
@@ -171,7 +110,9 @@ TEST_F(BatchSweepTest, PlaceholderAndRepeatsGiveOneRowPerTrial) {
   ASSERT_EQ(csv.rows.size(), 9u);
   std::map<std::string, int> per_key;
   for (std::size_t row = 0; row < csv.rows.size(); ++row) ++per_key[csv.value(row, "case_key")];
-  EXPECT_EQ(per_key, (std::map<std::string, int>{{"batch_size=4", 3}, {"batch_size=8", 3}, {"batch_size=16", 3}}));
+  const std::string tail = ";program=fake_train;config=" + csv.value(0, "config");
+  EXPECT_EQ(per_key, (std::map<std::string, int>{
+                         {"batch_size=4" + tail, 3}, {"batch_size=8" + tail, 3}, {"batch_size=16" + tail, 3}}));
   EXPECT_EQ(r.say("saturation_batch").rfind("8 (", 0), 0u) << r.say("saturation_batch");
 }
 
@@ -337,3 +278,4 @@ TEST_F(BatchSweepTest, BadInputIsRejectedNamingTheFlagAndValue) {
 }
 
 }  // namespace
+}  // namespace redline::testing

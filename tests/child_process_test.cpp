@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,8 +20,10 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/core/interrupt.hpp"
+#include "harness/core/process_memory.hpp"
 #include "tests/support.hpp"
 
 namespace redline {
@@ -310,6 +314,96 @@ TEST_F(ChildProcessTest, IgnoredSigchldDoesNotHideTheExit) {
   signal(SIGCHLD, SIG_DFL);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 4);
+}
+
+// The wall time ends when the child exits, not at the next look. The child
+// writes its own monotonic clock to a file right before _exit, while a
+// worker it leaves behind holds the output open, so neither output nor the
+// pipe's end announces the exit. Over nine runs the median gap between the
+// child's last act and the exit we report stays far below the 20-50 ms a
+// polling loop adds. (A check of the method with a wide margin, on the
+// median, not a speed assertion.)
+TEST_F(ChildProcessTest, WallTimeEndsAtTheExit) {
+  const fs::path clock_file = dir_ / "exit_clock";
+  std::vector<double> gaps;
+  for (int run = 0; run < 9; ++run) {
+    const auto before = std::chrono::steady_clock::now();
+    const ChildResult r = run_child(shell(
+        "(sleep 30) & exec python3 -c 'import os, sys, time; open(sys.argv[1], \"w\").write(repr(time.monotonic())); "
+        "os._exit(0)' '" + clock_file.string() + "'"));
+    ASSERT_TRUE(r.succeeded()) << r.describe_end() << r.output;
+    std::ifstream in(clock_file);
+    double child_end = 0;  // CLOCK_MONOTONIC, as steady_clock
+    ASSERT_TRUE(in >> child_end);
+    const double start = std::chrono::duration<double>(before.time_since_epoch()).count();
+    gaps.push_back(r.wall_seconds - (child_end - start));
+  }
+  std::sort(gaps.begin(), gaps.end());
+  EXPECT_GT(gaps[4], -0.001) << "the wall time ends before the child's last act";
+  EXPECT_LT(gaps[4], 0.005) << "median gap between the child's exit and the reported end";
+}
+
+TEST_F(ChildProcessTest, PeakRssOfTheChild) {
+  ChildSpec spec = shell("exec python3 -c 'x = bytearray(b\"x\") * (160 << 20)'");
+  spec.sample_seconds = 0;  // the kernel's high-water mark alone
+  const ChildResult r = run_child(spec);
+  ASSERT_TRUE(r.succeeded()) << r.describe_end() << r.output;
+  ASSERT_TRUE(r.peak_rss_bytes.has_value());
+  EXPECT_GE(*r.peak_rss_bytes, 160u << 20);
+  EXPECT_LT(*r.peak_rss_bytes, 320u << 20);
+}
+
+TEST_F(ChildProcessTest, PeakRssCountsDescendantsTheChildWaitedFor) {
+  ChildSpec spec = shell("python3 -c 'x = bytearray(b\"x\") * (160 << 20)'; echo done");
+  spec.sample_seconds = 0;
+  const ChildResult r = run_child(spec);
+  ASSERT_TRUE(r.succeeded()) << r.describe_end() << r.output;
+  ASSERT_TRUE(r.peak_rss_bytes.has_value());
+  EXPECT_GE(*r.peak_rss_bytes, 160u << 20) << "the shell's own high-water mark is far smaller";
+}
+
+// Two workers at once: the high-water mark of either is half of what the
+// tree held; the group's sampled sum sees both.
+TEST_F(ChildProcessTest, PeakRssSumsTheGroupsProcessesRunningTogether) {
+  const std::string worker = "python3 -c 'import time; x = bytearray(b\"x\") * (120 << 20); time.sleep(1.5)' & ";
+  ChildSpec spec = shell(worker + worker + "wait");
+  spec.sample_seconds = 0.05;
+  const ChildResult r = run_child(spec);
+  ASSERT_TRUE(r.succeeded()) << r.describe_end() << r.output;
+  ASSERT_TRUE(r.peak_rss_bytes.has_value());
+  EXPECT_GE(*r.peak_rss_bytes, 240u << 20);
+}
+
+TEST_F(ChildProcessTest, SamplesSeeTheGroupsProcesses) {
+  ChildSpec spec = shell("echo $$; sleep 0.5");
+  spec.sample_seconds = 0.05;
+  std::vector<std::vector<int>> samples;
+  spec.on_sample = [&](const std::vector<int>& pids) { samples.push_back(pids); };
+  const ChildResult r = run_child(spec);
+  ASSERT_TRUE(r.succeeded()) << r.describe_end();
+  const int leader = std::stoi(r.output);
+  ASSERT_FALSE(samples.empty());
+  for (const auto& pids : samples) EXPECT_NE(std::find(pids.begin(), pids.end(), leader), pids.end());
+  EXPECT_EQ(std::find(samples[0].begin(), samples[0].end(), static_cast<int>(getpid())), samples[0].end())
+      << "our own process is not in the child's group";
+
+  spec.sample_seconds = 0;
+  samples.clear();
+  run_child(spec);
+  EXPECT_TRUE(samples.empty()) << "sample_seconds 0 never samples";
+}
+
+TEST_F(ChildProcessTest, NoOomKillsCountedForAnOrdinaryChild) {
+  const ChildResult r = run_child(shell("exit 0"));
+  if (r.oom_kills) EXPECT_EQ(*r.oom_kills, 0u);
+  EXPECT_EQ(cgroup_oom_kill_count().has_value(), r.oom_kills.has_value());
+}
+
+TEST(OomKillCount, ReadsTheCounterLine) {
+  EXPECT_EQ(parse_oom_kill_count("low 0\nhigh 0\nmax 3\noom 2\noom_kill 2\noom_group_kill 0\n"), 2u);
+  EXPECT_EQ(parse_oom_kill_count("oom_kill_disable 0\nunder_oom 0\noom_kill 17\n"), 17u);
+  EXPECT_FALSE(parse_oom_kill_count("oom_kill_disable 0\nunder_oom 0\n").has_value());
+  EXPECT_FALSE(parse_oom_kill_count("").has_value());
 }
 
 TEST_F(ChildProcessTest, FindExecutable) {

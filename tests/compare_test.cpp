@@ -60,15 +60,26 @@ void write_csv_lines(const fs::path& path, const std::vector<std::string>& lines
 
 class CompareRunsTest : public redline::testing::TempDirTest {
  protected:
-  // batch_sweep --quiet --metric-regex ... SWEEP_ARGS --csv CSV -- fake_train --batch-size {bs} --step-ms 1 TRAIN_ARGS
+  // batch_sweep --quiet --metric-regex ... SWEEP_ARGS --csv CSV -- fake_train --batch-size {bs} TRAIN_ARGS
   fs::path sweep(const fs::path& csv, std::vector<std::string> sweep_args, std::vector<std::string> train_args) {
     fs::create_directories(csv.parent_path());
     ChildSpec spec;
     spec.argv = {BATCH_SWEEP_BIN, "--quiet", "--metric-regex", kMetricRegex};
     spec.argv.insert(spec.argv.end(), sweep_args.begin(), sweep_args.end());
     spec.argv.insert(spec.argv.end(),
-                     {"--csv", csv.string(), "--", FAKE_TRAIN_BIN, "--batch-size", "{bs}", "--step-ms", "1"});
-    spec.argv.insert(spec.argv.end(), train_args.begin(), train_args.end());
+                     {"--csv", csv.string(), "--", FAKE_TRAIN_BIN, "--batch-size", "{bs}"});
+    // A slower, noisier or smaller node is the machine, not the command: set
+    // in fake_train's environment, so both runs share their case keys.
+    std::string step_ms = "1";
+    for (std::size_t i = 0; i + 1 < train_args.size(); i += 2) {
+      const std::string& flag = train_args[i];
+      if (flag == "--throughput-scale") spec.extra_env.emplace_back("FAKE_TRAIN_THROUGHPUT_SCALE", train_args[i + 1]);
+      else if (flag == "--noise-pct") spec.extra_env.emplace_back("FAKE_TRAIN_NOISE_PCT", train_args[i + 1]);
+      else if (flag == "--max-fit") spec.extra_env.emplace_back("FAKE_TRAIN_MAX_FIT", train_args[i + 1]);
+      else if (flag == "--step-ms") step_ms = train_args[i + 1];
+      else spec.argv.insert(spec.argv.end(), {flag, train_args[i + 1]});
+    }
+    spec.extra_env.emplace_back("FAKE_TRAIN_STEP_MS", step_ms);
     spec.timeout_seconds = 300;
     const ChildResult r = run_child(spec);
     EXPECT_TRUE(r.succeeded()) << r.describe_end() << "\n" << r.output;
@@ -83,8 +94,18 @@ const MetricComparison* find_metric(const Comparison& c, const std::string& case
   return nullptr;
 }
 
-const std::vector<std::string> kCasesTo64 = {"batch_size=1",  "batch_size=2",  "batch_size=4", "batch_size=8",
-                                             "batch_size=16", "batch_size=32", "batch_size=64"};
+// The case key of batch `batch` in a sweep's CSV: batch_sweep adds the
+// program and a hash of its configuration, the same for every sweep here.
+std::string key(const fs::path& csv, long batch) {
+  const CsvTable t = read_csv(csv);
+  return "batch_size=" + std::to_string(batch) + ";program=fake_train;config=" + t.value(0, "config");
+}
+
+std::vector<std::string> cases_to_64(const fs::path& csv) {
+  std::vector<std::string> keys;
+  for (long batch = 1; batch <= 64; batch *= 2) keys.push_back(key(csv, batch));
+  return keys;
+}
 
 std::string dump(const Comparison& c) { return format_comparison(c, CompareFormat::table, "baseline", "current"); }
 
@@ -135,7 +156,7 @@ TEST_F(CompareRunsTest, LoadsARealSweep) {
   ASSERT_EQ(r.rows.size(), 8u);
   const ResultRow& row = r.rows[3];
   EXPECT_EQ(row.tool, "batch_sweep");
-  EXPECT_EQ(row.case_key, "batch_size=2");
+  EXPECT_EQ(row.case_key, key(csv, 2));
   EXPECT_EQ(row.repetition, 1);
   EXPECT_EQ(row.status, "ok");
   EXPECT_EQ(row.file, csv.string());
@@ -242,8 +263,8 @@ TEST_F(CompareRunsTest, PlantedRegressionIsSlower) {
   EXPECT_TRUE(c.only_in_current.empty());
   EXPECT_TRUE(c.not_compared.empty()) << dump(c);
   // Only the tracked metric is judged: step and trial times include process start-up.
-  ASSERT_EQ(c.metrics.size(), kCasesTo64.size()) << dump(c);
-  for (const auto& key : kCasesTo64) {
+  ASSERT_EQ(c.metrics.size(), cases_to_64(base).size()) << dump(c);
+  for (const auto& key : cases_to_64(base)) {
     const MetricComparison* m = find_metric(c, key, "samples_per_s");
     ASSERT_TRUE(m) << key << "\n" << dump(c);
     EXPECT_EQ(m->tool, "batch_sweep");
@@ -259,8 +280,8 @@ TEST_F(CompareRunsTest, PlantedRegressionIsSlower) {
   CompareOptions all;
   all.all_metrics = true;
   const Comparison everything = compare_results(load_results(base), load_results(cur), real_schema(), all);
-  EXPECT_TRUE(find_metric(everything, "batch_size=8", "step_time_ms"));
-  EXPECT_TRUE(find_metric(everything, "batch_size=8", "trial_time_s"));
+  EXPECT_TRUE(find_metric(everything, key(base, 8), "step_time_ms"));
+  EXPECT_TRUE(find_metric(everything, key(base, 8), "trial_time_s"));
 }
 
 TEST_F(CompareRunsTest, PlantedRegressionWithRepetitionsIsSignificant) {
@@ -286,7 +307,7 @@ TEST_F(CompareRunsTest, IdenticalRunsAreSame) {
   const fs::path base = sweep(dir_ / "base.csv", {"--max", "64"}, {});
   const fs::path cur = sweep(dir_ / "cur.csv", {"--max", "64"}, {});
   const Comparison c = compare_results(load_results(base), load_results(cur), real_schema());
-  ASSERT_EQ(c.metrics.size(), kCasesTo64.size()) << dump(c);
+  ASSERT_EQ(c.metrics.size(), cases_to_64(base).size()) << dump(c);
   for (const auto& m : c.metrics) {
     EXPECT_EQ(m.verdict, Verdict::same) << m.case_key;
     EXPECT_DOUBLE_EQ(m.change, 0);
@@ -304,7 +325,7 @@ TEST_F(CompareRunsTest, NoisyRunsAreNoisyNotSlower) {
   const fs::path cur = sweep(dir_ / "cur.csv", {"--max", "64", "--repeats", "3"},
                              {"--noise-pct", "40", "--throughput-scale", "0.92"});
   const Comparison c = compare_results(load_results(base), load_results(cur), real_schema());
-  ASSERT_EQ(c.metrics.size(), kCasesTo64.size()) << dump(c);
+  ASSERT_EQ(c.metrics.size(), cases_to_64(base).size()) << dump(c);
   for (const auto& m : c.metrics) {
     EXPECT_TRUE(m.verdict == Verdict::noisy || m.verdict == Verdict::same) << m.case_key << "\n" << dump(c);
     EXPECT_EQ(m.baseline_n, 3);
@@ -322,23 +343,23 @@ TEST_F(CompareRunsTest, MissingAndFailedCasesAreListed) {
   const fs::path base = sweep(dir_ / "base.csv", {"--max", "64"}, {});
   const fs::path shorter = sweep(dir_ / "short.csv", {"--max", "32"}, {});
   Comparison c = compare_results(load_results(base), load_results(shorter), real_schema());
-  EXPECT_EQ(c.only_in_baseline, std::vector<std::string>{"batch_sweep batch_size=64"}) << dump(c);
+  EXPECT_EQ(c.only_in_baseline, std::vector<std::string>{"batch_sweep " + key(base, 64)}) << dump(c);
   EXPECT_TRUE(c.only_in_current.empty());
   EXPECT_EQ(c.metrics.size(), 6u);
   EXPECT_FALSE(c.any_slower());
 
   // The other way round it is only in the current run.
   c = compare_results(load_results(shorter), load_results(base), real_schema());
-  EXPECT_EQ(c.only_in_current, std::vector<std::string>{"batch_sweep batch_size=64"});
+  EXPECT_EQ(c.only_in_current, std::vector<std::string>{"batch_sweep " + key(base, 64)});
 
   // A case that runs out of memory in the current run has no ok row there.
   const fs::path oom = sweep(dir_ / "oom.csv", {"--max", "64"}, {"--max-fit", "40"});
   c = compare_results(load_results(base), load_results(oom), real_schema());
   ASSERT_EQ(c.only_in_baseline.size(), 1u) << dump(c);
-  EXPECT_EQ(c.only_in_baseline[0], "batch_sweep batch_size=64 (no ok row in current: oom)");
+  EXPECT_EQ(c.only_in_baseline[0], "batch_sweep " + key(base, 64) + " (no ok row in current: oom)");
   EXPECT_EQ(c.metrics.size(), 6u);
   const std::string table = format_comparison(c, CompareFormat::table, "base", "oom");
-  EXPECT_CONTAINS(table, "batch_sweep batch_size=64 (no ok row in current: oom)");
+  EXPECT_CONTAINS(table, "batch_sweep " + key(base, 64) + " (no ok row in current: oom)");
 }
 
 TEST_F(CompareRunsTest, RunFoldersKeepSameToolEntriesApart) {
@@ -412,15 +433,15 @@ TEST_F(CompareRunsTest, FormatsTableMarkdownAndJson) {
 
   const std::string table = format_comparison(c, CompareFormat::table, base.string(), cur.string());
   EXPECT_CONTAINS(table, "SLOWER");
-  EXPECT_CONTAINS(table, "\n!  batch_sweep  batch_size=1 ");
+  EXPECT_CONTAINS(table, "\n!  batch_sweep  " + key(base, 1) + " ");
   EXPECT_CONTAINS(table, "-20.0%");
-  EXPECT_CONTAINS(table, "only in baseline:\n  batch_sweep batch_size=64\n");
+  EXPECT_CONTAINS(table, "only in baseline:\n  batch_sweep " + key(base, 64) + "\n");
   EXPECT_CONTAINS(table, "geomean");
 
   const std::string md = format_comparison(c, CompareFormat::markdown, base.string(), cur.string());
   EXPECT_CONTAINS(md, "\n| tool | case | metric | baseline | current | change | p / noise | verdict |\n|---|");
   EXPECT_CONTAINS(md, "**! SLOWER**");
-  EXPECT_CONTAINS(md, "\n- batch_sweep batch_size=64\n");
+  EXPECT_CONTAINS(md, "\n- batch_sweep " + key(base, 64) + "\n");
 
   const std::string json = format_comparison(c, CompareFormat::json, base.string(), cur.string());
   write_file(dir_ / "c.json", json);
@@ -433,7 +454,7 @@ TEST_F(CompareRunsTest, FormatsTableMarkdownAndJson) {
                 "assert d['any_slower'] is True, d['any_slower']\n"
                 "assert len(d['metrics']) == 6, len(d['metrics'])\n"
                 "assert all(m['verdict'] == 'SLOWER' for m in d['metrics'])\n"
-                "assert d['only_in_baseline'] == ['batch_sweep batch_size=64'], d['only_in_baseline']\n"
+                "assert d['only_in_baseline'] == ['batch_sweep " + key(base, 64) + "'], d['only_in_baseline']\n"
                 "assert d['metrics'][0]['p_value'] is None\n"
                 "assert abs(d['geomean_improvement'] - 0.8) < 1e-6\n",
                 (dir_ / "c.json").string()};
@@ -476,7 +497,7 @@ TEST_F(CompareCliTest, ExitStatusFollowsTheVerdicts) {
   const ChildResult regressed = compare({base.string(), slow.string()});
   EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
   EXPECT_CONTAINS(regressed.output, "SLOWER");
-  EXPECT_CONTAINS(regressed.output, "batch_size=64");
+  EXPECT_CONTAINS(regressed.output, key(base, 64));
   EXPECT_CONTAINS(regressed.output, "samples_per_s");
 
   // A 20% drop under a 25% threshold is not a regression.

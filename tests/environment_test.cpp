@@ -190,6 +190,15 @@ TEST(AddNvmlGpuInfo, ReportsWhyOrFillsGpus) {
   }
 }
 
+// This process holds no CUDA context, so NVML lists none of its memory; and
+// without a driver there is nothing to ask. Either way: no figure, never 0.
+TEST(NvmlSession, ProcessMemoryOfAProcessWithoutAContextIsUnknown) {
+  const NvmlSession nvml;
+  if (!nvml_loadable()) EXPECT_TRUE(nvml.unavailable().has_value());
+  EXPECT_FALSE(nvml.process_memory({static_cast<int>(getpid())}).has_value());
+  EXPECT_FALSE(nvml.process_memory({}).has_value());
+}
+
 TEST(MakeRunId, TimestampHostAndPid) {
   const std::string id = make_run_id("node-1.example_x");
   const std::string pid = std::to_string(getpid());

@@ -531,7 +531,10 @@ class HtmlReportBrowser : public redline::testing::TempDirTest {
     spec.argv = {BATCH_SWEEP_BIN, "--quiet", "--max", "128", "--repeats", "5",
                  "--metric-regex", "throughput: ([0-9.]+) samples/s", "--csv", csv.string(), "--",
                  FAKE_TRAIN_BIN, "--batch-size", "{bs}", "--step-ms", "1"};
-    spec.argv.insert(spec.argv.end(), train_args.begin(), train_args.end());
+    // A slower node is the machine, not the command (which names the case).
+    for (std::size_t i = 0; i + 1 < train_args.size(); i += 2)
+      if (train_args[i] == "--throughput-scale") spec.extra_env.emplace_back("FAKE_TRAIN_THROUGHPUT_SCALE", train_args[i + 1]);
+      else spec.argv.insert(spec.argv.end(), {train_args[i], train_args[i + 1]});
     spec.timeout_seconds = 300;
     const ChildResult r = run_child(spec);
     EXPECT_TRUE(r.succeeded()) << r.describe_end() << "\n" << r.output;

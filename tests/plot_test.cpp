@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/core/child_process.hpp"
+#include "harness/report/csv_reader.hpp"
 #include "tests/support.hpp"
 
 namespace fs = std::filesystem;
@@ -91,7 +92,11 @@ TEST_F(PlotScript, DrawsARealBatchSweep) {
     const ChildResult r = plot({(dir_ / file).string(), "-o", (dir_ / "png").string()});
     if (r.exit_code == 77) GTEST_SKIP() << "matplotlib is not installed (scripts/setup installs python3-matplotlib)";
     ASSERT_EQ(r.exit_code, 0) << file << ": " << r.output;
-    EXPECT_EQ(printed_pngs(r.output), std::set<std::string>{"batch_sweep-samples_per_s.png"}) << file;
+    // The chart's name carries what the rows share: the program and its configuration.
+    const std::string config = read_csv(dir_ / "sweep.csv").value(0, "config");
+    EXPECT_EQ(printed_pngs(r.output),
+              std::set<std::string>{"batch_sweep-program=fake_train-config=" + config + "-samples_per_s.png"})
+        << file;
   }
 }
 

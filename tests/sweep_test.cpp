@@ -184,6 +184,78 @@ TEST_F(SweepTest, NoBisectWhenNeighboursAlreadyKnown) {
   EXPECT_EQ(r.first_oom, 5);
 }
 
+// The case: a sweep to 4096 whose limit is 774. Upward 1..1024 is
+// 11 trials; a right prediction then costs 2 more (774 fits, 775 does not),
+// and one off by up to 2 at most 4: never past log2(4096) + 3 = 15 in all.
+TEST_F(SweepTest, APredictedLimitIsFoundInAFewProbes) {
+  for (std::int64_t error = -2; error <= 2; ++error) {
+    MemoryModel model{774, {}};
+    SweepOptions options;
+    options.bisect = true;
+    options.predict_largest_fit = [&] { return std::optional<std::int64_t>(774 + error); };
+    const SweepResult r = run_sweep(geometric_axis(1, 4096, 2), options, model.fn());
+    EXPECT_EQ(r.largest_fit, 774) << "prediction off by " << error;
+    EXPECT_EQ(r.first_oom, 775);
+    EXPECT_TRUE(r.largest_fit_is_exact);
+    EXPECT_EQ(r.predicted_fit, 774 + error);
+    // Right or one too high: the prediction and its neighbour settle it.
+    EXPECT_EQ(model.calls.size(), error == 0 || error == 1 ? 13u : 15u) << "prediction off by " << error;
+    EXPECT_EQ(model.calls[11].first, 774 + error) << "the prediction is probed first";
+  }
+}
+
+// Against plain bisection: for every limit between two axis points and
+// predictions right, near, far off or outside the range, the exact limit is
+// found, no size runs twice, and at most 4 probes are added.
+TEST_F(SweepTest, APredictionNeverCostsMoreThanFourProbes) {
+  for (std::int64_t threshold = 64; threshold < 128; ++threshold) {
+    MemoryModel plain{threshold, {}};
+    SweepOptions options;
+    options.bisect = true;
+    run_sweep(geometric_axis(1, 256, 2), options, plain.fn());
+    for (const std::int64_t predicted : {threshold, threshold - 1, threshold + 3, threshold - 6, std::int64_t{65},
+                                         std::int64_t{127}, std::int64_t{30}, std::int64_t{500}}) {
+      MemoryModel model{threshold, {}};
+      options.predict_largest_fit = [&] { return std::optional<std::int64_t>(predicted); };
+      const SweepResult r = run_sweep(geometric_axis(1, 256, 2), options, model.fn());
+      EXPECT_EQ(r.largest_fit, threshold) << predicted;
+      EXPECT_EQ(r.first_oom, threshold + 1) << predicted;
+      EXPECT_TRUE(r.largest_fit_is_exact);
+      EXPECT_EQ(r.prediction_used, predicted > 64 && predicted < 128) << predicted;
+      EXPECT_LE(model.calls.size(), plain.calls.size() + 4) << threshold << " predicted " << predicted;
+      std::set<std::int64_t> distinct;
+      for (const auto& c : model.calls) distinct.insert(c.first);
+      EXPECT_EQ(distinct.size(), model.calls.size()) << threshold << " predicted " << predicted;
+      for (const auto& c : model.calls)
+        if (c.second) EXPECT_TRUE(c.first > 64 && c.first < 128) << c.first;
+    }
+  }
+}
+
+TEST_F(SweepTest, NoPredictionMeansPlainBisection) {
+  MemoryModel plain{100, {}}, unsure{100, {}};
+  SweepOptions options;
+  options.bisect = true;
+  run_sweep(geometric_axis(1, 256, 2), options, plain.fn());
+  int asked = 0;
+  options.predict_largest_fit = [&] {
+    ++asked;
+    return std::optional<std::int64_t>();
+  };
+  const SweepResult r = run_sweep(geometric_axis(1, 256, 2), options, unsure.fn());
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(unsure.calls, plain.calls);
+  EXPECT_FALSE(r.predicted_fit);
+}
+
+TEST_F(SweepTest, LargestRunIsTheLargestSizeThatRan) {
+  MemoryModel model{100, {}};
+  SweepResult r = run_sweep(geometric_axis(1, 4096, 2), {}, model.fn());
+  EXPECT_EQ(r.largest_run, 128);  // 256..4096 never ran
+  r = run_sweep({}, {}, model.fn());
+  EXPECT_FALSE(r.largest_run);
+}
+
 TEST_F(SweepTest, SafetyMarginReducesTheLargestFit) {
   MemoryModel model{100, {}};
   SweepOptions options;

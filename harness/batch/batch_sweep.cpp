@@ -6,12 +6,12 @@
 #include <map>
 
 #include "harness/batch/accumulation.hpp"
+#include "harness/batch/batch_trials.hpp"
+#include "harness/batch/case_config.hpp"
+#include "harness/batch/trial_summary.hpp"
 #include "harness/core/child_process.hpp"
-#include "harness/core/progress.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
-#include "harness/measure/stats.hpp"
-#include "harness/measure/trial.hpp"
 #include "harness/report/console_table.hpp"
 
 namespace redline {
@@ -33,89 +33,16 @@ void check_options(const BatchSweepOptions& options) {
   if (options.axis.empty()) throw UsageError("--start/--max", "", "the batch-size axis is empty");
 }
 
-// One trial's row: only an ok trial measured anything, the others keep
-// empty metrics. Throughput from the trial's output when --metric-regex
-// matched, else batch x steps over the wall time.
-Row trial_row(const BatchSweepOptions& options, std::int64_t batch, int repetition, bool from_bisect,
-              const TrialVerdict& verdict, const ChildResult& child) {
-  Row row;
-  row.param("batch_size", std::to_string(batch));
-  row.repetition = repetition;
-  row.status = to_string(verdict.status);
-  const bool ok = verdict.status == PointStatus::ok;
-  row.note = ok ? (from_bisect ? "bisect" : "") : verdict.note;
-  const double steps = static_cast<double>(options.steps);
-  const double samples = static_cast<double>(batch) * steps;
-  row.metric(options.metric_name, !ok ? kNotMeasured : verdict.metric ? *verdict.metric : samples / child.wall_seconds);
-  row.metric("step_time_ms", ok ? 1e3 * child.wall_seconds / steps : kNotMeasured);
-  row.metric("trial_time_s", ok ? child.wall_seconds : kNotMeasured);
-  return row;
-}
-
-// The sweep's point function: `repeats` child-process trials of one batch
-// size, a row each, stopping at the first that is not ok.
-class BatchTrials {
- public:
-  BatchTrials(const BatchSweepOptions& options, Report& report)
-      : options_(options),
-        rules_(make_trial_rules(options.oom_regexes, options.metric_regex)),
-        progress_(options.progress),
-        report_(report) {}
-
-  PointOutcome run_point(std::int64_t batch, bool from_bisect) {
-    std::vector<double> throughputs;
-    for (int r = 0; r < options_.repeats; ++r) {
-      const TrialVerdict verdict = run_trial(batch, r, from_bisect);
-      if (verdict.status != PointStatus::ok) return {verdict.status, verdict.note};
-      throughputs.push_back(*report_.rows.back().metric_value(options_.metric_name));
-    }
-    median_throughput_[batch] = summarize(throughputs).median;
-    return {PointStatus::ok, ""};
-  }
-
-  // The median throughput of every batch size that ran ok.
-  const std::map<std::int64_t, double>& median_throughput() const { return median_throughput_; }
-
- private:
-  // Runs one trial and adds its row.
-  TrialVerdict run_trial(std::int64_t batch, int repetition, bool from_bisect) {
-    ChildSpec spec;
-    spec.argv = substitute_batch(options_.command, batch);
-    spec.extra_env = {{kBatchVariable, std::to_string(batch)}};
-    spec.timeout_seconds = options_.timeout_seconds;
-    if (options_.echo_output) spec.on_output = [](std::string_view text) { std::cerr << text << std::flush; };
-    const int repeats = options_.repeats;
-    progress_.line(
-        "[trial " + std::to_string(++trials_run_) + "] batch " + std::to_string(batch) +
-        (repeats > 1 ? " (repeat " + std::to_string(repetition + 1) + "/" + std::to_string(repeats) + ")" : "") +
-        (from_bisect ? " [bisect]" : "") + " ...");
-    const ChildResult child = run_child(spec);
-    const TrialVerdict verdict = judge_trial(child, rules_);
-    const Row& row = report_.rows.emplace_back(trial_row(options_, batch, repetition, from_bisect, verdict, child));
-    const bool ok = verdict.status == PointStatus::ok;
-    progress_.line("  -> " + row.status +
-                   (ok ? ": " + human_number(*row.metric_value(options_.metric_name)) + " " + options_.metric_name
-                       : ": " + verdict.note) +
-                   " (" + format_number(child.wall_seconds, 1) + " s)");
-    return verdict;
-  }
-
-  const BatchSweepOptions& options_;
-  const TrialRules rules_;
-  const Progress progress_;
-  Report& report_;
-  std::map<std::int64_t, double> median_throughput_;
-  int trials_run_ = 0;
-};
-
 // Axis points the sweep never ran (above the first OOM, after failures,
 // interrupted) as skipped rows; then every row by batch size, bisect points
 // in their place and repeats in order.
-void add_skipped_rows_and_sort(const SweepResult& sweep, Report& report) {
+void add_skipped_rows_and_sort(const SweepResult& sweep, const BatchSweepOptions& options, Report& report) {
+  const auto config = config_params(options);
   for (const auto& p : sweep.points)
     if (!p.ran) {
       Row row;
       row.param("batch_size", std::to_string(p.size));
+      for (const auto& [name, value] : config) row.param(name, value);
       row.status = "skipped";
       row.note = p.outcome.note;
       report.rows.push_back(row);
@@ -217,15 +144,6 @@ void summarize_sweep(const BatchSweepOptions& options, const Saturation& sat, Ba
   // Google Benchmark's real_time: the time per sample this metric implies, so
   // compare.py compares the metric, not the trial's start-up.
   outcome.report.time_metric = metric;
-  summary.emplace_back(
-      "metric", metric + (options.metric_regex.empty() ? " (batch x --steps / trial wall time, start-up included)"
-                                                       : " (from --metric-regex, median of repeats)"));
-  summary.emplace_back("max_feasible_batch", sweep.largest_fit
-                                                 ? std::to_string(*sweep.largest_fit) +
-                                                       (sweep.largest_fit_is_exact ? " (exact, by bisection)" : "")
-                                                 : "none");
-  summary.emplace_back("first_oom_batch", sweep.first_oom ? std::to_string(*sweep.first_oom)
-                                                          : "none up to " + std::to_string(options.axis.back()));
   summary.emplace_back("saturation_batch", saturation_summary(sat, options));
   if (sat.spread) summary.emplace_back("repeat_spread", spread_summary(sat));
   summary.emplace_back("batch_at_" + format_number(100 * options.saturation.fraction_of_best, 0) + "pct_of_best",
@@ -258,15 +176,24 @@ BatchSweepOutcome run_batch_sweep(std::string tool, const BatchSweepOptions& opt
   BatchSweepOutcome outcome;
   outcome.report = start_report(std::move(tool), std::move(env));
   BatchTrials trials(options, outcome.report);
-  outcome.sweep = run_sweep(options.axis, options.sweep,
+  SweepOptions sweep_options = options.sweep;
+  sweep_options.predict_largest_fit = [&] { return trials.predict_largest_fit(); };
+  outcome.sweep = run_sweep(options.axis, sweep_options,
                             [&](std::int64_t batch, bool from_bisect) { return trials.run_point(batch, from_bisect); });
-  add_skipped_rows_and_sort(outcome.sweep, outcome.report);
+  trials.rename_metric_in_rows();
+  add_skipped_rows_and_sort(outcome.sweep, options, outcome.report);
   add_gains(trials.median_throughput(), outcome.report);
 
+  // The summary names the column the throughput went to.
+  BatchSweepOptions named = options;
+  named.metric_name = outcome.metric_name = trials.metric_name();
   const Saturation sat = analyze_saturation(
-      passed_readings(outcome.report, trials.median_throughput(), options.metric_name), options.saturation);
+      passed_readings(outcome.report, trials.median_throughput(), named.metric_name), options.saturation);
   outcome.any_ok = !trials.median_throughput().empty();
-  summarize_sweep(options, sat, outcome);
+  summarize_limits(named, trials, outcome.sweep, outcome.report.summary);
+  summarize_sweep(named, sat, outcome);
+  for (const auto& warning : summarize_memory_and_warnings(named, trials, outcome.sweep, outcome.report.summary))
+    std::cerr << outcome.report.tool << ": warning: " << warning << "\n";
   return outcome;
 }
 

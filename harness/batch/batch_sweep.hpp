@@ -27,8 +27,14 @@ struct BatchSweepOptions {
   int repeats = 1;                 // trials per batch size; the median is used
   double timeout_seconds = 1800;   // per trial
   std::int64_t steps = 1;          // training steps one trial runs (wall-time throughput)
-  std::string metric_regex;        // empty: samples/s from wall time and steps
-  std::string metric_name = "samples_per_s";
+  std::string metric_regex;        // a throughput as printed; empty: see below
+  std::string metric_name = "samples_per_s";  // --metric-regex's column
+  // Without --metric-regex: a step time (--step-time-regex), else the lines
+  // common trainers print, else batch x steps / wall time.
+  std::string step_time_regex;
+  std::string step_time_unit = "ms";
+  int skip_steps = 1;                            // per-step lines dropped first
+  std::optional<double> tokens_per_sample;       // adds tokens_per_s (or turns tokens/s into samples/s)
   std::vector<std::string> oom_regexes;
   std::optional<std::int64_t> global_batch;
   std::int64_t data_parallel = 1;
@@ -39,6 +45,7 @@ struct BatchSweepOptions {
 struct BatchSweepOutcome {
   Report report;
   SweepResult sweep;
+  std::string metric_name;  // the throughput's column (samples_per_s, or what --metric-name or the trainer said)
   std::optional<std::int64_t> recommended_batch;
   bool any_ok = false;
 };

@@ -3,13 +3,16 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "harness/core/interrupt.hpp"
+#include "harness/core/process_memory.hpp"
 
 extern char** environ;
 
@@ -85,22 +89,39 @@ std::optional<int> exec_error(int error_fd) {
   return std::nullopt;
 }
 
+// A file descriptor that becomes readable when `pid` exits (Linux 5.3+), so
+// the wait ends at the exit itself; -1 where the kernel has none.
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
 // The parent's side of a started child: reads its output until the pipe
-// closes, reaps it, and stops its process group on a timeout or Ctrl-C.
+// closes, reaps it the moment it exits, samples its memory, and stops its
+// process group on a timeout or Ctrl-C.
 class ChildWatch {
  public:
   ChildWatch(pid_t pid, int output_fd, const ChildSpec& spec, ChildResult& result, Clock::time_point start)
-      : pid_(pid), output_fd_(output_fd), spec_(spec), result_(result), start_(start) {}
+      : pid_(pid), pidfd_(open_pidfd(pid)), output_fd_(output_fd), spec_(spec), result_(result), start_(start) {}
+  ~ChildWatch() {
+    if (pidfd_ >= 0) close(pidfd_);
+  }
+  ChildWatch(const ChildWatch&) = delete;
+  ChildWatch& operator=(const ChildWatch&) = delete;
 
   void run() {
     // While we are stopping it (kill_sent), the group gets the whole schedule
     // even after its leader exits: a wrapper shell dies on the first SIGTERM
     // while the tool it runs is still cleaning up.
     while (!eof_ || !exited_ || (kill_sent_ && !group_done_)) {
+      wait_for_event();
       reap();
       if (exited_ && kill_sent_ && !group_done_ && kill(-pid_, 0) != 0 && errno == ESRCH) group_done_ = true;
-      if (!eof_) read_output();
-      else if (!exited_ || !group_done_) usleep(20000);
+      if (!exited_ && spec_.sample_seconds > 0 && seconds_since(last_sample_) >= spec_.sample_seconds) sample();
       // A grandchild that left the group may hold the pipe: stop reading.
       if (exited_ && !eof_ && seconds_since(*exited_at_) > spec_.kill_grace_seconds) eof_ = true;
       if (exited_ && (!kill_sent_ || group_done_)) continue;
@@ -111,11 +132,35 @@ class ChildWatch {
   bool status_known() const { return status_known_; }
   int status() const { return status_; }
   Clock::time_point exited_at() const { return *exited_at_; }
+  std::optional<std::uint64_t> peak_rss_bytes() const {
+    if (!status_known_) return std::nullopt;
+    // ru_maxrss is in KiB on Linux.
+    return std::max(static_cast<std::uint64_t>(usage_.ru_maxrss) * 1024, peak_group_rss_);
+  }
 
  private:
+  // Until output arrives, the child exits, or the next thing is due: a
+  // sample, the time limit, the next step of stopping it, or a look at the
+  // Ctrl-C flag (at least every 100 ms).
+  void wait_for_event() {
+    pollfd fds[2];
+    nfds_t n = 0;
+    const bool reading = !eof_;
+    if (reading) fds[n++] = {output_fd_, POLLIN, 0};
+    if (!exited_ && pidfd_ >= 0) fds[n++] = {pidfd_, POLLIN, 0};
+    double wait = kill_sent_ || exited_ ? 0.02 : 0.1;
+    if (!exited_ && pidfd_ < 0) wait = 0.001;  // no pidfd: look for the exit every millisecond
+    if (!exited_ && spec_.sample_seconds > 0)
+      wait = std::min(wait, std::max(0.0, spec_.sample_seconds - seconds_since(last_sample_)));
+    if (spec_.timeout_seconds > 0 && !kill_sent_)
+      wait = std::min(wait, std::max(0.0, spec_.timeout_seconds - seconds_since(start_)));
+    const int ready = poll(fds, n, static_cast<int>(std::ceil(wait * 1000)));
+    if (ready > 0 && reading && fds[0].revents != 0) read_output();
+  }
+
   void reap() {
     if (exited_) return;
-    const pid_t w = waitpid(pid_, &status_, WNOHANG);
+    const pid_t w = wait4(pid_, &status_, WNOHANG, &usage_);
     if (w != pid_ && !(w < 0 && errno == ECHILD)) return;
     status_known_ = w == pid_;
     exited_ = true;
@@ -125,10 +170,15 @@ class ChildWatch {
     if (!kill_sent_) kill(-pid_, SIGKILL);
   }
 
-  // Up to 50 ms for output; keeps the last output_limit bytes.
+  void sample() {
+    last_sample_ = Clock::now();
+    const GroupMemory group = read_process_group(pid_);
+    peak_group_rss_ = std::max(peak_group_rss_, group.rss_bytes);
+    if (spec_.on_sample && !group.pids.empty()) spec_.on_sample(group.pids);
+  }
+
+  // One read of what is there; keeps the last output_limit bytes.
   void read_output() {
-    pollfd pfd{output_fd_, POLLIN, 0};
-    if (poll(&pfd, 1, 50) <= 0) return;
     const ssize_t n = read(output_fd_, buf_, sizeof buf_);
     if (n > 0) {
       result_.output.append(buf_, static_cast<std::size_t>(n));
@@ -164,13 +214,17 @@ class ChildWatch {
   }
 
   const pid_t pid_;
+  const int pidfd_;
   const int output_fd_;
   const ChildSpec& spec_;
   ChildResult& result_;
   const Clock::time_point start_;
+  Clock::time_point last_sample_ = start_;
   bool eof_ = false, exited_ = false, group_done_ = false;
   int status_ = 0;
   bool status_known_ = true;
+  rusage usage_{};
+  std::uint64_t peak_group_rss_ = 0;
   std::optional<Clock::time_point> kill_sent_, second_term_sent_, exited_at_;
   char buf_[65536];
 };
@@ -225,6 +279,7 @@ ChildResult run_child(const ChildSpec& spec) {
   // With SIGCHLD ignored (inherited from whoever started us) the kernel
   // reaps children itself and waitpid could never see this one exit.
   signal(SIGCHLD, SIG_DFL);
+  const std::optional<std::uint64_t> oom_kills_before = cgroup_oom_kill_count();
   const auto start = Clock::now();
   const pid_t pid = fork();
   if (pid == 0) exec_child(out_pipe[1], err_pipe[1], argv, envp);
@@ -252,7 +307,10 @@ ChildResult run_child(const ChildSpec& spec) {
     return result;
   }
   result.started = true;
+  if (const auto after = cgroup_oom_kill_count(); after && oom_kills_before)
+    result.oom_kills = *after >= *oom_kills_before ? *after - *oom_kills_before : 0;
   if (!watch.status_known()) return result;  // exit_code stays -1: not a success
+  result.peak_rss_bytes = watch.peak_rss_bytes();
   if (WIFEXITED(watch.status())) result.exit_code = WEXITSTATUS(watch.status());
   if (WIFSIGNALED(watch.status())) result.term_signal = WTERMSIG(watch.status());
   return result;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,6 +25,11 @@ struct ChildSpec {
   std::size_t output_limit = 8u << 20;  // keep the last bytes of output
   // Called with each chunk of output as it arrives (live echo); may be empty.
   std::function<void(std::string_view)> on_output;
+  // While it runs, every this many seconds (0: never), the resident memory
+  // of its process group is read (the peak is kept), and on_sample, when
+  // set, is called with the group's processes (to read their GPU memory).
+  double sample_seconds = 0.1;
+  std::function<void(const std::vector<int>& pids)> on_sample;
 };
 
 struct ChildResult {
@@ -35,7 +41,16 @@ struct ChildResult {
   bool interrupted = false;  // we stopped it because the user pressed Ctrl-C
   std::string output;        // stdout and stderr interleaved (tail if over the limit)
   bool output_truncated = false;
-  double wall_seconds = 0;   // from start to exit
+  double wall_seconds = 0;   // from start to exit, taken when the exit is reported (not polled)
+  // Peak resident memory of its process tree: the larger of the kernel's
+  // high-water mark for the child and the descendants it waited for (wait4's
+  // ru_maxrss, which also holds our own memory as copied into the child
+  // before exec) and the largest sum over its process group at a sample.
+  // nullopt when it did not start or could not be reaped.
+  std::optional<std::uint64_t> peak_rss_bytes;
+  // OOM kills counted in our memory cgroup while it ran (nullopt: no
+  // readable counter); other processes in the cgroup count too.
+  std::optional<std::uint64_t> oom_kills;
 
   bool succeeded() const { return started && !timed_out && !interrupted && term_signal == 0 && exit_code == 0; }
   std::string describe_end() const;  // "exit status 1", "killed by signal 9 (Killed)", ...

@@ -86,6 +86,10 @@ class NvmlSession {
   // The GPU with this UUID ("GPU-...", as DeviceProperties::uuid and NVML
   // give it); nullopt when NVML is unavailable or does not know it.
   std::optional<GpuReadings> read(const std::string& uuid) const;
+  // The GPU memory that the processes `pids` use now, summed over every GPU
+  // (NVML's compute process list); nullopt when NVML cannot tell or lists
+  // none of them.
+  std::optional<std::uint64_t> process_memory(const std::vector<int>& pids) const;
 
   struct Library;
 

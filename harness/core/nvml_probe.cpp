@@ -4,6 +4,8 @@
 // are declared here, with the ABI NVML documents.
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include "harness/core/environment.hpp"
 
 namespace redline {
@@ -16,6 +18,13 @@ constexpr int NVML_CLOCK_SM = 1;
 constexpr int NVML_TEMPERATURE_GPU = 0;
 struct nvmlMemory_t {
   unsigned long long total, free, used;
+};
+constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
+// nvmlProcessInfo_t of the _v2 and _v3 process lists.
+struct nvmlProcessInfo_t {
+  unsigned pid;
+  unsigned long long usedGpuMemory;  // ~0ull: not available
+  unsigned gpuInstanceId, computeInstanceId;
 };
 
 std::string version_text(int cuda_version) {
@@ -43,6 +52,7 @@ struct NvmlSession::Library {
   nvmlReturn_t (*clock_events)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*driver_version)(char*, unsigned) = nullptr;
   nvmlReturn_t (*cuda_driver_version)(int*) = nullptr;
+  nvmlReturn_t (*compute_processes)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*) = nullptr;
 
   template <typename F>
   void bind(F& entry, const char* symbol) {
@@ -98,6 +108,8 @@ NvmlSession::NvmlSession() {
   if (!lib->clock_events) lib->bind(lib->clock_events, "nvmlDeviceGetCurrentClocksThrottleReasons");
   lib->bind(lib->driver_version, "nvmlSystemGetDriverVersion");
   lib->bind(lib->cuda_driver_version, "nvmlSystemGetCudaDriverVersion");
+  lib->bind(lib->compute_processes, "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (!lib->compute_processes) lib->bind(lib->compute_processes, "nvmlDeviceGetComputeRunningProcesses_v2");
   lib_ = std::move(lib);
 }
 
@@ -114,6 +126,32 @@ std::optional<GpuReadings> NvmlSession::read(const std::string& uuid) const {
   nvmlDevice_t dev = nullptr;
   if (lib_->by_uuid(uuid.c_str(), &dev) != NVML_SUCCESS) return std::nullopt;
   return lib_->readings(dev);
+}
+
+std::optional<std::uint64_t> NvmlSession::process_memory(const std::vector<int>& pids) const {
+  if (!lib_ || !lib_->compute_processes) return std::nullopt;
+  unsigned count = 0;
+  lib_->count(&count);
+  std::optional<std::uint64_t> used;
+  for (unsigned i = 0; i < count; ++i) {
+    nvmlDevice_t dev = nullptr;
+    if (lib_->by_index(i, &dev) != NVML_SUCCESS) continue;
+    std::vector<nvmlProcessInfo_t> infos(64);
+    unsigned n = static_cast<unsigned>(infos.size());
+    nvmlReturn_t rc = lib_->compute_processes(dev, &n, infos.data());
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {  // n now says how many there are
+      infos.resize(n + 16);
+      n = static_cast<unsigned>(infos.size());
+      rc = lib_->compute_processes(dev, &n, infos.data());
+    }
+    if (rc != NVML_SUCCESS) continue;
+    for (unsigned k = 0; k < n && k < infos.size(); ++k) {
+      const auto& info = infos[k];
+      const bool ours = std::find(pids.begin(), pids.end(), static_cast<int>(info.pid)) != pids.end();
+      if (ours && info.usedGpuMemory != ~0ull) used = used.value_or(0) + info.usedGpuMemory;
+    }
+  }
+  return used;
 }
 
 std::string slowdown_reason_names(std::uint64_t reasons) {

@@ -34,41 +34,84 @@ void record_fit(SweepResult& result, std::int64_t size) {
   if (!result.largest_fit || size > *result.largest_fit) result.largest_fit = size;
 }
 
-// Between the largest fit below the first OOM and that OOM, halve the gap
-// until they are neighbours. A failure other than OOM counts as "does not
-// fit" so the answer stays on the safe side.
+// Between the largest fit below the first OOM and that OOM, narrows the gap
+// until they are neighbours: first around the predicted limit, then by
+// halving. A failure other than OOM counts as "does not fit" so the answer
+// stays on the safe side.
+class Bisection {
+ public:
+  Bisection(SweepResult& result, const SweepOptions& options, const PointFunction& run_point, std::int64_t lo)
+      : result_(result), options_(options), run_point_(run_point), lo_(lo), hi_(*result.first_oom) {}
+
+  void run() {
+    if (options_.predict_largest_fit) result_.predicted_fit = options_.predict_largest_fit();
+    const auto& predicted = result_.predicted_fit;
+    result_.prediction_used = predicted && *predicted > lo_ && *predicted < hi_;
+    if (result_.prediction_used) around_prediction();
+    while (hi_ - lo_ > 1 && probe(lo_ + (hi_ - lo_) / 2)) {
+    }
+    result_.largest_fit_is_exact = !stopped_ && hi_is_oom_ && result_.largest_fit == lo_;
+  }
+
+ private:
+  // The prediction, then 1, 2 and 4 sizes further on the side it left open:
+  // fits at p and p+1 and an OOM at p+3 leave only p+2 to try.
+  void around_prediction() {
+    const std::int64_t predicted = *result_.predicted_fit;
+    if (!probe(predicted)) return;
+    const bool fitted = lo_ == predicted;
+    std::int64_t step = 1;
+    for (int k = 0; k < 3 && hi_ - lo_ > 1; ++k, step *= 2) {
+      const std::int64_t next = fitted ? lo_ + step : hi_ - step;
+      if (next <= lo_ || next >= hi_ || !probe(next)) return;
+      if ((fitted && hi_ == next) || (!fitted && lo_ == next)) return;  // the limit is bracketed
+    }
+  }
+
+  // Runs one size; false when the search must stop (Ctrl-C, failures).
+  bool probe(std::int64_t size) {
+    if (interrupted()) {
+      result_.interrupted = true;
+      result_.stop_reason = "interrupted during bisection";
+      return stop();
+    }
+    if (options_.max_consecutive_failures > 0 && failures_in_a_row_ >= options_.max_consecutive_failures) {
+      result_.stop_reason = "bisection stopped after " + std::to_string(failures_in_a_row_) + " failures in a row";
+      return stop();
+    }
+    const PointOutcome outcome = run_point_(size, true);
+    result_.points.push_back({size, outcome, true});
+    failures_in_a_row_ = is_failure(outcome.status) ? failures_in_a_row_ + 1 : 0;
+    if (outcome.status == PointStatus::ok) {
+      lo_ = std::max(lo_, size);
+      record_fit(result_, size);
+    } else {
+      hi_ = std::min(hi_, size);
+      hi_is_oom_ = outcome.status == PointStatus::oom;
+      if (hi_is_oom_ && size < *result_.first_oom) result_.first_oom = size;
+    }
+    return true;
+  }
+
+  bool stop() {
+    stopped_ = true;
+    return false;
+  }
+
+  SweepResult& result_;
+  const SweepOptions& options_;
+  const PointFunction& run_point_;
+  std::int64_t lo_, hi_;
+  bool hi_is_oom_ = true, stopped_ = false;
+  int failures_in_a_row_ = 0;
+};
+
 void bisect(SweepResult& result, const SweepOptions& options, const PointFunction& run_point) {
   std::int64_t lo = 0;
   for (const auto& p : result.points)
     if (p.outcome.status == PointStatus::ok && p.size < *result.first_oom) lo = std::max(lo, p.size);
   if (lo == 0) return;  // nothing fits: there is no range to search
-  std::int64_t hi = *result.first_oom;
-  bool hi_is_oom = true;
-  int failures_in_a_row = 0;
-  while (hi - lo > 1) {
-    if (interrupted()) {
-      result.interrupted = true;
-      result.stop_reason = "interrupted during bisection";
-      return;
-    }
-    if (options.max_consecutive_failures > 0 && failures_in_a_row >= options.max_consecutive_failures) {
-      result.stop_reason = "bisection stopped after " + std::to_string(failures_in_a_row) + " failures in a row";
-      return;
-    }
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    PointOutcome outcome = run_point(mid, true);
-    result.points.push_back({mid, outcome, true});
-    failures_in_a_row = is_failure(outcome.status) ? failures_in_a_row + 1 : 0;
-    if (outcome.status == PointStatus::ok) {
-      lo = mid;
-      record_fit(result, mid);
-    } else {
-      hi = mid;
-      hi_is_oom = outcome.status == PointStatus::oom;
-      if (hi_is_oom) result.first_oom = mid;
-    }
-  }
-  result.largest_fit_is_exact = hi_is_oom && result.largest_fit == lo;
+  Bisection(result, options, run_point, lo).run();
 }
 
 }  // namespace
@@ -109,6 +152,8 @@ SweepResult run_sweep(const std::vector<std::int64_t>& axis, const SweepOptions&
   if (options.bisect && result.first_oom && !result.interrupted) bisect(result, options, run_point);
   if (result.interrupted && result.stop_reason.empty()) result.stop_reason = "interrupted";
 
+  for (const auto& p : result.points)
+    if (p.ran && (!result.largest_run || p.size > *result.largest_run)) result.largest_run = p.size;
   if (result.largest_fit) {
     const auto reduced = static_cast<std::int64_t>(
         std::floor(static_cast<double>(*result.largest_fit) * (1.0 - options.safety_margin)));

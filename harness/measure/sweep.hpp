@@ -1,6 +1,7 @@
 // Runs a tool's point function over an ascending size axis. The upward search
 // stops at the first OOM (bigger will not fit either); `bisect` then searches
-// between the last fit and the first OOM for the exact maximum.
+// between the last fit and the first OOM for the exact maximum, starting
+// where a memory model predicts the limit when it has one.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,13 @@ struct SweepOptions {
   // Stop after this many errors or timeouts in a row: a command that keeps
   // failing will not start working at a larger size.
   int max_consecutive_failures = 2;
+  // The largest size a model predicts to fit (e.g. from peak memory against
+  // size), asked once when the bisection starts. The search probes it, then
+  // up to three sizes beyond it (1, 2 and 4 further, towards the side it did
+  // not settle) until the limit is bracketed, then bisects what is left:
+  // 2 to 4 probes when the prediction is within 2, and never more than 4
+  // beyond a plain bisection when it is far off.
+  std::function<std::optional<std::int64_t>()> predict_largest_fit;
 };
 
 struct SweepResult {
@@ -41,6 +49,9 @@ struct SweepResult {
   std::optional<std::int64_t> largest_fit;  // largest size that ran ok
   std::optional<std::int64_t> first_oom;    // smallest size that ran out of memory
   std::optional<std::int64_t> safe_max;     // largest_fit less the safety margin
+  std::optional<std::int64_t> largest_run;  // largest size that ran, whatever its status
+  std::optional<std::int64_t> predicted_fit;  // the prediction asked for when the bisection started
+  bool prediction_used = false;               // it lay inside the range left to search, so the search began there
   // The bisection ended with largest_fit and first_oom as neighbours: the
   // next size up really ran out of memory (not a timeout, error or Ctrl-C).
   bool largest_fit_is_exact = false;

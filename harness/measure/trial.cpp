@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <stdexcept>
 
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
@@ -17,37 +18,124 @@ std::regex compile(const std::string& flag, const std::string& text) {
   }
 }
 
+std::regex compile_with_group(const std::string& flag, const std::string& text, const std::string& example) {
+  std::regex pattern = compile(flag, text);
+  if (pattern.mark_count() < 1)
+    throw UsageError(flag, text, "needs a capture group around the number, e.g. '" + example + "'");
+  return pattern;
+}
+
+std::string shortened(const std::string& line, std::size_t max_chars = 160) {
+  return line.size() > max_chars ? line.substr(0, max_chars) + "..." : line;
+}
+
 // The line of output that contains position `pos`. A carriage return ends a
 // line too: progress bars (tqdm) redraw a line with \r.
 std::string line_at(const std::string& output, std::size_t pos, std::size_t max_chars) {
   auto begin = output.find_last_of("\r\n", pos);
   begin = begin == std::string::npos ? 0 : begin + 1;
   auto end = output.find_first_of("\r\n", pos);
-  std::string line = output.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-  if (line.size() > max_chars) line = line.substr(0, max_chars) + "...";
-  return line;
+  return shortened(output.substr(begin, end == std::string::npos ? std::string::npos : end - begin), max_chars);
+}
+
+// Why a failed trial ran out of memory, or nullopt when nothing says so.
+std::optional<std::string> oom_reason(const ChildResult& child, const std::vector<std::string>& lines,
+                                      const TrialRules& rules) {
+  for (const auto& line : lines)
+    for (const auto& pattern : rules.oom_patterns)
+      if (std::regex_search(line, pattern)) return shortened(line);
+  const std::string tail = last_output_line(child.output);
+  const std::string end = child.describe_end() + (tail.empty() ? "" : ": " + tail);
+  if (child.oom_kills && *child.oom_kills > 0)
+    return "the kernel's OOM killer ended a process of this trial (cgroup oom_kill), " + end;
+  // The kernel's OOM killer ends a process with SIGKILL: host memory ran out.
+  if (child.term_signal == SIGKILL)
+    return "killed by SIGKILL (the kernel's OOM killer?)" + (tail.empty() ? "" : ": " + tail);
+  // A wrapper (a shell, a launcher) passes its child's SIGKILL on as 128 + 9.
+  if (child.exit_code == 128 + SIGKILL)
+    return "exit status 137: a SIGKILL passed on (the kernel's OOM killer?)" + (tail.empty() ? "" : ": " + tail);
+  return std::nullopt;
+}
+
+// The last match of --metric-regex: a throughput as printed.
+TrialVerdict read_metric_regex(const std::vector<std::string>& lines, const std::regex& metric) {
+  std::optional<std::string> last;
+  for (const auto& line : lines)
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), metric); it != std::sregex_iterator(); ++it)
+      last = (*it)[1].str();
+  if (!last) return {PointStatus::error, std::nullopt, "--metric-regex matched nothing in the output"};
+  const auto value = printed_number(*last);
+  if (!value) return {PointStatus::error, std::nullopt, "--metric-regex captured '" + *last + "', not a number"};
+  return {PointStatus::ok, ThroughputReading{ReadingKind::samples_per_s, *value, "--metric-regex", 1, 0}, ""};
+}
+
+// The throughput an ok trial printed, from the rules' regex or a trainer's line.
+TrialVerdict read_throughput(const std::vector<std::string>& lines, const TrialRules& rules) {
+  TrialVerdict verdict;
+  try {
+    if (rules.metric) {
+      verdict = read_metric_regex(lines, *rules.metric);
+    } else if (rules.step_time) {
+      verdict.reading = summarize_readings(read_numbers(lines, *rules.step_time), rules.skip_steps,
+                                           ReadingKind::step_seconds, "--step-time-regex");
+      if (!verdict.reading)
+        return {PointStatus::error, std::nullopt, "--step-time-regex matched nothing in the output"};
+    } else {
+      verdict.reading = read_trainer_throughput(lines, rules.skip_steps);
+    }
+  } catch (const std::invalid_argument& e) {
+    return {PointStatus::error, std::nullopt,
+            "--step-time-regex captured '" + std::string(e.what()) + "', not a number"};
+  }
+  // A throughput or step time of zero or less is a broken measurement, not a slow one.
+  if (verdict.reading && !(verdict.reading->value > 0))
+    return {PointStatus::error, std::nullopt,
+            verdict.reading->source + " read " + format_number(verdict.reading->value, 2) +
+                ": a throughput or step time must be positive"};
+  return verdict;
 }
 
 }  // namespace
 
 const std::vector<std::string>& builtin_oom_patterns() {
   static const std::vector<std::string> patterns = {
-      R"(CUDA out of memory)",      R"(OutOfMemoryError)",       R"(CUDA error: out of memory)",
-      R"(RESOURCE_EXHAUSTED)",      R"(cudaErrorMemoryAllocation)", R"(std::bad_alloc)",
+      R"(CUDA out of memory)",
+      R"(HIP out of memory)",
+      R"(OutOfMemoryError)",
+      R"(CUDA error: out of memory)",
+      R"(DefaultCPUAllocator: can't allocate memory)",
+      R"(DefaultCPUAllocator: not enough memory)",
+      R"(\[enforce fail at alloc_cpu)",
+      R"(ResourceExhaustedError)",
+      R"(RESOURCE_EXHAUSTED)",
+      R"(MemoryError\b)",
+      R"(CUBLAS_STATUS_ALLOC_FAILED)",
+      R"(cudaErrorMemoryAllocation)",
+      R"(std::bad_alloc)",
   };
   return patterns;
 }
 
-TrialRules make_trial_rules(const std::vector<std::string>& extra_oom_regexes, const std::string& metric_regex) {
+TrialRules make_trial_rules(const std::vector<std::string>& extra_oom_regexes, const MetricOptions& metric) {
   TrialRules rules;
   for (const auto& p : builtin_oom_patterns()) rules.oom_patterns.push_back(compile("built-in OOM pattern", p));
   for (const auto& p : extra_oom_regexes) rules.oom_patterns.push_back(compile("--oom-regex", p));
-  if (!metric_regex.empty()) {
-    rules.metric = compile("--metric-regex", metric_regex);
-    if (rules.metric->mark_count() < 1)
-      throw UsageError("--metric-regex", metric_regex,
-                       "needs a capture group around the number, e.g. 'throughput: ([0-9.]+)'");
-  }
+  if (!metric.metric_regex.empty() && !metric.step_time_regex.empty())
+    throw UsageError("--step-time-regex", metric.step_time_regex, "cannot be combined with --metric-regex: give one");
+  if (!metric.metric_regex.empty())
+    rules.metric = compile_with_group("--metric-regex", metric.metric_regex, "throughput: ([0-9.]+)");
+  const auto unit = step_time_unit_seconds(metric.step_time_unit);
+  if (!unit) throw UsageError("--step-time-unit", metric.step_time_unit, "must be s, ms or us");
+  if (!metric.step_time_regex.empty())
+    rules.step_time = LineFormat{"--step-time-regex",
+                                 compile_with_group("--step-time-regex", metric.step_time_regex, "time ([0-9.]+)ms"),
+                                 ReadingKind::step_seconds,
+                                 *unit,
+                                 true,
+                                 "",
+                                 ""};
+  if (metric.skip_steps < 0) throw UsageError("--skip-steps", std::to_string(metric.skip_steps), "must be 0 or more");
+  rules.skip_steps = metric.skip_steps;
   return rules;
 }
 
@@ -57,67 +145,17 @@ std::string last_output_line(const std::string& output, std::size_t max_chars) {
   return line_at(output, end, max_chars);
 }
 
-namespace {
-
-// Patterns match within one line of output, and a line is cut at this many
-// characters first: std::regex recurses per character matched, so an
-// unbounded line (a progress bar, a dump) could overflow the stack.
-constexpr std::size_t kMaxLineChars = 4096;
-
-// Calls fn(line) for each line; \r ends a line too (progress bars).
-template <typename Fn>
-void for_each_line(const std::string& output, Fn&& fn) {
-  std::size_t begin = 0;
-  while (begin < output.size()) {
-    auto end = output.find_first_of("\r\n", begin);
-    if (end == std::string::npos) end = output.size();
-    if (end > begin) fn(output.substr(begin, std::min(end - begin, kMaxLineChars)));
-    begin = end + 1;
-  }
-}
-
-}  // namespace
-
 TrialVerdict judge_trial(const ChildResult& child, const TrialRules& rules) {
-  TrialVerdict verdict;
   if (!child.started) return {PointStatus::error, std::nullopt, "could not start: " + child.start_error};
   if (child.interrupted) return {PointStatus::skipped, std::nullopt, "interrupted"};
   if (child.timed_out) return {PointStatus::timeout, std::nullopt, "no result before --timeout"};
-
+  const std::vector<std::string> lines = output_lines(child.output);
   if (!child.succeeded()) {
-    std::optional<std::string> oom_line;
-    for_each_line(child.output, [&](const std::string& line) {
-      for (const auto& pattern : rules.oom_patterns)
-        if (!oom_line && std::regex_search(line, pattern)) oom_line = line.size() > 160 ? line.substr(0, 160) + "..." : line;
-    });
-    if (oom_line) return {PointStatus::oom, std::nullopt, *oom_line};
-    // The kernel's OOM killer ends a process with SIGKILL: host memory ran out.
-    if (child.term_signal == SIGKILL)
-      return {PointStatus::oom, std::nullopt, "killed by SIGKILL (the kernel's OOM killer?)"};
+    if (auto reason = oom_reason(child, lines, rules)) return {PointStatus::oom, std::nullopt, *reason};
     const std::string tail = last_output_line(child.output);
     return {PointStatus::error, std::nullopt, child.describe_end() + (tail.empty() ? "" : ": " + tail)};
   }
-
-  if (rules.metric) {
-    std::optional<std::string> last;
-    for_each_line(child.output, [&](const std::string& line) {
-      for (auto it = std::sregex_iterator(line.begin(), line.end(), *rules.metric); it != std::sregex_iterator(); ++it)
-        last = (*it)[1].str();
-    });
-    if (!last) return {PointStatus::error, std::nullopt, "--metric-regex matched nothing in the output"};
-    std::string digits;
-    for (char c : *last)
-      if (c != ',' && c != '_') digits += c;  // "12,345.6" as printed by humans
-    try {
-      verdict.metric = parse_number("--metric-regex", digits);
-    } catch (const UsageError&) {
-      return {PointStatus::error, std::nullopt, "--metric-regex captured '" + *last + "', not a number"};
-    }
-    // A throughput of zero or less is a broken measurement, not a slow one.
-    if (!(*verdict.metric > 0))
-      return {PointStatus::error, std::nullopt, "--metric-regex captured '" + *last + "': a throughput must be positive"};
-  }
-  return verdict;
+  return read_throughput(lines, rules);
 }
 
 }  // namespace redline

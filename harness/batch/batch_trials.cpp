@@ -1,0 +1,172 @@
+#include "harness/batch/batch_trials.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <limits>
+
+#include "harness/batch/case_config.hpp"
+#include "harness/core/child_process.hpp"
+#include "harness/core/units.hpp"
+#include "harness/measure/stats.hpp"
+#include "harness/report/console_table.hpp"
+
+namespace redline {
+namespace {
+
+constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+constexpr double kMiB = 1024.0 * 1024.0, kGiB = kMiB * 1024.0;
+
+MetricOptions metric_options(const BatchSweepOptions& options) {
+  return {options.metric_regex, options.step_time_regex, options.step_time_unit, options.skip_steps};
+}
+
+}  // namespace
+
+struct BatchTrials::Trial {
+  ChildResult child;
+  TrialVerdict verdict;
+  std::optional<std::uint64_t> gpu_peak_bytes;
+  std::string metric;                // the column its throughput goes to
+  std::optional<double> throughput;  // ok trials only
+};
+
+BatchTrials::BatchTrials(const BatchSweepOptions& options, Report& report)
+    : options_(options),
+      config_(config_params(options)),
+      rules_(make_trial_rules(options.oom_regexes, metric_options(options))),
+      progress_(options.progress),
+      report_(report),
+      nvml_(std::make_unique<NvmlSession>()),
+      metric_name_(options.metric_name) {
+  if (nvml_->unavailable()) {
+    gpu_unavailable_ = *nvml_->unavailable();
+    nvml_.reset();
+  }
+}
+
+BatchTrials::~BatchTrials() = default;
+
+PointOutcome BatchTrials::run_point(std::int64_t batch, bool from_bisect) {
+  std::vector<double> throughputs;
+  for (int r = 0; r < options_.repeats; ++r) {
+    const Trial trial = run_trial(batch, r, from_bisect);
+    if (trial.verdict.status != PointStatus::ok) return {trial.verdict.status, trial.verdict.note};
+    if (trial.throughput && trial.metric == metric_name_) throughputs.push_back(*trial.throughput);
+  }
+  if (!throughputs.empty()) median_throughput_[batch] = summarize(throughputs).median;
+  return {PointStatus::ok, ""};
+}
+
+BatchTrials::Trial BatchTrials::run_trial(std::int64_t batch, int repetition, bool from_bisect) {
+  Trial trial;
+  ChildSpec spec;
+  spec.argv = substitute_batch(options_.command, batch);
+  spec.extra_env = {{kBatchVariable, std::to_string(batch)}};
+  spec.timeout_seconds = options_.timeout_seconds;
+  if (options_.echo_output) spec.on_output = [](std::string_view text) { std::cerr << text << std::flush; };
+  if (nvml_)
+    spec.on_sample = [&](const std::vector<int>& pids) {
+      if (const auto used = nvml_->process_memory(pids))
+        trial.gpu_peak_bytes = std::max(trial.gpu_peak_bytes.value_or(0), *used);
+    };
+  const int repeats = options_.repeats;
+  progress_.line(
+      "[trial " + std::to_string(++trials_run_) + "] batch " + std::to_string(batch) +
+      (repeats > 1 ? " (repeat " + std::to_string(repetition + 1) + "/" + std::to_string(repeats) + ")" : "") +
+      (from_bisect ? " [bisect]" : "") + " ...");
+  trial.child = run_child(spec);
+  trial.verdict = judge_trial(trial.child, rules_);
+  measure_throughput(trial, batch);
+  record(trial, batch, repetition, from_bisect);
+  return trial;
+}
+
+// The trial's throughput and its column, in the order: --metric-regex as printed; the step time
+// or rate the output gave, for this batch; batch x steps over the wall time.
+void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
+  if (trial.verdict.status != PointStatus::ok) return;
+  const auto& reading = trial.verdict.reading;
+  std::string name = "samples_per_s";
+  double value = 0;
+  if (reading && reading->source == "--metric-regex") {
+    name = options_.metric_name;
+    value = reading->value;
+  } else if (reading) {
+    const auto samples = samples_per_second(*reading, batch, options_.tokens_per_sample);
+    if (!samples) name = "tokens_per_s";
+    value = samples.value_or(reading->value);
+  } else {
+    value = static_cast<double>(batch) * static_cast<double>(options_.steps) / trial.child.wall_seconds;
+  }
+  if (reading)
+    note_source(reading->source, reading->kind, reading->readings, reading->skipped);
+  else
+    note_source("wall time", ReadingKind::samples_per_s, 0, 0);
+  if (!metric_name_settled_) metric_name_ = name;
+  metric_name_settled_ = true;
+  trial.metric = name;
+  trial.throughput = value;
+}
+
+void BatchTrials::record(const Trial& trial, std::int64_t batch, int repetition, bool from_bisect) {
+  Row row;
+  row.param("batch_size", std::to_string(batch));
+  for (const auto& [name, value] : config_) row.param(name, value);
+  row.repetition = repetition;
+  row.status = to_string(trial.verdict.status);
+  const bool ok = trial.verdict.status == PointStatus::ok;
+  row.note = ok ? (from_bisect ? "bisect" : "") : trial.verdict.note;
+  const std::string metric = ok ? trial.metric : metric_name_;
+  row.metric(metric, trial.throughput.value_or(kNotMeasured));
+  if (options_.tokens_per_sample && metric == "samples_per_s")
+    row.metric("tokens_per_s", trial.throughput ? *trial.throughput * *options_.tokens_per_sample : kNotMeasured);
+  const double wall = trial.child.wall_seconds;
+  row.metric("step_time_ms", ok ? 1e3 * wall / static_cast<double>(options_.steps) : kNotMeasured);
+  row.metric("trial_time_s", ok ? wall : kNotMeasured);
+  const auto& rss = trial.child.peak_rss_bytes;
+  row.metric("peak_rss_MiB", rss ? static_cast<double>(*rss) / kMiB : kNotMeasured);
+  if (trial.gpu_peak_bytes) row.metric("peak_mem_GiB", static_cast<double>(*trial.gpu_peak_bytes) / kGiB);
+  report_.rows.push_back(row);
+
+  // Memory says where the limit is only for trials that fit or ran out of it.
+  if (ok || trial.verdict.status == PointStatus::oom) {
+    if (rss) host_memory_.push_back({batch, static_cast<double>(*rss), ok});
+    if (trial.gpu_peak_bytes) gpu_memory_.push_back({batch, static_cast<double>(*trial.gpu_peak_bytes), ok});
+    gpu_measured_ = gpu_measured_ || (trial.gpu_peak_bytes && *trial.gpu_peak_bytes > 0);
+  }
+  progress_.line("  -> " + row.status +
+                 (ok ? ": " + human_number(*trial.throughput) + " " + metric : ": " + trial.verdict.note) +
+                 (rss ? ", peak RSS " + format_size(*rss) : "") + " (" + format_number(wall, 1) + " s)");
+}
+
+void BatchTrials::note_source(const std::string& source, ReadingKind kind, int readings, int skipped) {
+  auto it = std::find_if(sources_.begin(), sources_.end(), [&](const auto& s) { return s.source == source; });
+  if (it == sources_.end()) it = sources_.insert(sources_.end(), {source, kind, 0, 0, 0});
+  ++it->trials;
+  it->readings = readings;
+  it->skipped = skipped;
+}
+
+std::vector<MemoryPoint> BatchTrials::memory_points() const { return gpu_measured_ ? gpu_memory_ : host_memory_; }
+
+std::optional<std::int64_t> BatchTrials::predict_largest_fit() {
+  const std::vector<MemoryPoint> points = memory_points();
+  const auto batch = predict_max_batch(points);
+  if (!batch) return std::nullopt;
+  Prediction prediction{*batch, *fit_memory(points), 0, 0};
+  for (const auto& p : points)
+    if (!p.fit && p.bytes > prediction.reached_bytes)
+      prediction.reached_bytes = p.bytes, prediction.reached_at = p.batch;
+  prediction_ = prediction;
+  return batch;
+}
+
+void BatchTrials::rename_metric_in_rows() {
+  if (metric_name_ == options_.metric_name) return;
+  for (Row& row : report_.rows)
+    for (auto& [name, value] : row.metrics)
+      if (name == options_.metric_name && std::isnan(value)) name = metric_name_;
+}
+
+}  // namespace redline
