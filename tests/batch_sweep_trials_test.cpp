@@ -38,6 +38,10 @@ TEST_F(BatchSweepTest, StepTimeRegexGivesSamplesPerSecond) {
   EXPECT_NEAR(number(csv, 8, "samples_per_s"), 8 / 0.005, 1e-6);
   EXPECT_NEAR(number(csv, 32, "samples_per_s"), 32 / 0.010, 1e-6);
   EXPECT_NEAR(number(csv, 32, "tokens_per_s"), 32 / 0.010 * 1024, 1e-3);
+  // step_time_ms is the printed step time, not the trial's wall time over
+  // its steps (which holds the 300 ms first step and the start-up).
+  EXPECT_NEAR(number(csv, 8, "step_time_ms"), 5, 1e-9);
+  EXPECT_NEAR(number(csv, 32, "step_time_ms"), 10, 1e-9);
   EXPECT_EQ(leading_number(r.say("saturation_batch")), 16) << r.say("saturation_batch");
   EXPECT_CONTAINS(r.say("metric"), "samples_per_s (from --step-time-regex: batch / step time, median of 2 lines after "
                                    "skipping 1)");

@@ -83,6 +83,8 @@ TEST_F(BatchSweepTest, ScikitLearnUnderAMemoryLimit) {
   EXPECT_GT(samples_per_s(csv, at_90), 3 * samples_per_s(csv, 1));
   const long saturation = leading_number(r.say("saturation_batch"));
   if (saturation > 0) EXPECT_EQ(s.at(saturation), "ok") << r.say("saturation_batch");
+  // The recommendation is never below the batch at 90% of the best.
+  EXPECT_GE(leading_number(r.say("recommended_batch")), at_90) << r.say("recommended_batch");
   EXPECT_FALSE(std::isnan(samples_per_s(csv, largest)));
 }
 

@@ -29,7 +29,20 @@ struct BatchTrials::Trial {
   std::optional<std::uint64_t> gpu_peak_bytes;
   std::string metric;                // the column its throughput goes to
   std::optional<double> throughput;  // ok trials only
+  // One step's seconds: what the output printed (a step time or steps per
+  // second) when it did, else the wall time over --steps, start-up included.
+  std::optional<double> step_seconds;
 };
+
+namespace {
+
+std::optional<double> printed_step_seconds(const ThroughputReading& reading) {
+  if (reading.kind == ReadingKind::step_seconds) return reading.value;
+  if (reading.kind == ReadingKind::steps_per_s && reading.value > 0) return 1 / reading.value;
+  return std::nullopt;
+}
+
+}  // namespace
 
 BatchTrials::BatchTrials(const BatchSweepOptions& options, Report& report)
     : options_(options),
@@ -107,6 +120,8 @@ void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
   metric_name_settled_ = true;
   trial.metric = name;
   trial.throughput = value;
+  trial.step_seconds = reading && reading->source != "--metric-regex" ? printed_step_seconds(*reading) : std::nullopt;
+  if (!trial.step_seconds) trial.step_seconds = trial.child.wall_seconds / static_cast<double>(options_.steps);
 }
 
 void BatchTrials::record(const Trial& trial, std::int64_t batch, int repetition, bool from_bisect) {
@@ -122,7 +137,7 @@ void BatchTrials::record(const Trial& trial, std::int64_t batch, int repetition,
   if (options_.tokens_per_sample && metric == "samples_per_s")
     row.metric("tokens_per_s", trial.throughput ? *trial.throughput * *options_.tokens_per_sample : kNotMeasured);
   const double wall = trial.child.wall_seconds;
-  row.metric("step_time_ms", ok ? 1e3 * wall / static_cast<double>(options_.steps) : kNotMeasured);
+  row.metric("step_time_ms", ok && trial.step_seconds ? 1e3 * *trial.step_seconds : kNotMeasured);
   row.metric("trial_time_s", ok ? wall : kNotMeasured);
   const auto& rss = trial.child.peak_rss_bytes;
   row.metric("peak_rss_MiB", rss ? static_cast<double>(*rss) / kMiB : kNotMeasured);
