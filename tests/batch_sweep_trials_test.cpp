@@ -246,6 +246,15 @@ TEST_F(BatchSweepTest, TheCaseKeyHoldsWhatChangesTheFigure) {
                                    config_of({"--metric-name", "images_per_s"}, "2"),
                                    config_of({"--tokens-per-sample", "128"}, "2")};
   EXPECT_EQ(configs.size(), 5u) << "each of these changes the figure";
+
+  // The same program from another folder (another checkout, build folder or
+  // machine) is the same configuration.
+  fs::create_directories(dir_ / "elsewhere");
+  fs::copy_file(FAKE_TRAIN_BIN, dir_ / "elsewhere" / "fake_train");
+  const auto moved = run_command({"--batch-sizes", "4", "--metric-regex", kMetricRegex},
+                                 {(dir_ / "elsewhere" / "fake_train").string(), "--batch-size", "{bs}", "--step-ms", "2"});
+  ASSERT_EQ(moved.child.exit_code, 0) << moved.child.output;
+  EXPECT_EQ(moved.csv().value(0, "config"), base);
 }
 
 TEST_F(BatchSweepTest, TheNewFlagsRejectBadInput) {

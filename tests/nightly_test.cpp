@@ -77,6 +77,32 @@ TEST_F(NightlyTest, ReferenceThenSameThenPlantedRegression) {
   EXPECT_CONTAINS(again.output, "! SLOWER");
 }
 
+// The committed reference for machines without a GPU still matches the quick
+// suite it came from: a change to the case keys or the figures must come with
+// a new baseline (redline baseline RUN), or every nightly without a GPU has
+// nothing to compare.
+TEST_F(NightlyTest, TheCommittedBaselineMatchesTheQuickSuite) {
+  std::ifstream quick(fs::path(SOURCE_DIR) / "results" / "suites" / "quick");
+  std::string line;
+  while (std::getline(quick, line) && line.rfind("batch_sweep_example ", 0) != 0) {
+  }
+  ASSERT_FALSE(line.empty()) << "results/suites/quick has no batch_sweep_example entry";
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"build/bench/batch_sweep", BATCH_SWEEP_BIN},
+                                 {"build/tests/fake_train", FAKE_TRAIN_BIN}})
+    line.replace(line.find(from), from.size(), to);
+  std::ofstream(dir_ / "quick") << line << "\n";
+  redline::ChildSpec spec;
+  spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--suite", (dir_ / "quick").string(), "--results",
+               (dir_ / "results").string(), "--baseline", std::string(SOURCE_DIR) + "/results/baselines/none"};
+  spec.extra_env = {{"REDLINE_SKIP_SETUP", "1"},
+                    {"REDLINE_BUILD_DIR", fs::path(REDLINE_BIN).parent_path().parent_path().string()}};
+  spec.timeout_seconds = 300;
+  const auto r = redline::run_child(spec);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "SAME");
+  EXPECT_NOT_CONTAINS(r.output, "nothing to compare");
+}
+
 TEST_F(NightlyTest, BadArgumentsExitTwo) {
   redline::ChildSpec spec;
   spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--frobnicate"};

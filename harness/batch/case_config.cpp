@@ -23,6 +23,13 @@ std::uint64_t hash_text(const std::string& text) {
   return h;
 }
 
+// An argument as the key sees it: a path by its last part, so the same
+// command from another checkout, build folder or machine keeps its key.
+std::string without_folders(const std::string& arg) {
+  const std::size_t slash = arg.find_last_of('/');
+  return slash == std::string::npos || slash + 1 == arg.size() ? arg : arg.substr(slash + 1);
+}
+
 }  // namespace
 
 std::string program_name(const std::vector<std::string>& command) {
@@ -46,7 +53,7 @@ std::string config_hash(const BatchSweepOptions& options) {
   // Fields separated by a byte no argument holds, each named, so that no two
   // configurations can run together into the same text.
   std::string text = "command";
-  for (const auto& arg : options.command) text += '\0' + arg;
+  for (const auto& arg : options.command) text += '\0' + without_folders(arg);
   text += "\x1fsteps=" + std::to_string(options.steps);
   text += "\x1fmetric_regex=" + options.metric_regex + "\x1fmetric_name=" + options.metric_name;
   text += "\x1fstep_time_regex=" + options.step_time_regex + "\x1fstep_time_unit=" + options.step_time_unit;
