@@ -4,7 +4,7 @@
 // algorithm is (tile, split-K, cuBLASLt's own wave count), and a check of
 // the result against a reference computed from the same inputs.
 //
-// Layouts and dtypes: harness/gemm/gemm_dtype.hpp. All accumulate in fp32:
+// Layouts and dtypes: harness/gpu/gemm_dtype.hpp. All accumulate in fp32:
 //   fp32  CUBLAS_COMPUTE_32F,           A/B/C CUDA_R_32F
 //   tf32  CUBLAS_COMPUTE_32F_FAST_TF32, A/B/C CUDA_R_32F
 //   fp16  CUBLAS_COMPUTE_32F,           A/B/C CUDA_R_16F
@@ -25,8 +25,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/gemm/gemm_dtype.hpp"
-#include "harness/gemm/gemm_model.hpp"
+#include "harness/gpu/gemm_dtype.hpp"
+#include "harness/gpu/gemm_model.hpp"
 
 namespace redline {
 

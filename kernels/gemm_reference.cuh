@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "harness/gemm/gemm_dtype.hpp"
+#include "harness/gpu/gemm_dtype.hpp"
 
 namespace redline {
 
@@ -21,7 +21,7 @@ struct ReferenceDifference {
   double relative_error() const;
 };
 
-// `a`, `b` and `c` are stored as `dtype` stores them (harness/gemm/gemm_dtype.hpp:
+// `a`, `b` and `c` are stored as `dtype` stores them (harness/gpu/gemm_dtype.hpp:
 // fp8 C is bf16) in `layout`, with leading_dims(layout, m, n, k). Any
 // m, n, k >= 1. Runs on `stream`, synchronizes it and returns the sums.
 // Throws std::invalid_argument for sizes out of range, CudaError for CUDA

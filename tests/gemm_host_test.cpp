@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "harness/core/environment.hpp"
-#include "harness/gemm/gemm_dtype.hpp"
-#include "harness/gemm/gemm_model.hpp"
+#include "harness/gpu/gemm_dtype.hpp"
+#include "harness/gpu/gemm_model.hpp"
 #include "harness/gemm/gemm_peak_search.hpp"
 #include "harness/gemm/gemm_sweep_analysis.hpp"
 #include "harness/report/report.hpp"

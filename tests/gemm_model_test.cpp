@@ -7,8 +7,8 @@
 #include <stdexcept>
 
 #include "harness/core/child_process.hpp"
-#include "harness/gemm/gemm_model.hpp"
-#include "harness/gemm/gpu_peaks.hpp"
+#include "harness/gpu/gemm_model.hpp"
+#include "harness/gpu/gpu_peaks.hpp"
 #include "harness/report/csv_reader.hpp"
 #include "support.hpp"
 

@@ -3,9 +3,9 @@
 
 - Dependencies point one way: bench -> {kernels, collectives} -> harness;
   collectives may use kernels' CUDA helpers, never the reverse.
-- Inside harness/, rooms include down only: core at the bottom; measure and
-  report on core (never on each other); the tool rooms and tracking on
-  core, measure and report, never on each other.
+- Inside harness/, rooms include down only: core at the bottom; measure,
+  report and gpu (what every GPU tool's model shares) on core, never on each
+  other; the tool rooms and tracking on those, never on each other.
 - harness/ includes no CUDA, NCCL or MPI header, so all of it is tested
   without a GPU.
 - No room below bench/ names a tool: tools declare what their rows mean
@@ -26,8 +26,9 @@ FLOORS = {
     "core": set(),
     "measure": {"core"},
     "report": {"core"},
+    "gpu": {"core"},
 }
-UPPER_ROOMS_MAY_USE = {"core", "measure", "report"}
+UPPER_ROOMS_MAY_USE = {"core", "measure", "report", "gpu"}
 FORBIDDEN_IN_HARNESS = re.compile(r"^(cuda|cu[a-z]+_|cublas|cudnn|cupti|nvtx|nccl|mpi)[^/]*\.h|^nvtx3/|^cudnn_frontend")
 
 

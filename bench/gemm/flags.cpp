@@ -3,7 +3,7 @@
 #include "harness/core/axis.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
-#include "harness/gemm/gemm_dtype.hpp"
+#include "harness/gpu/gemm_dtype.hpp"
 #include "harness/report/tool_main.hpp"
 
 namespace redline::gemm {

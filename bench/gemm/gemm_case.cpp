@@ -7,7 +7,7 @@
 
 #include "harness/core/interrupt.hpp"
 #include "harness/core/units.hpp"
-#include "harness/gemm/gemm_model.hpp"
+#include "harness/gpu/gemm_model.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/gemm_lt.cuh"
 #include "kernels/kernel_trace.cuh"

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "harness/gemm/gemm_dtype.hpp"
+#include "harness/gpu/gemm_dtype.hpp"
 #include "harness/gemm/gemm_peak_search.hpp"
-#include "harness/gemm/gpu_peaks.hpp"
+#include "harness/gpu/gpu_peaks.hpp"
 #include "kernels/gpu_case.hpp"
 
 namespace redline::gemm {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/gemm/gemm_dtype.hpp"
+#include "harness/gpu/gemm_dtype.hpp"
 #include "harness/gemm/gemm_peak_search.hpp"
 #include "harness/report/report.hpp"
 

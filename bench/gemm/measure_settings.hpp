@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "bench/gemm/flags.hpp"
-#include "harness/gemm/gemm_dtype.hpp"
-#include "harness/gemm/gpu_peaks.hpp"
+#include "harness/gpu/gemm_dtype.hpp"
+#include "harness/gpu/gpu_peaks.hpp"
 #include "harness/measure/measurement.hpp"
 
 namespace redline::gemm {

@@ -10,8 +10,8 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
-#include "harness/gemm/gemm_model.hpp"
-#include "harness/gemm/gpu_peaks.hpp"
+#include "harness/gpu/gemm_model.hpp"
+#include "harness/gpu/gpu_peaks.hpp"
 #include "harness/tracking/sweep_charts.hpp"
 
 namespace redline::gemm {

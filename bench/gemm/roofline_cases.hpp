@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "harness/gemm/gpu_peaks.hpp"
+#include "harness/gpu/gpu_peaks.hpp"
 #include "kernels/gpu_case.hpp"
 
 namespace redline::gemm {

@@ -26,7 +26,7 @@
 #include <optional>
 #include <vector>
 
-#include "harness/gemm/gemm_model.hpp"
+#include "harness/gpu/gemm_model.hpp"
 
 namespace redline {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "harness/gemm/gemm_model.hpp"
+#include "harness/gpu/gemm_model.hpp"
 
 namespace redline {
 namespace {

@@ -21,7 +21,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "harness/gemm/gemm_dtype.hpp"
+#include "harness/gpu/gemm_dtype.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
 #include "kernels/gemm_lt.cuh"

@@ -1,4 +1,4 @@
-#include "harness/gemm/gpu_peaks.hpp"
+#include "harness/gpu/gpu_peaks.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/gemm/gpu_peaks.hpp"
+#include "harness/gpu/gpu_peaks.hpp"
 
 namespace redline {
 

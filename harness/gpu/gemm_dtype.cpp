@@ -1,4 +1,4 @@
-#include "harness/gemm/gemm_dtype.hpp"
+#include "harness/gpu/gemm_dtype.hpp"
 
 #include <array>
 

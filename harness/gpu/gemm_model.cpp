@@ -1,4 +1,4 @@
-#include "harness/gemm/gemm_model.hpp"
+#include "harness/gpu/gemm_model.hpp"
 
 #include <algorithm>
 #include <charconv>
