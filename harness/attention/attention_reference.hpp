@@ -17,7 +17,9 @@ struct AttentionForward {
   std::vector<double> lse;  // b * a_q * s: each row's log-sum-exp of its scaled, masked scores
 };
 
-// O = softmax(scale * Q K^T, masked when causal) V.
+// O = softmax(scale * Q K^T, masked when causal) V, scale = softmax_scale.
+// Throws std::invalid_argument for an invalid shape or a tensor of the wrong
+// size (both functions).
 AttentionForward attention_forward_reference(const AttentionShape& shape, const std::vector<double>& q,
                                              const std::vector<double>& k, const std::vector<double>& v);
 
@@ -34,10 +36,16 @@ AttentionGradients attention_backward_reference(const AttentionShape& shape, con
 
 // How far a GPU result is from the reference: ||x - ref|| / ||ref||
 // (Frobenius), and the count of non-finite elements (NaN never passes).
+// Any non-finite element makes `relative` infinite, so a check that reads
+// only `relative` fails it too; a zero reference is matched only exactly.
+// Throws std::invalid_argument when the sizes differ.
 struct TensorError {
   double relative = 0;
   std::int64_t nonfinite = 0;
 };
 TensorError relative_error(const std::vector<double>& x, const std::vector<double>& ref);
+
+// No non-finite element and relative <= tolerance.
+bool within_tolerance(const TensorError& error, double tolerance);
 
 }  // namespace redline
