@@ -38,17 +38,21 @@ struct Entry {
 //     192 GB). 148 SMs. Less certain than the others: NVIDIA's figures for
 //     B200 moved between launch material and the HGX datasheet, and they
 //     depend on the configured power limit.
+// The boost clock is the one the dense tensor rate implies: bf16 TFLOPS /
+// (SMs x dense bf16 FLOP per SM per clock: 2,048 on A100, 4,096 on H100 and
+// H200, 8,192 on B200), e.g. 989.4e12 / (132 x 4,096) = 1.83 GHz; attention's
+// model uses it for the rate of the SM's special-function units.
 // NVL boards (H100 NVL, H200 NVL) run at lower power with other ceilings,
 // and GB200's B200 at 1,200 W with higher ones, so they are not matched.
 const std::vector<Entry>& table() {
   static const std::vector<Entry> entries = {
-      {{"a100", "40gb"}, {"A100 40GB", 108, 19.5, 156, 312, 312, 0, 1555}},
-      {{"a100", "pcie"}, {"A100 PCIe 80GB", 108, 19.5, 156, 312, 312, 0, 1935}},
-      {{"a100"}, {"A100 SXM 80GB", 108, 19.5, 156, 312, 312, 0, 2039}},
-      {{"h100", "pcie"}, {"H100 PCIe", 114, 51, 378, 756.5, 756.5, 1513, 2000}},
-      {{"h100"}, {"H100 SXM", 132, 67, 494.7, 989.4, 989.4, 1978.9, 3350}},
-      {{"h200"}, {"H200 SXM", 132, 67, 494.7, 989.4, 989.4, 1978.9, 4800}},
-      {{"b200"}, {"B200 (HGX)", 148, 75, 1100, 2250, 2250, 4500, 7700}},
+      {{"a100", "40gb"}, {"A100 40GB", 108, 19.5, 156, 312, 312, 0, 1555, 80, 1.41}},
+      {{"a100", "pcie"}, {"A100 PCIe 80GB", 108, 19.5, 156, 312, 312, 0, 1935, 80, 1.41}},
+      {{"a100"}, {"A100 SXM 80GB", 108, 19.5, 156, 312, 312, 0, 2039, 80, 1.41}},
+      {{"h100", "pcie"}, {"H100 PCIe", 114, 51, 378, 756.5, 756.5, 1513, 2000, 90, 1.62}},
+      {{"h100"}, {"H100 SXM", 132, 67, 494.7, 989.4, 989.4, 1978.9, 3350, 90, 1.83}},
+      {{"h200"}, {"H200 SXM", 132, 67, 494.7, 989.4, 989.4, 1978.9, 4800, 90, 1.83}},
+      {{"b200"}, {"B200 (HGX)", 148, 75, 1100, 2250, 2250, 4500, 7700, 100, 1.86}},
   };
   return entries;
 }

@@ -20,6 +20,8 @@ struct GpuPeaks {
   // accumulate where the datasheet distinguishes. 0: no such rate (A100 fp8).
   double fp32_tflops = 0, tf32_tflops = 0, fp16_tflops = 0, bf16_tflops = 0, fp8_tflops = 0;
   double hbm_GBps = 0;    // 1e9 bytes/s
+  int compute_capability = 0;  // x10: 80 (A100), 90 (H100, H200), 100 (B200)
+  double boost_clock_ghz = 0;  // the clock the tensor rates above are quoted at
 
   double tflops(PeakDtype dtype) const;
 };

@@ -1,0 +1,67 @@
+#include "harness/attention/layout_ranking.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+#include "harness/core/units.hpp"
+
+namespace redline {
+namespace {
+
+std::string percent(double fraction) { return format_number(100 * fraction, 1) + "%"; }
+
+const ModelFactor* find_factor(const std::vector<ModelFactor>& factors, const std::string& name) {
+  for (const auto& f : factors)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::vector<std::string> reasons_against(const RankCandidate& layout, const RankCandidate& best) {
+  std::vector<std::string> reasons;
+  for (const auto& f : layout.factors) {
+    const ModelFactor* theirs = find_factor(best.factors, f.name);
+    if (!theirs) {
+      reasons.push_back(f.name + ": " + f.why);
+    } else if (f.value < theirs->value * (1 - kReasonMargin)) {
+      reasons.push_back(f.name + " " + percent(f.value) + " against " + percent(theirs->value) + ": " + f.why);
+    }
+  }
+  return reasons;
+}
+
+}  // namespace
+
+std::vector<RankedLayout> rank_layouts(const std::vector<RankCandidate>& candidates) {
+  if (candidates.empty()) throw std::invalid_argument("rank_layouts needs at least one layout");
+  for (const auto& c : candidates)
+    if (!(c.score >= 0)) throw std::invalid_argument("rank_layouts: " + c.label + " has a negative score");
+  std::vector<std::size_t> order(candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return candidates[a].score > candidates[b].score; });
+  const RankCandidate& best = candidates[order.front()];
+  std::vector<RankedLayout> ranked;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const RankCandidate& c = candidates[order[i]];
+    RankedLayout r;
+    r.index = order[i];
+    r.score = c.score;
+    r.rank = i > 0 && c.score == ranked.back().score ? ranked.back().rank : static_cast<int>(i) + 1;
+    r.slower = c.score > 0 ? best.score / c.score - 1 : std::numeric_limits<double>::infinity();
+    if (r.rank > 1) r.reasons = reasons_against(c, best);
+    ranked.push_back(std::move(r));
+  }
+  return ranked;
+}
+
+std::string ranking_verdict(const RankedLayout& ranked) {
+  if (ranked.rank == 1) return "best";
+  std::string verdict = ranked.score > 0 ? percent(ranked.slower) + " slower" : "cannot run";
+  for (std::size_t i = 0; i < ranked.reasons.size(); ++i) verdict += (i == 0 ? ": " : "; ") + ranked.reasons[i];
+  if (ranked.reasons.empty() && ranked.score > 0) verdict += " (no single factor stands out)";
+  return verdict;
+}
+
+}  // namespace redline

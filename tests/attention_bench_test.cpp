@@ -1,0 +1,107 @@
+// attention_bench plan end to end (the real binary, ATTENTION_BENCH_BIN): the
+// layouts, their rows and ranking, bad input (exit 2, the flag named, no
+// report written), and sweep without a GPU (exit 77).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "harness/core/child_process.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "support.hpp"
+
+using namespace redline;
+namespace fs = std::filesystem;
+
+namespace {
+
+class AttentionBenchPlan : public redline::testing::TempDirTest {
+ protected:
+  ChildResult run(std::vector<std::string> args) {
+    ChildSpec spec;
+    spec.argv = {ATTENTION_BENCH_BIN};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.timeout_seconds = 60;
+    return run_child(spec);
+  }
+
+  void expect_usage_error(std::vector<std::string> args, const std::string& names) {
+    args.insert(args.end(), {"--csv", (dir_ / "out.csv").string()});
+    const ChildResult child = run(args);
+    EXPECT_EQ(child.exit_code, 2) << child.output;
+    EXPECT_CONTAINS(child.output, names);
+    EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+  }
+};
+
+TEST_F(AttentionBenchPlan, RanksTheHeadLayoutsOfAHiddenSize) {
+  const auto csv = dir_ / "plan.csv", json = dir_ / "plan.json";
+  const ChildResult child = run({"plan", "--hidden", "4096", "--heads", "16,32,48,64", "--seq", "4096", "--csv",
+                                 csv.string(), "--json", json.string()});
+  ASSERT_EQ(child.exit_code, 0) << child.output;
+  EXPECT_CONTAINS(child.output, "best:       a_q=16 a_kv=16 d=256");
+  EXPECT_CONTAINS(child.output, "rank 3:     a_q=64 a_kv=64 d=64");
+  EXPECT_CONTAINS(child.output, "slower: exponentials");
+  EXPECT_CONTAINS(child.output, "H100 SXM: 132 SMs, sm_90");
+
+  const CsvTable t = read_csv(csv);
+  ASSERT_EQ(t.rows.size(), 4u);
+  EXPECT_EQ(t.value(0, "tool"), "attention_bench");
+  EXPECT_EQ(t.value(1, "head_dim"), "128");
+  EXPECT_EQ(t.value(1, "rank"), "2");
+  EXPECT_DOUBLE_EQ(std::stod(t.value(1, "fwd_gflop")), 4.0 * 32 * 4096 * 4096 * 128 / 1e9);
+  EXPECT_EQ(t.value(1, "fa3_head_dim"), "128");
+  EXPECT_CONTAINS(t.value(1, "note"), "cuDNN fwd d = 128 has its own kernel");
+  // 4096 / 48 is not whole: listed, with the reason, never ranked.
+  EXPECT_EQ(t.value(2, "status"), "skipped");
+  EXPECT_CONTAINS(t.value(2, "note"), "infeasible: h % a_q == 0 not met");
+  EXPECT_EQ(t.value(2, "rank"), "");
+
+  std::ifstream in(json);
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report["context"]["redline"]["tool"], "attention_bench");
+}
+
+TEST_F(AttentionBenchPlan, NamesThePaddingAndTheMissingKernel) {
+  const auto csv = dir_ / "plan.csv";
+  const ChildResult child =
+      run({"plan", "--hidden", "5120", "--heads", "32,40,64", "--kv-heads", "8", "--causal", "--csv", csv.string()});
+  ASSERT_EQ(child.exit_code, 0) << child.output;
+  const CsvTable t = read_csv(csv);
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.value(0, "head_dim"), "160");
+  EXPECT_EQ(t.value(0, "fa3_head_dim"), "192");  // FlashAttention-3 rounds 160 up
+  EXPECT_CONTAINS(t.value(2, "note"), "rounds d = 80 up to 96");
+  EXPECT_CONTAINS(t.value(2, "note"), "d % 64 == 0 not met");
+  EXPECT_EQ(t.value(2, "causal"), "yes");
+
+  // d = 132 runs no fused kernel: the plan says so, and ranks it last.
+  const ChildResult odd = run({"plan", "--hidden", "4224", "--heads", "32,33", "--csv", csv.string()});
+  ASSERT_EQ(odd.exit_code, 0) << odd.output;
+  EXPECT_CONTAINS(odd.output, "no_fused_kernel: cuDNN runs no fused kernel for it");
+}
+
+TEST_F(AttentionBenchPlan, BadInputNamesTheFlag) {
+  expect_usage_error({"plan", "--hidden", "0"}, "--hidden '0'");
+  expect_usage_error({"plan", "--hidden", "4096", "--heads", "8192"}, "--heads '8192'");
+  expect_usage_error({"plan", "--hidden", "20"}, "no head count gives a head dim between 32 and 256");
+  expect_usage_error({"plan", "--hidden", "4096", "--dtype", "fp32"}, "--dtype 'fp32'");
+  expect_usage_error({"plan", "--hidden", "4096", "--gpu", "V100"}, "--gpu 'V100'");
+  expect_usage_error({"plan", "--hidden", "4096", "--seq", "-1"}, "--seq '-1'");
+  expect_usage_error({"plan", "--hidden", "4096", "--kv-heads", "x"}, "--kv-heads 'x'");
+  expect_usage_error({"plan", "--hidden", "4096", "--batch", "1,2"}, "--batch '1,2'");
+  expect_usage_error({"sweep", "--hidden", "4096", "--dtype", "int8"}, "--dtype 'int8'");
+}
+
+// Good input without a GPU is "cannot run here" (77) with the reason.
+TEST_F(AttentionBenchPlan, SweepWithoutAGpuSkipsWithTheReason) {
+  const auto csv = dir_ / "sweep.csv";
+  const ChildResult child = run({"sweep", "--hidden", "1024", "--heads", "8", "--seq", "256", "--csv", csv.string()});
+  if (child.exit_code == 0) GTEST_SKIP() << "this machine has a GPU: covered by scripts/gpu-check";
+  EXPECT_EQ(child.exit_code, 77) << child.output;
+  EXPECT_CONTAINS(child.output, "attention_bench: skipped: ");
+  EXPECT_FALSE(fs::exists(csv));
+}
+
+}  // namespace

@@ -1,0 +1,359 @@
+// The attention room without a GPU: FLOP conventions, head layouts and their
+// constraints, the fused-kernel support tables, the model's factors and the
+// ranking, and the CPU reference, gradient-checked with finite differences.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "harness/attention/attention_model.hpp"
+#include "harness/attention/attention_reference.hpp"
+#include "harness/attention/layout_ranking.hpp"
+#include "harness/core/splitmix64.hpp"
+#include "support.hpp"
+
+using namespace redline;
+
+namespace {
+
+AttentionShape shape_of(std::int64_t b, std::int64_t s, std::int64_t a_q, std::int64_t a_kv, std::int64_t d,
+                        bool causal = false) {
+  AttentionShape shape;
+  shape.batch = b, shape.seq = s, shape.heads = a_q, shape.kv_heads = a_kv, shape.head_dim = d, shape.causal = causal;
+  return shape;
+}
+
+ModelGpu h100() { return model_gpu(*lookup_gpu_peaks("H100")); }
+
+const ModelFactor& factor(const std::vector<ModelFactor>& factors, const std::string& name) {
+  for (const auto& f : factors)
+    if (f.name == name) return f;
+  throw std::runtime_error("no factor " + name);
+}
+
+}  // namespace
+
+// ---- FLOPs and shapes ----
+
+TEST(AttentionShape, FlopConventions) {
+  const AttentionShape s = shape_of(2, 1024, 32, 8, 128);
+  EXPECT_DOUBLE_EQ(attention_forward_flop(s), 4.0 * 2 * 32 * 1024.0 * 1024 * 128);
+  EXPECT_DOUBLE_EQ(attention_backward_flop(s), 2.5 * attention_forward_flop(s));
+  // GQA shares K and V; the query heads' FLOPs stay.
+  EXPECT_DOUBLE_EQ(attention_forward_flop(shape_of(2, 1024, 32, 32, 128)), attention_forward_flop(s));
+  // Causal: the exact count of unmasked scores, 1 + 2 + ... + s, not s^2 / 2.
+  const AttentionShape c = shape_of(1, 4, 1, 1, 8, true);
+  EXPECT_DOUBLE_EQ(unmasked_scores(c), 10);
+  EXPECT_DOUBLE_EQ(attention_forward_flop(c), 4.0 * 8 * 10);
+  EXPECT_DOUBLE_EQ(softmax_scale(s), 1.0 / std::sqrt(128.0));
+  EXPECT_EQ(query_elements(s), 2 * 32 * 1024 * 128);
+  EXPECT_EQ(kv_elements(s), 2 * 8 * 1024 * 128);
+}
+
+TEST(AttentionShape, ValidateNamesTheField) {
+  EXPECT_NO_THROW(validate(shape_of(1, 1, 4, 1, 8)));
+  try {
+    validate(shape_of(1, 1, 4, 3, 8));
+    FAIL() << "kv_heads 3 of 4 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_CONTAINS(std::string(e.what()), "kv_heads = 3");
+  }
+  EXPECT_THROW(validate(shape_of(1, 0, 4, 1, 8)), std::invalid_argument);
+  EXPECT_THROW(validate(shape_of(1, 1, 4, 1, 0)), std::invalid_argument);
+}
+
+// ---- head layouts ----
+
+TEST(HeadLayout, AutoTakesEveryWholeHeadDimFrom32To256) {
+  EXPECT_EQ(auto_head_counts(4096), (std::vector<std::int64_t>{16, 32, 64, 128}));
+  EXPECT_EQ(auto_head_counts(5120), (std::vector<std::int64_t>{20, 32, 40, 64, 80, 128, 160}));
+  EXPECT_TRUE(auto_head_counts(20).empty());
+}
+
+TEST(HeadLayout, PowerOfTwoFactor) {
+  EXPECT_EQ(power_of_two_factor(128), 128);
+  EXPECT_EQ(power_of_two_factor(80), 16);
+  EXPECT_EQ(power_of_two_factor(160), 32);
+  EXPECT_EQ(power_of_two_factor(132), 4);
+  EXPECT_EQ(power_of_two_factor(33), 1);
+}
+
+TEST(HeadLayout, ConstraintsRequiredAndSpeed) {
+  const HeadLayout gqa{5120, 40, 8, 2};
+  EXPECT_EQ(head_dim(gqa), 128);
+  EXPECT_TRUE(layout_feasible(gqa));
+  const auto all = layout_constraints(gqa);
+  ASSERT_EQ(all.size(), 7u);
+  EXPECT_EQ(all[0].name, "h % a_q == 0");
+  EXPECT_CONTAINS(all[1].detail, "groups of 5");
+  for (const auto& c : all) EXPECT_TRUE(c.met) << c.name;
+
+  // d = 80: whole, a multiple of 8, not of 64, not a power of two.
+  const auto d80 = layout_constraints({5120, 64, 8, 1});
+  EXPECT_TRUE(d80[4].met);
+  EXPECT_FALSE(d80[5].met);
+  EXPECT_FALSE(d80[5].required);
+  EXPECT_FALSE(d80[6].met);
+  EXPECT_TRUE(layout_feasible({5120, 64, 8, 1}));
+
+  EXPECT_FALSE(layout_feasible({4096, 48, 8, 1}));  // 4096 / 48 is not whole
+  EXPECT_FALSE(layout_feasible({4096, 32, 3, 1}));  // 3 KV heads cannot share 32
+  EXPECT_FALSE(layout_feasible({4096, 32, 8, 3}));  // 32 heads over 3 GPUs
+  EXPECT_FALSE(layout_feasible({4096, 32, 2, 4}));  // 2 KV heads over 4 GPUs
+  EXPECT_EQ(layout_constraints({4096, 48, 8, 1}).size(), 4u);  // no d: no speed constraints
+
+  const AttentionShape per_gpu = per_gpu_shape({5120, 40, 8, 2}, 3, 2048, true);
+  EXPECT_EQ(per_gpu.heads, 20);
+  EXPECT_EQ(per_gpu.kv_heads, 4);
+  EXPECT_EQ(per_gpu.head_dim, 128);
+  EXPECT_TRUE(per_gpu.causal);
+  EXPECT_THROW(per_gpu_shape({4096, 32, 3, 1}, 1, 1, false), std::invalid_argument);
+  EXPECT_EQ(describe(HeadLayout{5120, 40, 8, 2}), "a_q=40 a_kv=8 d=128 tp=2");
+}
+
+// ---- fused kernels ----
+
+TEST(FusedKernels, FlashAttention3RoundsUpToItsBuiltHeadDims) {
+  const auto fwd = AttentionDirection::forward, bwd = AttentionDirection::backward;
+  const std::vector<std::pair<std::int64_t, std::int64_t>> rounding = {
+      {64, 64}, {80, 96}, {96, 96}, {112, 128}, {128, 128}, {160, 192}, {192, 192}, {256, 256}, {32, 64}};
+  for (const auto& [d, kernel] : rounding) {
+    const FusedSupport s = flash_attention3_support(d, GemmDtype::bf16, bwd, 90);
+    EXPECT_TRUE(s.supported) << d;
+    EXPECT_EQ(s.kernel_head_dim, kernel) << d;
+  }
+  EXPECT_CONTAINS(flash_attention3_support(80, GemmDtype::bf16, fwd, 90).reason, "rounds d = 80 up to 96");
+  EXPECT_FALSE(flash_attention3_support(132, GemmDtype::bf16, fwd, 90).supported);  // not a multiple of 8
+  EXPECT_FALSE(flash_attention3_support(264, GemmDtype::bf16, fwd, 90).supported);
+  EXPECT_FALSE(flash_attention3_support(128, GemmDtype::bf16, fwd, 80).supported);  // Hopper only
+  EXPECT_TRUE(flash_attention3_support(128, GemmDtype::fp8_e4m3, fwd, 90).supported);
+  EXPECT_FALSE(flash_attention3_support(128, GemmDtype::fp8_e4m3, bwd, 90).supported);
+}
+
+TEST(FusedKernels, CudnnTakesMultiplesOf8AndFp8BackwardOnlyAt128OnHopper) {
+  const auto fwd = AttentionDirection::forward, bwd = AttentionDirection::backward;
+  for (std::int64_t d : {8, 80, 128, 160, 256}) {
+    EXPECT_TRUE(cudnn_sdpa_support(d, GemmDtype::bf16, bwd, 90).supported) << d;
+    EXPECT_EQ(cudnn_sdpa_support(d, GemmDtype::fp16, fwd, 90).kernel_head_dim, d);
+  }
+  EXPECT_FALSE(cudnn_sdpa_support(132, GemmDtype::bf16, fwd, 90).supported);
+  EXPECT_FALSE(cudnn_sdpa_support(264, GemmDtype::bf16, fwd, 90).supported);
+  EXPECT_FALSE(cudnn_sdpa_support(192, GemmDtype::bf16, bwd, 80).supported);  // Ampere backward stops at 128
+  EXPECT_TRUE(cudnn_sdpa_support(192, GemmDtype::bf16, fwd, 80).supported);
+  EXPECT_TRUE(cudnn_sdpa_support(128, GemmDtype::fp8_e4m3, bwd, 90).supported);
+  const FusedSupport fp8_bwd_64 = cudnn_sdpa_support(64, GemmDtype::fp8_e4m3, bwd, 90);
+  EXPECT_FALSE(fp8_bwd_64.supported);
+  EXPECT_CONTAINS(fp8_bwd_64.reason, "d = 128 only");
+  EXPECT_TRUE(cudnn_sdpa_support(64, GemmDtype::fp8_e4m3, fwd, 90).supported);
+  EXPECT_FALSE(cudnn_sdpa_support(128, GemmDtype::fp8_e4m3, fwd, 80).supported);
+  EXPECT_FALSE(cudnn_sdpa_support(128, GemmDtype::fp32, fwd, 90).supported);
+}
+
+// ---- the model ----
+
+TEST(AttentionModel, UnfusedGemmsCountTheConventionsWork) {
+  const AttentionShape s = shape_of(2, 256, 8, 2, 64);
+  const auto fwd = unfused_gemms(s, AttentionDirection::forward);
+  ASSERT_EQ(fwd.size(), 2u);
+  // A KV group's 4 query heads stacked: M = 4 x 256, per (batch, KV head).
+  EXPECT_EQ(fwd[0].m, 1024);
+  EXPECT_EQ(fwd[0].n, 256);
+  EXPECT_EQ(fwd[0].k, 64);
+  EXPECT_EQ(fwd[0].batch, 4);
+  double flop = 0;
+  for (const auto& g : fwd) flop += g.flop();
+  EXPECT_DOUBLE_EQ(flop, attention_forward_flop(s));
+  // The unfused backward keeps P: four GEMMs, twice the forward (the 2.5x
+  // convention also counts the fused kernels' recompute of S).
+  const auto bwd = unfused_gemms(s, AttentionDirection::backward);
+  ASSERT_EQ(bwd.size(), 4u);
+  flop = 0;
+  for (const auto& g : bwd) flop += g.flop();
+  EXPECT_DOUBLE_EQ(flop, 2 * attention_forward_flop(s));
+  EXPECT_EQ(bwd[0].k, 1024);  // dV sums the group's query rows
+}
+
+TEST(AttentionModel, BestTileEfficiency) {
+  // 132 x 128 rows by d = 80 columns: every candidate pads 80 to 128 or 256;
+  // 128-wide tiles fill the SMs in whole waves, so 80 / 128.
+  TileShape tile;
+  EXPECT_DOUBLE_EQ(best_tile_efficiency(132 * 128, 80, 1, 132, &tile), 80.0 / 128);
+  // 4096 x 4096 x 4 batches: 128x64 tiles make 8,192 CTAs in 63 waves of
+  // 132, the fullest last wave of the candidates (128x256: 2,048 in 16).
+  EXPECT_NEAR(best_tile_efficiency(4096, 4096, 4, 132, &tile), 8192.0 / (63 * 132), 1e-12);
+  EXPECT_EQ(tile, (TileShape{128, 64}));
+}
+
+TEST(AttentionModel, H100ExponentialCostAndFactors) {
+  const ModelGpu gpu = h100();
+  EXPECT_EQ(gpu.sm_count, 132);
+  EXPECT_EQ(gpu.compute_capability, 90);
+  EXPECT_NEAR(gpu.flop_per_exp, 256, 0.01);  // 4,096 FLOP per SM per clock / 16 exps
+
+  const LayoutPrediction p = predict_layout({4096, 32, 32, 1}, 1, 4096, false, GemmDtype::bf16, gpu);
+  ASSERT_TRUE(p.feasible);
+  EXPECT_NEAR(factor(p.fused_fwd.factors, "exponentials").value, 512.0 / (512 + 256), 1e-4);
+  EXPECT_NEAR(factor(p.fused_bwd.factors, "exponentials").value, 1280.0 / (1280 + 256), 1e-4);
+  // 1 x 32 heads x 32 query tiles = 1,024 CTAs in 8 waves of 132.
+  EXPECT_NEAR(factor(p.fused_fwd.factors, "sm_fill").value, 1024.0 / 1056, 1e-12);
+  EXPECT_NEAR(p.fused_fwd.efficiency, 1024.0 / 1056 * 512 / 768, 1e-4);
+  EXPECT_DOUBLE_EQ(p.fused_fwd.flop, attention_forward_flop(p.shape));
+}
+
+TEST(AttentionModel, FewerLargerHeadsPredictedFaster) {
+  const ModelGpu gpu = h100();
+  double previous = 2;
+  for (std::int64_t heads : {16, 32, 64}) {  // d = 256, 128, 64
+    const LayoutPrediction p = predict_layout({4096, heads, heads, 1}, 1, 4096, false, GemmDtype::bf16, gpu);
+    EXPECT_LT(p.block_efficiency, previous) << heads;
+    previous = p.block_efficiency;
+  }
+}
+
+TEST(AttentionModel, UnfusedLosesOnKDepthAlignmentAndTheCausalMask) {
+  const ModelGpu gpu = h100();
+  const LayoutPrediction d80 = predict_layout({5120, 64, 64, 1}, 1, 2048, true, GemmDtype::bf16, gpu);
+  // S = Q K^T has K = d = 80: two slices of 64, 62.5% used.
+  EXPECT_LT(factor(d80.unfused_fwd.factors, "gemm_quantization").value, 0.7);
+  EXPECT_NEAR(factor(d80.unfused_fwd.factors, "causal_waste").value, 2049.0 / 4096, 1e-12);
+  // d = 132 (4 x 33): off 16 bytes, and no fused kernel runs it.
+  const LayoutPrediction d132 = predict_layout({4224, 32, 32, 1}, 1, 2048, false, GemmDtype::bf16, gpu);
+  EXPECT_DOUBLE_EQ(factor(d132.unfused_fwd.factors, "alignment").value, 0.6);
+  EXPECT_EQ(d132.fused_fwd.efficiency, 0);
+  EXPECT_GT(d132.block_efficiency, 0);  // runs unfused
+  EXPECT_CONTAINS(factor(d132.block_factors, "no_fused_kernel").why, "multiple of 8");
+  // FP8: no unfused path.
+  const LayoutPrediction fp8 = predict_layout({4096, 32, 32, 1}, 1, 2048, false, GemmDtype::fp8_e4m3, gpu);
+  EXPECT_EQ(fp8.unfused_fwd.efficiency, 0);
+  EXPECT_GT(fp8.fused_fwd.efficiency, 0);
+  EXPECT_GT(fp8.fused_bwd.efficiency, 0);  // d = 128: cuDNN's one FP8 backward on Hopper
+}
+
+TEST(AttentionModel, InfeasibleLayoutPredictsNothing) {
+  const LayoutPrediction p = predict_layout({4096, 48, 48, 1}, 1, 1024, false, GemmDtype::bf16, h100());
+  EXPECT_FALSE(p.feasible);
+  EXPECT_EQ(p.block_efficiency, 0);
+  EXPECT_THROW(predict_layout({4096, 32, 32, 1}, 0, 1024, false, GemmDtype::bf16, h100()), std::invalid_argument);
+}
+
+TEST(AttentionModel, ProjectionGemmsPerGpu) {
+  const auto fwd = projection_gemms({4096, 32, 8, 2}, 2, 1024, AttentionDirection::forward);
+  ASSERT_EQ(fwd.size(), 2u);
+  EXPECT_EQ(fwd[0].m, 2048);
+  EXPECT_EQ(fwd[0].n, (16 + 2 * 4) * 128);  // a_q / T + 2 a_kv / T heads of 128
+  EXPECT_EQ(fwd[0].k, 4096);
+  EXPECT_EQ(fwd[1].k, 16 * 128);
+  EXPECT_EQ(projection_gemms({4096, 32, 8, 2}, 2, 1024, AttentionDirection::backward).size(), 4u);
+}
+
+// ---- ranking ----
+
+TEST(LayoutRanking, BestFirstWithTheFactorsThatCostEachPlace) {
+  const std::vector<RankCandidate> candidates = {
+      {"d=64", 0.5, {{"exponentials", 0.5, "exp-bound"}, {"sm_fill", 0.97, "fill"}}},
+      {"d=128", 0.8, {{"exponentials", 0.8, "less exp"}, {"sm_fill", 0.97, "fill"}}},
+      {"d=132", 0, {{"no_fused_kernel", 1, "cuDNN needs multiples of 8"}}},
+      {"d=128 again", 0.8, {{"exponentials", 0.8, "less exp"}}},
+  };
+  const auto ranked = rank_layouts(candidates);
+  ASSERT_EQ(ranked.size(), 4u);
+  EXPECT_EQ(ranked[0].index, 1u);
+  EXPECT_EQ(ranked[0].rank, 1);
+  EXPECT_EQ(ranked[1].index, 3u);
+  EXPECT_EQ(ranked[1].rank, 1);  // a tie shares the rank
+  EXPECT_EQ(ranked[2].index, 0u);
+  EXPECT_EQ(ranked[2].rank, 3);
+  EXPECT_DOUBLE_EQ(ranked[2].slower, 0.6);
+  ASSERT_EQ(ranked[2].reasons.size(), 1u);  // sm_fill equals the best's: no reason
+  EXPECT_CONTAINS(ranked[2].reasons[0], "exponentials 50.0% against 80.0%");
+  EXPECT_EQ(ranked[3].index, 2u);
+  EXPECT_TRUE(std::isinf(ranked[3].slower));
+  EXPECT_CONTAINS(ranking_verdict(ranked[3]), "cannot run: no_fused_kernel: cuDNN needs multiples of 8");
+  EXPECT_EQ(ranking_verdict(ranked[0]), "best");
+  EXPECT_CONTAINS(ranking_verdict(ranked[2]), "60.0% slower: exponentials");
+  EXPECT_THROW(rank_layouts({}), std::invalid_argument);
+}
+
+// ---- the CPU reference ----
+
+namespace {
+
+std::vector<double> random_tensor(std::int64_t n, std::uint64_t seed) {
+  std::vector<double> t(static_cast<std::size_t>(n));
+  std::uint64_t i = seed << 32;
+  for (auto& x : t) x = static_cast<double>(splitmix64(i++) >> 11) / 9007199254740992.0 * 2 - 1;
+  return t;
+}
+
+// L = sum(O * dO): its gradients are what the backward reference returns.
+double loss(const AttentionShape& s, const std::vector<double>& q, const std::vector<double>& k,
+            const std::vector<double>& v, const std::vector<double>& d_o) {
+  const auto o = attention_forward_reference(s, q, k, v).o;
+  double sum = 0;
+  for (std::size_t i = 0; i < o.size(); ++i) sum += o[i] * d_o[i];
+  return sum;
+}
+
+// Central differences of L over every element of `x` (one of q, k, v).
+std::vector<double> numeric_gradient(const AttentionShape& s, std::vector<double>& x, std::vector<double>& q,
+                                     std::vector<double>& k, std::vector<double>& v, const std::vector<double>& d_o) {
+  const double eps = 1e-6;
+  std::vector<double> g(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double saved = x[i];
+    x[i] = saved + eps;
+    const double up = loss(s, q, k, v, d_o);
+    x[i] = saved - eps;
+    const double down = loss(s, q, k, v, d_o);
+    x[i] = saved;
+    g[i] = (up - down) / (2 * eps);
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST(AttentionReference, ForwardOnHandCases) {
+  // One key: every query reads exactly V.
+  const AttentionShape one = shape_of(1, 1, 1, 1, 2);
+  EXPECT_EQ(attention_forward_reference(one, {3, 4}, {1, 2}, {5, -6}).o, (std::vector<double>{5, -6}));
+  // Q = 0: equal scores, O is the mean of V's rows; causal row 0 sees V[0].
+  const AttentionShape two = shape_of(1, 2, 1, 1, 2);
+  const std::vector<double> q(4, 0.0), k = {1, 2, 3, 4}, v = {2, 4, 6, 8};
+  const auto full = attention_forward_reference(two, q, k, v);
+  EXPECT_EQ(full.o, (std::vector<double>{4, 6, 4, 6}));
+  EXPECT_NEAR(full.lse[0], std::log(2.0), 1e-15);
+  AttentionShape causal = two;
+  causal.causal = true;
+  EXPECT_EQ(attention_forward_reference(causal, q, k, v).o, (std::vector<double>{2, 4, 4, 6}));
+  EXPECT_THROW(attention_forward_reference(two, q, k, {1}), std::invalid_argument);
+}
+
+TEST(AttentionReference, BackwardMatchesFiniteDifferences) {
+  for (const AttentionShape& s :
+       {shape_of(1, 5, 2, 2, 4), shape_of(2, 4, 4, 2, 3), shape_of(1, 6, 3, 1, 4, true), shape_of(2, 3, 2, 1, 2, true)}) {
+    auto q = random_tensor(query_elements(s), 1), k = random_tensor(kv_elements(s), 2);
+    auto v = random_tensor(kv_elements(s), 3);
+    const auto d_o = random_tensor(query_elements(s), 4);
+    const AttentionGradients g = attention_backward_reference(s, q, k, v, d_o);
+    const auto dq = numeric_gradient(s, q, q, k, v, d_o);
+    const auto dk = numeric_gradient(s, k, q, k, v, d_o);
+    const auto dv = numeric_gradient(s, v, q, k, v, d_o);
+    EXPECT_LT(relative_error(g.dq, dq).relative, 1e-7) << describe(s);
+    EXPECT_LT(relative_error(g.dk, dk).relative, 1e-7) << describe(s);
+    EXPECT_LT(relative_error(g.dv, dv).relative, 1e-7) << describe(s);
+  }
+}
+
+TEST(AttentionReference, RelativeErrorFailsNonFinite) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const TensorError e = relative_error({1, nan}, {1, 1});
+  EXPECT_EQ(e.nonfinite, 1);
+  EXPECT_TRUE(std::isinf(e.relative));
+  EXPECT_FALSE(within_tolerance(e, 1e9));
+  EXPECT_NEAR(relative_error({1, 1.1}, {1, 1}).relative, 0.1 / std::sqrt(2.0), 1e-12);
+  EXPECT_TRUE(within_tolerance(relative_error({0, 0}, {0, 0}), 0));
+  EXPECT_FALSE(within_tolerance(relative_error({1e-9}, {0}), 1));
+  EXPECT_THROW(relative_error({1}, {1, 2}), std::invalid_argument);
+}
