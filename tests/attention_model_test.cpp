@@ -9,6 +9,7 @@
 
 #include "harness/attention/attention_model.hpp"
 #include "harness/attention/attention_reference.hpp"
+#include "harness/attention/group_check.hpp"
 #include "harness/attention/layout_ranking.hpp"
 #include "harness/core/splitmix64.hpp"
 #include "support.hpp"
@@ -356,4 +357,65 @@ TEST(AttentionReference, RelativeErrorFailsNonFinite) {
   EXPECT_TRUE(within_tolerance(relative_error({0, 0}, {0, 0}), 0));
   EXPECT_FALSE(within_tolerance(relative_error({1e-9}, {0}), 1));
   EXPECT_THROW(relative_error({1}, {1, 2}), std::invalid_argument);
+}
+
+// ---- the sampled group check ----
+
+namespace {
+
+// One KV group's tensors for batch 0, group 0, from full BHSD tensors (with
+// batch 1 and a_kv 1 the group is the whole tensor).
+GroupTensors reference_group(const AttentionShape& s) {
+  GroupTensors t;
+  t.q = random_tensor(query_elements(s), 11), t.k = random_tensor(kv_elements(s), 12);
+  t.v = random_tensor(kv_elements(s), 13), t.d_o = random_tensor(query_elements(s), 14);
+  const AttentionForward f = attention_forward_reference(s, t.q, t.k, t.v);
+  const AttentionGradients g = attention_backward_reference(s, t.q, t.k, t.v, t.d_o);
+  t.o = f.o, t.lse = f.lse, t.dq = g.dq, t.dk = g.dk, t.dv = g.dv;
+  return t;
+}
+
+}  // namespace
+
+TEST(GroupCheck, SpreadIndices) {
+  EXPECT_EQ(spread_indices(10, 3), (std::vector<std::int64_t>{0, 4, 9}));
+  EXPECT_EQ(spread_indices(3, 8), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(spread_indices(5, 1), (std::vector<std::int64_t>{0}));
+  EXPECT_TRUE(spread_indices(0, 4).empty());
+}
+
+TEST(GroupCheck, TheReferencePassesEveryRowAndSamples) {
+  for (const AttentionShape& s : {shape_of(1, 7, 3, 1, 4), shape_of(1, 9, 2, 1, 8, true)}) {
+    const GroupTensors t = reference_group(s);
+    for (std::int64_t samples : {1000, 3}) {
+      const GroupCheck c = check_group(s, t, true, samples, samples);
+      EXPECT_EQ(c.query_rows, std::min<std::int64_t>(samples, s.heads * s.seq)) << describe(s);
+      for (const TensorError& e : {c.o, c.lse, c.dq, c.dk, c.dv}) EXPECT_LT(e.relative, 1e-12) << describe(s);
+    }
+  }
+}
+
+TEST(GroupCheck, CatchesAWrongElementInEachTensor) {
+  const AttentionShape s = shape_of(1, 6, 2, 1, 4, true);
+  const GroupTensors good = reference_group(s);
+  auto wrong_by = [&](std::vector<double> GroupTensors::*tensor, std::size_t index) {
+    GroupTensors t = good;
+    (t.*tensor)[index] += 0.5;
+    return check_group(s, t, true, 1000, 1000);
+  };
+  EXPECT_GT(wrong_by(&GroupTensors::o, 5).o.relative, 1e-3);
+  EXPECT_GT(wrong_by(&GroupTensors::lse, 2).lse.relative, 1e-3);
+  EXPECT_GT(wrong_by(&GroupTensors::dq, 30).dq.relative, 1e-3);
+  EXPECT_GT(wrong_by(&GroupTensors::dk, 0).dk.relative, 1e-3);
+  EXPECT_GT(wrong_by(&GroupTensors::dv, 23).dv.relative, 1e-3);
+  // A wrong LSE row that is not sampled still moves dK and dV.
+  GroupTensors t = good;
+  t.lse[4] += 0.5;
+  const GroupCheck c = check_group(s, t, true, 1, 1000);
+  EXPECT_LT(c.lse.relative, 1e-12);
+  EXPECT_GT(c.dv.relative, 1e-3);
+  GroupTensors nan = good;
+  nan.o[0] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(check_group(s, nan, false).o.nonfinite, 1);
+  EXPECT_THROW(check_group(s, GroupTensors{}, false), std::invalid_argument);
 }
