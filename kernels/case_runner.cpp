@@ -18,6 +18,7 @@ namespace redline {
 std::string case_name(const CaseKey& key) { return gbench_case_name(key.family, key.params); }
 
 std::string failure_status_text(const std::exception& e) {
+  if (dynamic_cast<const CaseSkipped*>(&e)) return std::string("skipped: ") + e.what();
   if (const auto* cuda = dynamic_cast<const CudaError*>(&e); cuda && cuda->is_out_of_memory())
     return std::string("oom: ") + e.what();
 #if defined(REDLINE_HAVE_CUBLASLT)

@@ -64,7 +64,7 @@ class CaseRunner {
 
 // A case's failure as Google Benchmark's error text in the "<status>: <why>"
 // form RowCollector reads: "oom: ..." when CUDA or cuBLAS(Lt) ran out of
-// memory, "error: ..." otherwise.
+// memory, "skipped: ..." for CaseSkipped, "error: ..." otherwise.
 std::string failure_status_text(const std::exception& e);
 
 }  // namespace redline

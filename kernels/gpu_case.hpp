@@ -13,7 +13,8 @@
 //   describe(row)    counters and notes that explain the figure
 //   ~PreparedCase    frees what set_up took, before the next case sets up
 // An exception anywhere is the row's status: `oom` when CUDA or cuBLAS ran
-// out of memory, else `error`, with the message as its note.
+// out of memory, `skipped` for CaseSkipped (the library has no kernel for
+// the case), else `error`, with the message as its note.
 //
 // A new benchmark (bench/gemm/gemm_case.cpp is one): per case a GpuCase
 // whose key names it ("attention/impl:cudnn/dtype:bf16/s:4096/d:128/pass:bwd")
@@ -31,6 +32,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +50,13 @@ struct CaseKey {
   std::vector<std::pair<std::string, std::string>> params;
 };
 std::string case_name(const CaseKey& key);  // gbench_case_name
+
+// Thrown by a set-up when the case cannot run on this GPU or library (cuDNN
+// has no kernel for the shape): the row is `skipped`, the message its note.
+class CaseSkipped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct CaseCheck {
   bool passed = true;

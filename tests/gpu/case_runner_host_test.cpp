@@ -187,6 +187,7 @@ TEST(CaseRunner, OutOfMemoryIsOomAndEverythingElseError) {
             "error: ");
 #endif
   EXPECT_EQ(failure_status_text(std::runtime_error("no algorithm")), "error: no algorithm");
+  EXPECT_EQ(failure_status_text(CaseSkipped("cuDNN has no kernel")), "skipped: cuDNN has no kernel");
 }
 
 // Google Benchmark drops an errored run's counters: the runner adds a failed
