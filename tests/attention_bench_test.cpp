@@ -92,6 +92,10 @@ TEST_F(AttentionBenchPlan, BadInputNamesTheFlag) {
   expect_usage_error({"plan", "--hidden", "4096", "--kv-heads", "x"}, "--kv-heads 'x'");
   expect_usage_error({"plan", "--hidden", "4096", "--batch", "1,2"}, "--batch '1,2'");
   expect_usage_error({"sweep", "--hidden", "4096", "--dtype", "int8"}, "--dtype 'int8'");
+  expect_usage_error({"sweep", "--hidden", "4096", "--path", "flash"}, "--path 'flash'");
+  expect_usage_error({"sweep", "--hidden", "4096", "--direction", "up"}, "--direction 'up'");
+  expect_usage_error({"sweep", "--hidden", "4096", "--max-time", "-1"}, "--max-time '-1'");
+  expect_usage_error({"sweep", "--hidden", "4096", "--dtype", "fp8", "--path", "unfused"}, "--path 'unfused'");
 }
 
 // Good input without a GPU is "cannot run here" (77) with the reason.

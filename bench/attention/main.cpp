@@ -42,12 +42,11 @@ CLI::App* add_sweep(CLI::App& app, SweepFlags& f) {
   sweep->add_option("--path", f.path, "unfused, cudnn, or both: unfused,cudnn or all (default)")->type_name("LIST");
   sweep->add_option("--direction", f.direction, "fwd, bwd or fwd,bwd (default)")->type_name("LIST");
   sweep->add_option("--device", f.device, "CUDA device index (default 0)")->type_name("I");
-  sweep->add_option("--warmup", f.warmup, "Seconds of warm-up per case (default 0.2)")->type_name("S");
-  sweep->add_option("--min-time", f.min_time, "Least seconds timed per case (default 0.25)")->type_name("S");
-  sweep->add_option("--max-time", f.max_time, "Most seconds timed per case (default 2)")->type_name("S");
-  sweep->add_option("--target-cv", f.target_cv, "Stop timing once the samples' CV is below this (default 0.01)")
-      ->type_name("X");
-  sweep->add_flag("--progress", f.progress, "A line per case on stderr");
+  add_policy_flags(*sweep, f.policy, "case");
+  sweep->add_option("--first-warmup", f.first_warmup,
+                    "Warm-up seconds of the first case, so clocks are up (default 1, at least --warmup)")
+      ->type_name("S");
+  sweep->add_flag("--progress", f.progress, "Progress lines on stderr even when it is not a terminal");
   add_output_flags(*sweep, f.output);
   return sweep;
 }

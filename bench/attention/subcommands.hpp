@@ -4,6 +4,7 @@
 #pragma once
 
 #include "bench/attention/layout_flags.hpp"
+#include "harness/measure/policy_flags.hpp"
 #include "harness/report/output.hpp"
 
 namespace redline {
@@ -19,8 +20,8 @@ struct PlanFlags {
 
 struct SweepFlags {
   LayoutFlags layout;
-  std::string path = "all", direction = "fwd,bwd", device = "0";
-  std::string warmup = "0.2", min_time = "0.25", max_time = "2", target_cv = "0.01";
+  std::string path = "all", direction = "fwd,bwd", device = "0", first_warmup = "1";
+  PolicyFlags policy;
   bool progress = false;
   OutputOptions output;
 };

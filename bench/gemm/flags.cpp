@@ -32,20 +32,10 @@ void add_measure_flags(CLI::App& app, MeasureFlags& f, const char* default_dtype
                  "as torch.matmul runs)")
       ->type_name("N");
   app.add_option("--device", f.device, "CUDA device index (default 0)")->type_name("I");
-  app.add_option("--warmup", f.warmup, "Warm-up seconds per shape (default 0.2)")->type_name("S");
+  add_policy_flags(app, f.policy, "shape");
   app.add_option("--first-warmup", f.first_warmup,
                  "Warm-up seconds of the first shape, so clocks are up (default 1, at least --warmup)")
       ->type_name("S");
-  app.add_option("--min-time", f.min_time,
-                 "Sample each shape at least this long before the noise stop may end it (default 0.25; --max-time "
-                 "and --max-reps still end it): a power-capped GPU's clock swings over tens of ms, and a shorter "
-                 "window can time a burst")
-      ->type_name("S");
-  app.add_option("--max-time", f.max_time, "Cap on the timed samples per shape, seconds (default 2)")->type_name("S");
-  app.add_option("--target-cv", f.target_cv, "Stop sampling a shape once the CV is below this (default 0.01)")
-      ->type_name("X");
-  app.add_option("--min-reps", f.min_reps, "Timed samples per shape, at least (default 10)")->type_name("N");
-  app.add_option("--max-reps", f.max_reps, "Timed samples per shape, at most (default 500)")->type_name("N");
   app.add_option("--gpu", f.gpu, "Datasheet row to compare with (A100, H100, H200, B200; default: the GPU's name)")
       ->type_name("NAME");
   app.add_option("--datasheet-tflops", f.datasheet_tflops,

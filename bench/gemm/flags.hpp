@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/gemm/gemm_peak_search.hpp"
+#include "harness/measure/policy_flags.hpp"
 #include "harness/report/output.hpp"
 
 namespace redline::gemm {
@@ -22,8 +23,8 @@ struct PredictFlags {
 // Flags every measuring subcommand shares.
 struct MeasureFlags {
   std::string dtype = "bf16", layout = "tn", algos = "1", device = "0";
-  std::string warmup = "0.2", first_warmup = "1", min_time = "0.25", max_time = "2", target_cv = "0.01",
-              min_reps = "10", max_reps = "500";
+  PolicyFlags policy;
+  std::string first_warmup = "1";
   std::string gpu, datasheet_tflops;
   std::string datasheet_gbps;  // peak only: the HBM ceiling's datasheet
   bool progress = false;

@@ -5,35 +5,12 @@
 
 namespace redline::gemm {
 
-double positive_seconds(const char* flag, const std::string& text) {
-  const double value = parse_number(flag, text);
-  if (!(value >= 0) || value > 3600) throw UsageError(flag, text, "must be between 0 and 3600 seconds");
-  return value;
-}
-
 std::vector<GemmDtype> dtypes_of(const MeasureFlags& f) { return parse_gemm_dtypes("--dtype", f.dtype); }
 
 GemmLayout layout_of(const MeasureFlags& f) {
   const auto layout = parse_gemm_layout(f.layout);
   if (!layout) throw UsageError("--layout", f.layout, "must be tn or nn");
   return *layout;
-}
-
-MeasurementPolicy policy_of(const MeasureFlags& f) {
-  MeasurementPolicy policy;
-  policy.warmup_iterations = 2;
-  policy.warmup_seconds = positive_seconds("--warmup", f.warmup);
-  policy.max_seconds = positive_seconds("--max-time", f.max_time);
-  // Beyond --max-time it is not refused: the cap ends the samples (a check run's --max-time 0.3 works).
-  policy.min_seconds = positive_seconds("--min-time", f.min_time);
-  policy.target_cv = parse_number("--target-cv", f.target_cv);
-  if (!(policy.target_cv >= 0) || policy.target_cv >= 1)
-    throw UsageError("--target-cv", f.target_cv, "must be at least 0 and below 1 (0: no noise stop)");
-  policy.min_repetitions = static_cast<int>(parse_count_between("--min-reps", f.min_reps, 1, 1000000));
-  policy.max_repetitions = static_cast<int>(parse_count_between("--max-reps", f.max_reps, 1, 1000000));
-  if (policy.max_repetitions < policy.min_repetitions)
-    throw UsageError("--max-reps", f.max_reps, "must be at least --min-reps (" + f.min_reps + ")");
-  return policy;
 }
 
 DatasheetChoice datasheet_choice(const MeasureFlags& f, const std::vector<GemmDtype>& dtypes) {

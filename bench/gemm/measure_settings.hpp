@@ -15,12 +15,9 @@
 
 namespace redline::gemm {
 
-// Seconds between 0 and 3600.
-double positive_seconds(const char* flag, const std::string& text);
 
 std::vector<GemmDtype> dtypes_of(const MeasureFlags& f);
 GemmLayout layout_of(const MeasureFlags& f);
-MeasurementPolicy policy_of(const MeasureFlags& f);
 
 // The percent-of-datasheet figures: the table row for --gpu or the detected
 // GPU, with --datasheet-tflops replacing the dtype's rate when given. The

@@ -33,7 +33,7 @@ CheckedFlags checked_flags(const MeasureFlags& f, const std::vector<GemmSize>& s
   CheckedFlags c;
   c.dtypes = dtypes_of(f);
   c.layout = layout_of(f);
-  c.policy = policy_of(f);
+  c.policy = policy_of(f.policy);
   c.unrunnable = unrunnable_dtypes(c.dtypes, c.layout, shapes);
   c.device = static_cast<int>(parse_count_between("--device", f.device, 0, 1024));
   c.algos = static_cast<int>(parse_count_between("--algos", f.algos, 1, 64));
