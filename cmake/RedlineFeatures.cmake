@@ -135,11 +135,16 @@ function(redline_find_cudnn)
   elseif(NOT CUDNN_FRONTEND_INCLUDE_DIR OR NOT EXISTS "${CUDNN_FRONTEND_INCLUDE_DIR}/cudnn_frontend.h")
     redline_feature(CUDNN OFF "cudnn_frontend.h not found: pip install nvidia-cudnn-frontend (scripts/setup does) or set CUDNN_FRONTEND_INCLUDE_DIR")
     set(REDLINE_HAVE_CUDNN OFF PARENT_SCOPE)
+  elseif(NOT TARGET CUDA::nvrtc)
+    # The frontend compiles some of its engines at run time.
+    redline_feature(CUDNN OFF "libnvrtc not found in the CUDA toolkit (the cudnn frontend needs it)")
+    set(REDLINE_HAVE_CUDNN OFF PARENT_SCOPE)
   else()
     if(NOT TARGET redline::cudnn)
       add_library(redline::cudnn UNKNOWN IMPORTED GLOBAL)
       set_target_properties(redline::cudnn PROPERTIES IMPORTED_LOCATION "${CUDNN_LIBRARY}"
-                            INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR};${CUDNN_FRONTEND_INCLUDE_DIR}")
+                            INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR};${CUDNN_FRONTEND_INCLUDE_DIR}"
+                            INTERFACE_LINK_LIBRARIES "CUDA::nvrtc;CUDA::cudart")
     endif()
     redline_feature(CUDNN ON "${CUDNN_LIBRARY}, frontend ${CUDNN_FRONTEND_INCLUDE_DIR}")
     set(REDLINE_HAVE_CUDNN ON PARENT_SCOPE)
