@@ -88,6 +88,71 @@ else()
   redline_feature(NCCL OFF "needs CUDA")
 endif()
 
+# --- cuDNN and its frontend: attention_bench's fused attention --------------------
+# cudnn.h and libcudnn come with the toolkit here, or from CUDNN_ROOT, or from
+# PyTorch's wheel (site-packages/nvidia/cudnn). The header-only cudnn-frontend
+# C++ API comes from PyPI's nvidia-cudnn-frontend wheel, whose headers land in
+# site-packages/include (scripts/setup installs it); CUDNN_FRONTEND_INCLUDE_DIR
+# names another copy. Without either, attention runs unfused only: never an error.
+function(redline_python_include_dirs out)
+  set(dirs "")
+  find_program(redline_python3 python3)
+  if(redline_python3)
+    foreach(key purelib platlib data)
+      execute_process(COMMAND ${redline_python3} -c "import sysconfig; print(sysconfig.get_paths()['${key}'])"
+                      OUTPUT_VARIABLE dir RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+      if(rc EQUAL 0 AND dir)
+        list(APPEND dirs "${dir}/include" "${dir}/nvidia/cudnn/include")
+      endif()
+    endforeach()
+  endif()
+  list(REMOVE_DUPLICATES dirs)
+  set(${out} "${dirs}" PARENT_SCOPE)
+endfunction()
+
+function(redline_find_cudnn)
+  if(NOT REDLINE_HAVE_CUDA)
+    redline_feature(CUDNN OFF "needs CUDA")
+    set(REDLINE_HAVE_CUDNN OFF PARENT_SCOPE)
+    set(REDLINE_FEATURE_LINES "${REDLINE_FEATURE_LINES}" PARENT_SCOPE)
+    return()
+  endif()
+  redline_python_include_dirs(python_includes)
+  set(python_libs "")
+  foreach(dir IN LISTS python_includes)
+    get_filename_component(parent "${dir}" DIRECTORY)
+    list(APPEND python_libs "${parent}/lib")
+  endforeach()
+  find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDNN_ROOT} $ENV{CUDNN_ROOT} ${CUDAToolkit_INCLUDE_DIRS}
+            PATH_SUFFIXES include PATHS ${python_includes})
+  find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 HINTS ${CUDNN_ROOT} $ENV{CUDNN_ROOT} ${CUDAToolkit_LIBRARY_DIR}
+               PATH_SUFFIXES lib64 lib PATHS ${python_libs})
+  find_path(CUDNN_FRONTEND_INCLUDE_DIR cudnn_frontend.h HINTS ${CUDNN_FRONTEND_ROOT} $ENV{CUDNN_FRONTEND_ROOT}
+            PATH_SUFFIXES include PATHS ${python_includes})
+  if(NOT CUDNN_INCLUDE_DIR OR NOT CUDNN_LIBRARY)
+    redline_feature(CUDNN OFF "cudnn.h/libcudnn not found; set CUDNN_ROOT (attention runs unfused only)")
+    set(REDLINE_HAVE_CUDNN OFF PARENT_SCOPE)
+  elseif(NOT CUDNN_FRONTEND_INCLUDE_DIR OR NOT EXISTS "${CUDNN_FRONTEND_INCLUDE_DIR}/cudnn_frontend.h")
+    redline_feature(CUDNN OFF "cudnn_frontend.h not found: pip install nvidia-cudnn-frontend (scripts/setup does) or set CUDNN_FRONTEND_INCLUDE_DIR")
+    set(REDLINE_HAVE_CUDNN OFF PARENT_SCOPE)
+  elseif(NOT TARGET CUDA::nvrtc)
+    # The frontend compiles some of its engines at run time.
+    redline_feature(CUDNN OFF "libnvrtc not found in the CUDA toolkit (the cudnn frontend needs it)")
+    set(REDLINE_HAVE_CUDNN OFF PARENT_SCOPE)
+  else()
+    if(NOT TARGET redline::cudnn)
+      add_library(redline::cudnn UNKNOWN IMPORTED GLOBAL)
+      set_target_properties(redline::cudnn PROPERTIES IMPORTED_LOCATION "${CUDNN_LIBRARY}"
+                            INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR};${CUDNN_FRONTEND_INCLUDE_DIR}"
+                            INTERFACE_LINK_LIBRARIES "CUDA::nvrtc;CUDA::cudart")
+    endif()
+    redline_feature(CUDNN ON "${CUDNN_LIBRARY}, frontend ${CUDNN_FRONTEND_INCLUDE_DIR}")
+    set(REDLINE_HAVE_CUDNN ON PARENT_SCOPE)
+  endif()
+  set(REDLINE_FEATURE_LINES "${REDLINE_FEATURE_LINES}" PARENT_SCOPE)
+endfunction()
+redline_find_cudnn()
+
 # --- MPI: multi-node bootstrap and the host backend ---------------------------
 if(REDLINE_ENABLE_MPI)
   find_package(MPI COMPONENTS CXX QUIET)

@@ -14,7 +14,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "kernels/cuda_check.cuh"
@@ -25,6 +24,8 @@
 
 #if defined(REDLINE_HAVE_CUBLASLT)
 #include <cublasLt.h>
+
+#include "kernels/lt_objects.cuh"
 #endif
 
 namespace redline {
@@ -57,71 +58,6 @@ LtTypes lt_types(GemmDtype dtype) {
 }
 
 bool is_fp8(GemmDtype dtype) { return dtype == GemmDtype::fp8_e4m3 || dtype == GemmDtype::fp8_e4m3_e5m2; }
-
-// One owner per cuBLASLt object: Destroy runs on whatever path leaves the
-// scope. The handle types are pointers to (opaque) structs.
-template <typename Handle, cublasStatus_t (*Destroy)(Handle)>
-struct LtDestroy {
-  void operator()(Handle handle) const noexcept { (void)Destroy(handle); }
-};
-template <typename Handle, cublasStatus_t (*Destroy)(Handle)>
-class LtObject {
- public:
-  // For the Create call's out parameter; the object is owned once it returns.
-  class Out {
-   public:
-    explicit Out(LtObject& owner) : owner_(owner) {}
-    ~Out() { owner_.owned_.reset(raw_); }
-    Out(const Out&) = delete;
-    Out& operator=(const Out&) = delete;
-    operator Handle*() { return &raw_; }
-
-   private:
-    LtObject& owner_;
-    Handle raw_ = nullptr;
-  };
-  Out out() { return Out(*this); }
-  Handle get() const { return owned_.get(); }
-
- private:
-  std::unique_ptr<std::remove_pointer_t<Handle>, LtDestroy<Handle, Destroy>> owned_;
-};
-using LtHandle = LtObject<cublasLtHandle_t, cublasLtDestroy>;
-using LtMatmulDesc = LtObject<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
-using LtLayout = LtObject<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
-using LtPreference = LtObject<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
-// An algorithm attribute, or nullopt when this cuBLASLt does not report it.
-// The size must match the attribute's storage exactly, hence the type.
-template <typename T>
-std::optional<T> algo_attribute(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
-  T value{};
-  std::size_t written = 0;
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof value, &written) !=
-          CUBLAS_STATUS_SUCCESS ||
-      written != sizeof value) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-GemmAlgorithm describe_algorithm(int candidate, const cublasLtMatmulHeuristicResult_t& result) {
-  GemmAlgorithm algorithm;
-  algorithm.candidate = candidate;
-  if (auto id = algo_attribute<std::int32_t>(result.algo, CUBLASLT_ALGO_CONFIG_ID)) algorithm.algo_id = *id;
-  if (auto tile = algo_attribute<std::uint32_t>(result.algo, CUBLASLT_ALGO_CONFIG_TILE_ID)) {
-    algorithm.tile_id = static_cast<int>(*tile);
-    algorithm.tile = tile_from_cublaslt_id(algorithm.tile_id);
-  }
-  if (auto splits = algo_attribute<std::int32_t>(result.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM))
-    algorithm.split_k = std::max(1, static_cast<int>(*splits));
-  if (auto stages = algo_attribute<std::uint32_t>(result.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID))
-    algorithm.stages_id = static_cast<int>(*stages);
-  if (auto cluster = algo_attribute<std::uint16_t>(result.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID))
-    algorithm.cluster_shape_id = static_cast<int>(*cluster);
-  algorithm.heuristic_waves = result.wavesCount;
-  algorithm.workspace_bytes = result.workspaceSize;
-  return algorithm;
-}
 
 std::string shape_text(const GemmOptions& options, std::int64_t m, std::int64_t n, std::int64_t k) {
   return std::string(gemm_dtype_info(options.dtype).name) + " " + gemm_layout_name(options.layout) +
@@ -326,7 +262,7 @@ void LtGemm::select_candidate(int candidate) {
                             std::to_string(candidate_count()));
   }
   state_->selected = candidate;
-  state_->algorithm = describe_algorithm(candidate, state_->candidates[static_cast<std::size_t>(candidate)].result);
+  state_->algorithm = describe_lt_algorithm(candidate, state_->candidates[static_cast<std::size_t>(candidate)].result);
 }
 
 const GemmAlgorithm& LtGemm::algorithm() const { return state_->algorithm; }

@@ -1,0 +1,388 @@
+// CudnnAttention: the cuDNN frontend graphs for one attention problem, built
+// once (validate, operation graph, heuristic A plans, support check, plan
+// build), executed on the caller's tensors through a UID variant pack. The
+// only translation unit that includes cudnn_frontend.h (about 8 s to
+// compile without its JSON library, which is not used here).
+#include "kernels/attention_cudnn.cuh"
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda_check.cuh"
+#include "kernels/device_buffer.cuh"
+
+#if defined(REDLINE_HAVE_CUDNN)
+#include <cudnn.h>
+#include <cudnn_frontend.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+#endif
+
+namespace redline {
+
+const AttentionFp8Scales& attention_fp8_scales() {
+  static const AttentionFp8Scales scales;
+  return scales;
+}
+
+#if defined(REDLINE_HAVE_CUDNN)
+
+namespace fe = cudnn_frontend;
+
+namespace {
+
+// Tensor UIDs of the variant packs. FP8 scalars (scales, descales, amaxes)
+// live in one device array at index uid - kFirstScalar.
+constexpr std::int64_t kQ = 1, kK = 2, kV = 3, kO = 4, kStats = 5, kDO = 6, kDQ = 7, kDK = 8, kDV = 9;
+constexpr std::int64_t kFirstScalar = 100;
+constexpr std::int64_t kDescaleQ = kFirstScalar + 0,
+                       kDescaleK = kFirstScalar + 1,
+                       kDescaleV = kFirstScalar + 2,
+                       kDescaleS = kFirstScalar + 3,
+                       kScaleS = kFirstScalar + 4,
+                       kScaleO = kFirstScalar + 5,
+                       kAmaxS = kFirstScalar + 6,
+                       kAmaxO = kFirstScalar + 7,
+                       kDescaleO = kFirstScalar + 8,
+                       kDescaleDO = kFirstScalar + 9,
+                       kDescaleDP = kFirstScalar + 10,
+                       kScaleDP = kFirstScalar + 11,
+                       kScaleDQ = kFirstScalar + 12,
+                       kScaleDK = kFirstScalar + 13,
+                       kScaleDV = kFirstScalar + 14,
+                       kAmaxDQ = kFirstScalar + 15,
+                       kAmaxDK = kFirstScalar + 16,
+                       kAmaxDV = kFirstScalar + 17,
+                       kAmaxDP = kFirstScalar + 18;
+constexpr std::int64_t kEndScalar = kFirstScalar + 19;
+constexpr std::size_t kScalarCount = kEndScalar - kFirstScalar;
+
+using GraphPtr = std::shared_ptr<fe::graph::Graph>;
+using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
+
+// One cuDNN handle per (device, stream), created on first use. Kept until
+// the process ends and never destroyed: destroying one after the CUDA
+// context is torn down at exit can crash, and a handle costs far more to
+// create than a case takes to run.
+cudnnHandle_t handle_for(cudaStream_t stream) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, cudnnHandle_t> handles;
+  int device = 0;
+  REDLINE_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard lock(mutex);
+  const auto key = std::make_pair(device, stream);
+  if (const auto found = handles.find(key); found != handles.end()) return found->second;
+  cudnnHandle_t handle = nullptr;
+  if (const cudnnStatus_t status = cudnnCreate(&handle); status != CUDNN_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cudnnCreate failed: ") + cudnnGetErrorString(status));
+  if (const cudnnStatus_t status = cudnnSetStream(handle, stream); status != CUDNN_STATUS_SUCCESS) {
+    (void)cudnnDestroy(handle);
+    throw std::runtime_error(std::string("cudnnSetStream failed: ") + cudnnGetErrorString(status));
+  }
+  handles.emplace(key, handle);
+  return handle;
+}
+
+fe::DataType_t io_type(GemmDtype dtype) {
+  switch (dtype) {
+    case GemmDtype::bf16: return fe::DataType_t::BFLOAT16;
+    case GemmDtype::fp16: return fe::DataType_t::HALF;
+    case GemmDtype::fp8_e4m3: return fe::DataType_t::FP8_E4M3;
+    default:
+      throw std::invalid_argument(std::string("cuDNN attention runs in bf16, fp16 or fp8_e4m3, not ") +
+                                  gemm_dtype_info(dtype).name);
+  }
+}
+
+GraphPtr new_graph(GemmDtype dtype) {
+  auto graph = std::make_shared<fe::graph::Graph>();
+  graph->set_io_data_type(io_type(dtype))
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  return graph;
+}
+
+// A dense BHSD tensor with `heads` heads.
+TensorPtr bhsd(fe::graph::Graph& graph, const char* name, std::int64_t uid, const AttentionShape& shape,
+               std::int64_t heads) {
+  const std::int64_t s = shape.seq, d = shape.head_dim;
+  return graph.tensor(fe::graph::Tensor_attributes()
+                          .set_name(name)
+                          .set_uid(uid)
+                          .set_dim({shape.batch, heads, s, d})
+                          .set_stride({heads * s * d, s * d, d, 1}));
+}
+
+void as_bhsd_output(const TensorPtr& tensor, std::int64_t uid, const AttentionShape& shape, std::int64_t heads) {
+  const std::int64_t s = shape.seq, d = shape.head_dim;
+  tensor->set_output(true).set_uid(uid).set_dim({shape.batch, heads, s, d}).set_stride({heads * s * d, s * d, d, 1});
+}
+
+// The b x a_q x s fp32 log-sum-exp cuDNN calls stats (natural log).
+void as_stats(const TensorPtr& tensor, const AttentionShape& shape) {
+  const std::int64_t h = shape.heads, s = shape.seq;
+  tensor->set_uid(kStats).set_dim({shape.batch, h, s, 1}).set_stride({h * s, s, 1, 1}).set_data_type(
+      fe::DataType_t::FLOAT);
+}
+
+TensorPtr fp32_scalar(fe::graph::Graph& graph, std::int64_t uid) {
+  return graph.tensor(fe::graph::Tensor_attributes()
+                          .set_name("scalar_" + std::to_string(uid))
+                          .set_uid(uid)
+                          .set_dim({1, 1, 1, 1})
+                          .set_stride({1, 1, 1, 1})
+                          .set_data_type(fe::DataType_t::FLOAT));
+}
+
+void as_scalar_output(const TensorPtr& tensor, std::int64_t uid) {
+  tensor->set_output(true).set_uid(uid).set_dim({1, 1, 1, 1}).set_stride({1, 1, 1, 1}).set_data_type(
+      fe::DataType_t::FLOAT);
+}
+
+template <typename Attributes>
+Attributes sdpa_options(const AttentionShape& shape, const char* name) {
+  Attributes options;
+  options.set_name(name).set_attn_scale(static_cast<float>(softmax_scale(shape)));
+  if (shape.causal) options.set_causal_mask(true);  // top-left diagonal, right bound 0: column > row masked
+  return options;
+}
+
+GraphPtr forward_graph(const AttentionShape& shape, GemmDtype dtype) {
+  GraphPtr graph = new_graph(dtype);
+  fe::graph::Graph& g = *graph;
+  const TensorPtr q = bhsd(g, "Q", kQ, shape, shape.heads);
+  const TensorPtr k = bhsd(g, "K", kK, shape, shape.kv_heads);
+  const TensorPtr v = bhsd(g, "V", kV, shape, shape.kv_heads);
+  TensorPtr o, stats;
+  if (dtype == GemmDtype::fp8_e4m3) {
+    auto options = sdpa_options<fe::graph::SDPA_fp8_attributes>(shape, "sdpa_fp8").set_generate_stats(true);
+    auto [out, lse, amax_s, amax_o] =
+        g.sdpa_fp8(q, k, v, fp32_scalar(g, kDescaleQ), fp32_scalar(g, kDescaleK), fp32_scalar(g, kDescaleV),
+                   fp32_scalar(g, kDescaleS), fp32_scalar(g, kScaleS), fp32_scalar(g, kScaleO), options);
+    as_scalar_output(amax_s, kAmaxS);
+    as_scalar_output(amax_o, kAmaxO);
+    o = out, stats = lse;
+  } else {
+    auto options = sdpa_options<fe::graph::SDPA_attributes>(shape, "sdpa").set_generate_stats(true);
+    auto [out, lse] = g.sdpa(q, k, v, options);
+    o = out, stats = lse;
+  }
+  as_bhsd_output(o, kO, shape, shape.heads);
+  stats->set_output(true);
+  as_stats(stats, shape);
+  return graph;
+}
+
+// The FP8 backward's scalars, in the order sdpa_fp8_backward takes them.
+std::array<TensorPtr, 12> fp8_backward_scalars(fe::graph::Graph& g) {
+  return {fp32_scalar(g, kDescaleQ), fp32_scalar(g, kDescaleK),  fp32_scalar(g, kDescaleV),
+          fp32_scalar(g, kDescaleO), fp32_scalar(g, kDescaleDO), fp32_scalar(g, kDescaleS),
+          fp32_scalar(g, kDescaleDP), fp32_scalar(g, kScaleS),   fp32_scalar(g, kScaleDQ),
+          fp32_scalar(g, kScaleDK),  fp32_scalar(g, kScaleDV),   fp32_scalar(g, kScaleDP)};
+}
+
+GraphPtr backward_graph(const AttentionShape& shape, GemmDtype dtype) {
+  GraphPtr graph = new_graph(dtype);
+  fe::graph::Graph& g = *graph;
+  const TensorPtr q = bhsd(g, "Q", kQ, shape, shape.heads);
+  const TensorPtr k = bhsd(g, "K", kK, shape, shape.kv_heads);
+  const TensorPtr v = bhsd(g, "V", kV, shape, shape.kv_heads);
+  const TensorPtr o = bhsd(g, "O", kO, shape, shape.heads);
+  const TensorPtr d_o = bhsd(g, "dO", kDO, shape, shape.heads);
+  const TensorPtr stats = g.tensor(fe::graph::Tensor_attributes().set_name("Stats"));
+  as_stats(stats, shape);
+  TensorPtr dq, dk, dv;
+  if (dtype == GemmDtype::fp8_e4m3) {
+    const auto sc = fp8_backward_scalars(g);
+    auto options = sdpa_options<fe::graph::SDPA_fp8_backward_attributes>(shape, "sdpa_fp8_backward");
+    auto [gq, gk, gv, amax_dq, amax_dk, amax_dv, amax_dp] =
+        g.sdpa_fp8_backward(q, k, v, o, d_o, stats, sc[0], sc[1], sc[2], sc[3], sc[4], sc[5], sc[6], sc[7], sc[8],
+                            sc[9], sc[10], sc[11], options);
+    as_scalar_output(amax_dq, kAmaxDQ);
+    as_scalar_output(amax_dk, kAmaxDK);
+    as_scalar_output(amax_dv, kAmaxDV);
+    as_scalar_output(amax_dp, kAmaxDP);
+    dq = gq, dk = gk, dv = gv;
+  } else {
+    auto options = sdpa_options<fe::graph::SDPA_backward_attributes>(shape, "sdpa_backward");
+    auto [gq, gk, gv] = g.sdpa_backward(q, k, v, o, d_o, stats, options);
+    dq = gq, dk = gk, dv = gv;
+  }
+  as_bhsd_output(dq, kDQ, shape, shape.heads);
+  as_bhsd_output(dk, kDK, shape, shape.kv_heads);
+  as_bhsd_output(dv, kDV, shape, shape.kv_heads);
+  return graph;
+}
+
+// The frontend's steps from a described graph to runnable plans; the first
+// that fails names itself and cuDNN's message. nullopt when all pass.
+std::optional<std::string> build_plans(fe::graph::Graph& graph, cudnnHandle_t handle) {
+  const auto failed = [](const char* step, fe::error_t status) -> std::optional<std::string> {
+    if (status.is_good()) return std::nullopt;
+    return std::string("cuDNN ") + step + ": " + status.get_message();
+  };
+  if (auto why = failed("validate", graph.validate())) return why;
+  if (auto why = failed("build_operation_graph", graph.build_operation_graph(handle))) return why;
+  if (auto why = failed("create_execution_plans", graph.create_execution_plans({fe::HeurMode_t::A}))) return why;
+  if (auto why = failed("check_support", graph.check_support(handle))) return why;
+  return failed("build_plans", graph.build_plans(handle));
+}
+
+// The scalar array's initial contents: scales and descales from
+// attention_fp8_scales, amaxes zero until cuDNN writes them.
+std::array<float, kScalarCount> initial_scalars() {
+  const AttentionFp8Scales& f = attention_fp8_scales();
+  std::array<float, kScalarCount> values{};
+  const auto set = [&values](std::int64_t uid, float value) { values[static_cast<std::size_t>(uid - kFirstScalar)] = value; };
+  set(kDescaleQ, 1 / f.q), set(kDescaleK, 1 / f.k), set(kDescaleV, 1 / f.v), set(kDescaleDO, 1 / f.d_o);
+  set(kDescaleS, 1 / f.s), set(kScaleS, f.s), set(kScaleO, f.o), set(kDescaleO, 1 / f.o);
+  set(kDescaleDP, 1 / f.dp), set(kScaleDP, f.dp), set(kScaleDQ, f.dq), set(kScaleDK, f.dk), set(kScaleDV, f.dv);
+  return values;
+}
+
+}  // namespace
+
+struct CudnnAttention::State {
+  AttentionShape shape;
+  GemmDtype dtype = GemmDtype::bf16;
+  cudaStream_t stream = nullptr;
+  cudnnHandle_t handle = nullptr;
+  GraphPtr forward, backward;
+  std::string unsupported;
+  DeviceBuffer<std::byte> workspace;
+  DeviceBuffer<float> scalars;  // FP8 only: index uid - kFirstScalar
+
+  void build(bool with_backward);
+  void allocate();
+  void execute(const fe::graph::Graph& graph, std::unordered_map<std::int64_t, void*> pack, const char* what) const;
+};
+
+// Each graph built and checked in turn; the first refusal is the reason.
+// The frontend reports through error_t, but a few of its paths throw.
+void CudnnAttention::State::build(bool with_backward) {
+  try {
+    forward = forward_graph(shape, dtype);
+    if (auto why = build_plans(*forward, handle)) {
+      unsupported = "forward: " + *why;
+      return;
+    }
+    if (!with_backward) return;
+    backward = backward_graph(shape, dtype);
+    if (auto why = build_plans(*backward, handle)) unsupported = "backward: " + *why;
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::exception& e) {
+    unsupported = std::string("cuDNN frontend: ") + e.what();
+  }
+}
+
+void CudnnAttention::State::allocate() {
+  std::int64_t bytes = 0, backward_bytes = 0;
+  if (!forward->get_workspace_size(bytes).is_good() ||
+      (backward && !backward->get_workspace_size(backward_bytes).is_good())) {
+    unsupported = "cuDNN get_workspace_size failed";
+    return;
+  }
+  workspace = DeviceBuffer<std::byte>(static_cast<std::size_t>(std::max(bytes, backward_bytes)));
+  if (dtype != GemmDtype::fp8_e4m3) return;
+  const std::array<float, kScalarCount> values = initial_scalars();
+  scalars = DeviceBuffer<float>(kScalarCount);
+  scalars.copy_from_host(values);
+}
+
+void CudnnAttention::State::execute(const fe::graph::Graph& graph, std::unordered_map<std::int64_t, void*> pack,
+                                    const char* what) const {
+  if (dtype == GemmDtype::fp8_e4m3)
+    for (std::int64_t uid = kFirstScalar; uid < kEndScalar; ++uid) pack[uid] = scalars.data() + (uid - kFirstScalar);
+  fe::error_t status = graph.execute(handle, pack, workspace.data());
+  if (!status.is_good()) throw std::runtime_error(std::string("cuDNN ") + what + " execute: " + status.get_message());
+}
+
+CudnnAttention::CudnnAttention(const AttentionShape& shape, GemmDtype dtype, bool with_backward,
+                               cudaStream_t stream)
+    : state_(std::make_unique<State>()) {
+  validate(shape);
+  State& s = *state_;
+  s.shape = shape;
+  s.dtype = dtype;
+  s.stream = stream;
+  (void)io_type(dtype);  // an unknown dtype is the caller's error, not cuDNN's refusal
+  s.handle = handle_for(stream);
+  s.build(with_backward);
+  if (s.unsupported.empty()) s.allocate();
+}
+
+void CudnnAttention::forward(const AttentionTensors& t) const {
+  const State& s = *state_;
+  if (!s.unsupported.empty()) throw std::logic_error("CudnnAttention::forward: unsupported: " + s.unsupported);
+  s.execute(*s.forward, {{kQ, t.q}, {kK, t.k}, {kV, t.v}, {kO, t.o}, {kStats, t.lse}}, "forward");
+}
+
+void CudnnAttention::backward(const AttentionTensors& t) const {
+  const State& s = *state_;
+  if (!s.unsupported.empty()) throw std::logic_error("CudnnAttention::backward: unsupported: " + s.unsupported);
+  if (!s.backward) throw std::logic_error("CudnnAttention::backward: planned without the backward");
+  s.execute(*s.backward,
+            {{kQ, t.q}, {kK, t.k}, {kV, t.v}, {kO, t.o}, {kStats, t.lse}, {kDO, t.d_o}, {kDQ, t.dq}, {kDK, t.dk},
+             {kDV, t.dv}},
+            "backward");
+}
+
+AttentionFp8Amax CudnnAttention::fp8_amax() const {
+  const State& s = *state_;
+  if (s.scalars.empty()) return {};
+  REDLINE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+  const std::vector<float> values = s.scalars.to_host();
+  const auto at = [&values](std::int64_t uid) { return values[static_cast<std::size_t>(uid - kFirstScalar)]; };
+  return {at(kAmaxS), at(kAmaxO), at(kAmaxDQ), at(kAmaxDK), at(kAmaxDV), at(kAmaxDP)};
+}
+
+std::string CudnnAttention::version() {
+  // cuDNN 9: 10000 * major + 100 * minor + patch.
+  const std::size_t v = cudnnGetVersion();
+  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100) +
+         " (frontend " + std::to_string(CUDNN_FRONTEND_MAJOR_VERSION) + "." +
+         std::to_string(CUDNN_FRONTEND_MINOR_VERSION) + "." + std::to_string(CUDNN_FRONTEND_PATCH_VERSION) + ")";
+}
+
+#else  // !REDLINE_HAVE_CUDNN
+
+// Without cuDNN every object is unsupported and says why.
+struct CudnnAttention::State {
+  std::string unsupported =
+      "built without cuDNN (cudnn.h, libcudnn or the cudnn-frontend headers not found at configure time)";
+  DeviceBuffer<std::byte> workspace;
+};
+
+CudnnAttention::CudnnAttention(const AttentionShape& shape, GemmDtype dtype, bool, cudaStream_t)
+    : state_(std::make_unique<State>()) {
+  validate(shape);
+  (void)attention_element_bytes(dtype);
+}
+void CudnnAttention::forward(const AttentionTensors&) const {
+  throw std::logic_error("CudnnAttention::forward: unsupported: " + state_->unsupported);
+}
+void CudnnAttention::backward(const AttentionTensors&) const {
+  throw std::logic_error("CudnnAttention::backward: unsupported: " + state_->unsupported);
+}
+AttentionFp8Amax CudnnAttention::fp8_amax() const { return {}; }
+std::string CudnnAttention::version() { return ""; }
+
+#endif  // REDLINE_HAVE_CUDNN
+
+CudnnAttention::~CudnnAttention() = default;
+bool CudnnAttention::supported() const { return state_->unsupported.empty(); }
+const std::string& CudnnAttention::unsupported_reason() const { return state_->unsupported; }
+std::size_t CudnnAttention::workspace_bytes() const { return state_->workspace.bytes(); }
+
+}  // namespace redline

@@ -1,0 +1,70 @@
+// A strided-batched matmul through cuBLASLt on the caller's pointers: the
+// plan (descriptor, layouts with batch count and strides, the heuristic's
+// algorithm, its workspace) is made once, then enqueued any number of times
+// on any buffers of the described shape. LtGemm owns rotating buffers of
+// its own; attention's GEMMs run on tensors that already exist, hence this.
+//
+// Row-major throughout, as the attention tensors are stored (BHSD): for each
+// batch i < batch,
+//   C_i (m x n) = alpha * op(A_i) (m x k) * op(B_i) (k x n)
+// A_i is stored m x k (k x m when transpose_a), B_i k x n (n x k when
+// transpose_b), C_i m x n, every matrix dense (its leading dimension is its
+// stored column count), A_i at a + i * stride_a elements, and so on.
+// fp32 accumulation and scale (CUBLAS_COMPUTE_32F); beta = 0.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/gemm_lt.cuh"
+
+namespace redline {
+
+// How A, B (inputs, same type) and C are stored.
+enum class MatmulElement { fp16, bf16, fp32 };
+const char* matmul_element_name(MatmulElement element);
+
+struct StridedMatmul {
+  std::int64_t m = 1, n = 1, k = 1;
+  bool transpose_a = false, transpose_b = false;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements between consecutive batches
+  MatmulElement inputs = MatmulElement::bf16;
+  MatmulElement output = MatmulElement::bf16;
+  float alpha = 1.0f;
+};
+
+// "bf16->bf16 m=4096 n=4096 k=128 A B^T batch=64".
+std::string describe(const StridedMatmul& problem);
+// 2 * m * n * k * batch.
+double matmul_flop_count(const StridedMatmul& problem);
+
+// Throws std::invalid_argument for sizes below 1 or inputs stored as fp32
+// (the attention paths never need it), GemmUnsupported when cuBLASLt offers
+// no algorithm, CublasError / CudaError for other failures (out of memory
+// for the workspace included). Creates no stream; enqueue takes one.
+class LtMatmul {
+ public:
+  explicit LtMatmul(const StridedMatmul& problem, std::size_t max_workspace_bytes = std::size_t{32} << 20);
+  ~LtMatmul();
+  LtMatmul(LtMatmul&&) noexcept;
+  LtMatmul& operator=(LtMatmul&&) noexcept;
+
+  // Enqueues the batched matmul on `stream`; never synchronizes. The
+  // pointers must hold the described batches. The plan's workspace is
+  // shared by its calls, so one plan runs on one stream at a time.
+  void enqueue(const void* a, const void* b, void* c, cudaStream_t stream) const;
+
+  const StridedMatmul& problem() const;
+  const GemmAlgorithm& algorithm() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace redline

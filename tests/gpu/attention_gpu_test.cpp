@@ -1,0 +1,163 @@
+// The attention paths on a real device: the unfused cuBLASLt path and
+// cuDNN's fused SDPA (bf16, fp16, fp8) against the CPU fp64 reference on
+// small MHA, GQA and causal shapes, forward and backward; cuDNN against the
+// unfused path on a larger shape (the check the tool uses where the CPU is
+// too slow); and a shape cuDNN refuses reporting why instead of throwing.
+// Exits 77 (skipped) without a GPU, like kernels_gpu_test.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/attention/attention_shape.hpp"
+#include "kernels/attention_check.cuh"
+#include "kernels/attention_cudnn.cuh"
+#include "kernels/attention_tensors.cuh"
+#include "kernels/attention_unfused.cuh"
+#include "kernels/cuda_check.cuh"
+
+namespace {
+
+using redline::AttentionBuffers;
+using redline::AttentionCheck;
+using redline::AttentionShape;
+using redline::CudnnAttention;
+using redline::GemmDtype;
+using redline::UnfusedAttention;
+
+AttentionShape make_shape(std::int64_t b, std::int64_t s, std::int64_t a_q, std::int64_t a_kv, std::int64_t d,
+                          bool causal) {
+  AttentionShape shape;
+  shape.batch = b, shape.seq = s, shape.heads = a_q, shape.kv_heads = a_kv, shape.head_dim = d, shape.causal = causal;
+  return shape;
+}
+
+// MHA, GQA (4 query heads per KV head), MQA, each with and without the mask.
+std::vector<AttentionShape> small_shapes() {
+  std::vector<AttentionShape> shapes;
+  for (bool causal : {false, true}) {
+    shapes.push_back(make_shape(2, 64, 4, 4, 64, causal));
+    shapes.push_back(make_shape(1, 128, 8, 2, 64, causal));
+    shapes.push_back(make_shape(1, 96, 4, 1, 128, causal));
+  }
+  return shapes;
+}
+
+std::string what(const AttentionShape& shape, GemmDtype dtype) {
+  return redline::describe(shape) + " " + redline::gemm_dtype_info(dtype).name;
+}
+
+void expect_passed(const AttentionCheck& check, const std::string& context) {
+  EXPECT_TRUE(check.passed()) << context << ": " << check.failure();
+  for (const auto& t : check.tensors)
+    std::printf("  %s %s rel %.3g\n", context.c_str(), t.tensor.c_str(), t.error.relative);
+}
+
+class AttentionGpu : public ::testing::Test {
+ protected:
+  void SetUp() override { REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  void TearDown() override { (void)cudaStreamDestroy(stream_); }
+  cudaStream_t stream_ = nullptr;
+};
+
+TEST_F(AttentionGpu, UnfusedMatchesTheReference) {
+  for (GemmDtype dtype : {GemmDtype::bf16, GemmDtype::fp16}) {
+    for (const AttentionShape& shape : small_shapes()) {
+      AttentionBuffers buffers(shape, dtype, true, 7, stream_);
+      UnfusedAttention attention(shape, dtype, true, stream_);
+      attention.forward(buffers.tensors());
+      attention.backward(buffers.tensors());
+      expect_passed(redline::check_attention_against_reference(shape, dtype, buffers.tensors(), true),
+                    "unfused " + what(shape, dtype));
+    }
+  }
+}
+
+TEST_F(AttentionGpu, CudnnMatchesTheReference) {
+  for (GemmDtype dtype : {GemmDtype::bf16, GemmDtype::fp16}) {
+    for (const AttentionShape& shape : small_shapes()) {
+      CudnnAttention attention(shape, dtype, true, stream_);
+      if (!attention.supported()) GTEST_SKIP() << what(shape, dtype) << ": " << attention.unsupported_reason();
+      AttentionBuffers buffers(shape, dtype, true, 7, stream_);
+      attention.forward(buffers.tensors());
+      attention.backward(buffers.tensors());
+      expect_passed(redline::check_attention_against_reference(shape, dtype, buffers.tensors(), true),
+                    "cudnn " + what(shape, dtype));
+    }
+  }
+}
+
+// FP8 needs Hopper or newer and d = 128 (cuDNN's FP8 SDPA); elsewhere the
+// reason is the result.
+TEST_F(AttentionGpu, CudnnFp8MatchesTheReference) {
+  for (bool causal : {false, true}) {
+    const AttentionShape shape = make_shape(1, 256, 2, 2, 128, causal);
+    CudnnAttention attention(shape, GemmDtype::fp8_e4m3, true, stream_);
+    if (!attention.supported()) GTEST_SKIP() << "fp8: " << attention.unsupported_reason();
+    AttentionBuffers buffers(shape, GemmDtype::fp8_e4m3, true, 7, stream_);
+    attention.forward(buffers.tensors());
+    attention.backward(buffers.tensors());
+    const redline::AttentionFp8Amax amax = attention.fp8_amax();
+    std::printf("  fp8 amax: s %.3g o %.3g dp %.3g dq %.3g dk %.3g dv %.3g\n", amax.s, amax.o, amax.dp, amax.dq,
+                amax.dk, amax.dv);
+    EXPECT_GT(amax.o, 0.0f);
+    expect_passed(redline::check_attention_against_reference(shape, GemmDtype::fp8_e4m3, buffers.tensors(), true),
+                  "cudnn " + what(shape, GemmDtype::fp8_e4m3));
+  }
+}
+
+// The check large shapes get: cuDNN against the unfused path on the same
+// inputs (same seed), streamed through the host.
+TEST_F(AttentionGpu, CudnnMatchesUnfusedOnALargerShape) {
+  const AttentionShape shape = make_shape(2, 1024, 8, 2, 128, true);
+  CudnnAttention fused(shape, GemmDtype::bf16, true, stream_);
+  if (!fused.supported()) GTEST_SKIP() << fused.unsupported_reason();
+  AttentionBuffers fused_buffers(shape, GemmDtype::bf16, true, 11, stream_);
+  AttentionBuffers unfused_buffers(shape, GemmDtype::bf16, true, 11, stream_);
+  UnfusedAttention unfused(shape, GemmDtype::bf16, true, stream_);
+  fused.forward(fused_buffers.tensors());
+  fused.backward(fused_buffers.tensors());
+  unfused.forward(unfused_buffers.tensors());
+  unfused.backward(unfused_buffers.tensors());
+  expect_passed(redline::check_attention_against_gpu(shape, GemmDtype::bf16, fused_buffers.tensors(), GemmDtype::bf16,
+                                                     unfused_buffers.tensors(), true),
+                "cudnn vs unfused " + what(shape, GemmDtype::bf16));
+}
+
+// A wrong result must fail: the unfused output of a causal problem checked
+// as if it were not causal.
+TEST_F(AttentionGpu, TheCheckCatchesAWrongMask) {
+  AttentionShape shape = make_shape(1, 64, 2, 2, 64, true);
+  AttentionBuffers buffers(shape, GemmDtype::bf16, false, 3, stream_);
+  UnfusedAttention attention(shape, GemmDtype::bf16, false, stream_);
+  attention.forward(buffers.tensors());
+  shape.causal = false;
+  EXPECT_FALSE(redline::check_attention_against_reference(shape, GemmDtype::bf16, buffers.tensors(), false).passed());
+}
+
+// Head dim 1024 is beyond every cuDNN SDPA kernel: unsupported with a
+// reason, and running it anyway is a logic error, not a crash.
+TEST_F(AttentionGpu, CudnnReportsAnUnsupportedShape) {
+  const AttentionShape shape = make_shape(1, 64, 2, 2, 1024, false);
+  CudnnAttention attention(shape, GemmDtype::bf16, true, stream_);
+  EXPECT_FALSE(attention.supported());
+  EXPECT_FALSE(attention.unsupported_reason().empty());
+  std::printf("  d=1024: %s\n", attention.unsupported_reason().c_str());
+  AttentionBuffers buffers(shape, GemmDtype::bf16, true, 1, stream_);
+  EXPECT_THROW(attention.forward(buffers.tensors()), std::logic_error);
+}
+
+TEST_F(AttentionGpu, CudnnVersionIsReported) {
+  const std::string version = CudnnAttention::version();
+#if defined(REDLINE_HAVE_CUDNN)
+  EXPECT_NE(version.find("frontend"), std::string::npos) << version;
+#else
+  EXPECT_TRUE(version.empty());
+#endif
+}
+
+}  // namespace

@@ -1,0 +1,66 @@
+// The attention GPU paths' host-side arithmetic, without a device: the
+// unfused path's GEMM shapes (GQA folded into M and K) add up to the FLOP
+// convention, and its workspace grows with s^2; the dtype checks.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "harness/attention/attention_shape.hpp"
+#include "kernels/attention_check.cuh"
+#include "kernels/attention_cudnn.cuh"
+#include "kernels/attention_unfused.cuh"
+
+namespace {
+
+using redline::AttentionShape;
+using redline::GemmDtype;
+
+AttentionShape gqa_shape() {
+  AttentionShape shape;
+  shape.batch = 2, shape.seq = 1024, shape.heads = 32, shape.kv_heads = 8, shape.head_dim = 128;
+  return shape;
+}
+
+TEST(AttentionHost, UnfusedGemmsFoldTheKvGroupIntoOneMatrix) {
+  const auto gemms = redline::unfused_attention_gemms(gqa_shape(), GemmDtype::bf16);
+  ASSERT_EQ(gemms.size(), 6u);
+  const auto& scores = gemms[0].problem;  // Q K^T per KV group: (4 * 1024) x 1024 x 128, 16 groups
+  EXPECT_EQ(gemms[0].name, "scores");
+  EXPECT_EQ(scores.m, 4 * 1024);
+  EXPECT_EQ(scores.n, 1024);
+  EXPECT_EQ(scores.k, 128);
+  EXPECT_EQ(scores.batch, 2 * 8);
+  EXPECT_TRUE(scores.transpose_b);
+  EXPECT_FLOAT_EQ(scores.alpha, static_cast<float>(redline::softmax_scale(gqa_shape())));
+  const auto& grad_k = gemms[5].problem;  // dS^T Q sums the group's 4 heads inside K
+  EXPECT_EQ(grad_k.m, 1024);
+  EXPECT_EQ(grad_k.k, 4 * 1024);
+  EXPECT_TRUE(grad_k.transpose_a);
+}
+
+TEST(AttentionHost, UnfusedGemmFlopsFollowTheConvention) {
+  double forward = 0, backward = 0;
+  for (const auto& gemm : redline::unfused_attention_gemms(gqa_shape(), GemmDtype::fp16))
+    (gemm.backward ? backward : forward) += redline::matmul_flop_count(gemm.problem);
+  EXPECT_DOUBLE_EQ(forward, redline::attention_forward_flop(gqa_shape()));
+  // Four GEMMs of the forward's size; the convention's 2.5x adds the recompute
+  // of P a fused backward does and this path does not need.
+  EXPECT_DOUBLE_EQ(backward, 2 * forward);
+}
+
+TEST(AttentionHost, UnfusedWorkspaceGrowsWithTheSquareOfTheSequence) {
+  AttentionShape shape = gqa_shape();
+  const std::size_t at_1k = redline::unfused_attention_workspace_bytes(shape, GemmDtype::bf16, true);
+  EXPECT_EQ(at_1k, 2u * 2 * 32 * 1024 * 1024 * 2);  // S/P and dP/dS, bf16
+  shape.seq = 2048;
+  EXPECT_EQ(redline::unfused_attention_workspace_bytes(shape, GemmDtype::bf16, true), 4 * at_1k);
+}
+
+TEST(AttentionHost, DtypesOutsideAttentionAreRefused) {
+  EXPECT_THROW(redline::unfused_attention_gemms(gqa_shape(), GemmDtype::fp8_e4m3), std::invalid_argument);
+  EXPECT_THROW(redline::attention_tolerance(GemmDtype::tf32), std::invalid_argument);
+  EXPECT_LT(redline::attention_tolerance(GemmDtype::fp16), redline::attention_tolerance(GemmDtype::bf16));
+  EXPECT_LT(redline::attention_tolerance(GemmDtype::bf16), redline::attention_tolerance(GemmDtype::fp8_e4m3));
+}
+
+}  // namespace
