@@ -98,31 +98,32 @@ MatmulElement element_of(GemmDtype dtype) {
                               gemm_dtype_info(dtype).name);
 }
 
-// Row-major C (m x n) = alpha op(A) op(B), batched over the KV groups.
-AttentionGemm gemm(const char* name, bool backward, std::int64_t m, std::int64_t n, std::int64_t k, bool ta,
-                   bool tb, std::int64_t batch, std::int64_t sa, std::int64_t sb, std::int64_t sc,
-                   MatmulElement element, float alpha = 1.0f) {
+// One of the model's GEMMs (harness/attention/attention_model.hpp, which
+// owns the shapes) as a row-major cuBLASLt problem: C (m x n) = alpha op(A)
+// op(B), batched over the KV groups, every operand dense per group.
+UnfusedGemm planned(const char* name, const AttentionGemm& shape, bool backward, bool ta, bool tb,
+                    MatmulElement element, float alpha = 1.0f) {
   StridedMatmul p;
-  p.m = m, p.n = n, p.k = k, p.transpose_a = ta, p.transpose_b = tb, p.batch = batch;
-  p.stride_a = sa, p.stride_b = sb, p.stride_c = sc, p.inputs = element, p.output = element, p.alpha = alpha;
+  p.m = shape.m, p.n = shape.n, p.k = shape.k, p.transpose_a = ta, p.transpose_b = tb, p.batch = shape.batch;
+  p.stride_a = shape.m * shape.k, p.stride_b = shape.k * shape.n, p.stride_c = shape.m * shape.n;
+  p.inputs = element, p.output = element, p.alpha = alpha;
   return {name, p, backward};
 }
 
 }  // namespace
 
-std::vector<AttentionGemm> unfused_attention_gemms(const AttentionShape& shape, GemmDtype dtype) {
-  validate(shape);
+std::vector<UnfusedGemm> unfused_attention_gemms(const AttentionShape& shape, GemmDtype dtype) {
   const MatmulElement e = element_of(dtype);
-  const std::int64_t s = shape.seq, d = shape.head_dim, groups = shape.batch * shape.kv_heads;
-  const std::int64_t gs = (shape.heads / shape.kv_heads) * s;  // a group's query rows
+  const auto fwd = unfused_gemms(shape, AttentionDirection::forward);
+  const auto bwd = unfused_gemms(shape, AttentionDirection::backward);
   const auto scale = static_cast<float>(softmax_scale(shape));
-  // Per group: Q, O, dO, dQ are gs x d; K, V, dK, dV s x d; S, P, dP, dS gs x s.
-  return {gemm("scores", false, gs, s, d, false, true, groups, gs * d, s * d, gs * s, e, scale),  // Q K^T
-          gemm("output", false, gs, d, s, false, false, groups, gs * s, s * d, gs * d, e),        // P V
-          gemm("grad_v", true, s, d, gs, true, false, groups, gs * s, gs * d, s * d, e),          // P^T dO
-          gemm("grad_p", true, gs, s, d, false, true, groups, gs * d, s * d, gs * s, e),          // dO V^T
-          gemm("grad_q", true, gs, d, s, false, false, groups, gs * s, s * d, gs * d, e),         // dS K
-          gemm("grad_k", true, s, d, gs, true, false, groups, gs * s, gs * d, s * d, e)};         // dS^T Q
+  // Per group Q, O, dO, dQ are g*s x d; K, V, dK, dV s x d; S, P, dP, dS g*s x s.
+  return {planned("scores", fwd[0], false, false, true, e, scale),  // Q K^T
+          planned("output", fwd[1], false, false, false, e),        // P V
+          planned("grad_v", bwd[0], true, true, false, e),          // P^T dO
+          planned("grad_p", bwd[1], true, false, true, e),          // dO V^T
+          planned("grad_q", bwd[2], true, false, false, e),         // dS K
+          planned("grad_k", bwd[3], true, true, false, e)};         // dS^T Q
 }
 
 std::size_t unfused_attention_workspace_bytes(const AttentionShape& shape, GemmDtype dtype, bool with_backward) {
@@ -137,7 +138,7 @@ struct UnfusedAttention::State {
   AttentionShape shape;
   GemmDtype dtype = GemmDtype::bf16;
   cudaStream_t stream = nullptr;
-  std::vector<AttentionGemm> gemms;
+  std::vector<UnfusedGemm> gemms;
   std::vector<LtMatmul> plans;  // gemms' order; the backward four only with the backward
   DeviceBuffer<std::byte> scores, grad_scores;  // S then P; dP then dS
 
@@ -172,7 +173,7 @@ UnfusedAttention::UnfusedAttention(const AttentionShape& shape, GemmDtype dtype,
   s.stream = stream;
   s.gemms = unfused_attention_gemms(shape, dtype);
   if (s.rows() > INT32_MAX) throw std::invalid_argument("UnfusedAttention: b * a_q * s exceeds the grid's rows");
-  for (const AttentionGemm& g : s.gemms)
+  for (const UnfusedGemm& g : s.gemms)
     if (with_backward || !g.backward) s.plans.emplace_back(g.problem);
   const std::size_t score_bytes = unfused_attention_workspace_bytes(shape, dtype, false);
   s.scores = DeviceBuffer<std::byte>(score_bytes);
@@ -200,7 +201,7 @@ void UnfusedAttention::backward(const AttentionTensors& t) const {
   s.plans[5].enqueue(s.grad_scores.data(), t.q, t.dk, s.stream);
 }
 
-const std::vector<AttentionGemm>& UnfusedAttention::gemms() const { return state_->gemms; }
+const std::vector<UnfusedGemm>& UnfusedAttention::gemms() const { return state_->gemms; }
 
 std::size_t UnfusedAttention::workspace_bytes() const { return state_->scores.bytes() + state_->grad_scores.bytes(); }
 

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/attention/attention_model.hpp"
 #include "harness/attention/attention_shape.hpp"
 #include "harness/gpu/gemm_dtype.hpp"
 #include "kernels/attention_tensors.cuh"
@@ -39,7 +40,7 @@ namespace redline {
 
 // One of the unfused path's GEMMs: "scores", "output" (forward), "grad_v",
 // "grad_p", "grad_q", "grad_k" (backward), with its batched shape.
-struct AttentionGemm {
+struct UnfusedGemm {
   std::string name;
   StridedMatmul problem;
   bool backward = false;
@@ -48,7 +49,7 @@ struct AttentionGemm {
 // The six GEMMs for `shape` in `dtype` (bf16 or fp16), in execution order;
 // pure arithmetic, no device needed. Throws std::invalid_argument for an
 // invalid shape or dtype.
-std::vector<AttentionGemm> unfused_attention_gemms(const AttentionShape& shape, GemmDtype dtype);
+std::vector<UnfusedGemm> unfused_attention_gemms(const AttentionShape& shape, GemmDtype dtype);
 
 // Bytes of the score workspaces: S/P, plus dP/dS with the backward.
 std::size_t unfused_attention_workspace_bytes(const AttentionShape& shape, GemmDtype dtype, bool with_backward);
@@ -67,7 +68,7 @@ class UnfusedAttention {
   void forward(const AttentionTensors& tensors) const;   // writes o and lse
   void backward(const AttentionTensors& tensors) const;  // writes dq, dk, dv; needs the last forward's P
 
-  const std::vector<AttentionGemm>& gemms() const;
+  const std::vector<UnfusedGemm>& gemms() const;
   std::size_t workspace_bytes() const;  // S/P and dP/dS, without cuBLASLt's own workspaces
 
  private:

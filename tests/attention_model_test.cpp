@@ -11,6 +11,7 @@
 #include "harness/attention/attention_reference.hpp"
 #include "harness/attention/group_check.hpp"
 #include "harness/attention/layout_ranking.hpp"
+#include "harness/attention/sweep_analysis.hpp"
 #include "harness/core/splitmix64.hpp"
 #include "support.hpp"
 
@@ -418,4 +419,100 @@ TEST(GroupCheck, CatchesAWrongElementInEachTensor) {
   nan.o[0] = std::numeric_limits<double>::quiet_NaN();
   EXPECT_EQ(check_group(s, nan, false).o.nonfinite, 1);
   EXPECT_THROW(check_group(s, GroupTensors{}, false), std::invalid_argument);
+}
+
+// ---- the sweep's conclusions ----
+
+namespace {
+
+Row measured(const std::string& heads, const std::string& batch, const std::string& path, const std::string& direction,
+             double time_us, double tflops, const std::string& status = "ok") {
+  Row row;
+  row.param("hidden", "4096").param("heads", heads).param("kv_heads", heads).param("tp", "1");
+  row.param("head_dim", std::to_string(4096 / std::stoi(heads))).param("batch", batch).param("seq", "4096");
+  row.param("causal", "no").param("dtype", "bf16").param("path", path).param("direction", direction);
+  row.status = status;
+  if (status == "ok") row.metric("time_us", time_us).metric("tflops", tflops);
+  else row.note = "cuDNN check_support: not supported";
+  return row;
+}
+
+// One layout's parts at one batch: projections and both paths, fwd and bwd.
+void add_layout(std::vector<Row>& rows, const std::string& heads, const std::string& batch, double cudnn_tflops) {
+  rows.push_back(measured(heads, batch, "projections", "fwd", 100, 500));
+  rows.push_back(measured(heads, batch, "projections", "bwd", 200, 500));
+  rows.push_back(measured(heads, batch, "unfused", "fwd", 400, 100));
+  rows.push_back(measured(heads, batch, "unfused", "bwd", 1000, 100));
+  rows.push_back(measured(heads, batch, "cudnn", "fwd", 100, cudnn_tflops));
+  rows.push_back(measured(heads, batch, "cudnn", "bwd", 250, cudnn_tflops));
+}
+
+}  // namespace
+
+TEST(AttentionSweep, BlockRowsSumThePartsTimes) {
+  std::vector<Row> rows;
+  add_layout(rows, "32", "1", 400);
+  const std::vector<Row> blocks = attention_block_rows(rows);
+  ASSERT_EQ(blocks.size(), 4u);  // unfused and cudnn, fwd and train
+  const Row* train = nullptr;
+  for (const Row& b : blocks)
+    if (b.param_value("path") == "block_cudnn" && b.param_value("direction") == "train") train = &b;
+  ASSERT_NE(train, nullptr);
+  // 100 + 100 + 200 + 250 us; FLOPs: 500e12 x 300e-6 + 400e12 x 350e-6.
+  EXPECT_DOUBLE_EQ(*train->metric_value("time_us"), 650);
+  EXPECT_NEAR(*train->metric_value("tflops"), (500e12 * 300e-6 + 400e12 * 350e-6) / 650e-6 / 1e12, 1e-9);
+  EXPECT_EQ(train->param_value("heads"), "32");
+
+  // A part that did not run ok makes no block.
+  rows[5].status = "skipped";
+  EXPECT_EQ(attention_block_rows(rows).size(), 3u);
+}
+
+TEST(AttentionSweep, RecommendationRanksTheBlocksAtTheLargestBatchWithReasons) {
+  std::vector<Row> rows;
+  add_layout(rows, "32", "1", 400);
+  add_layout(rows, "64", "1", 300);
+  add_layout(rows, "32", "2", 450);
+  add_layout(rows, "64", "2", 350);
+  // d = 64's cuDNN backward refused at batch 2: its block runs unfused.
+  rows.back() = measured("64", "2", "cudnn", "bwd", 0, 0, "skipped");
+  for (Row& b : attention_block_rows(rows)) rows.push_back(std::move(b));
+  const ModelGpu gpu = h100();
+  const std::vector<LayoutPrediction> predictions = {
+      predict_layout({4096, 32, 32, 1}, 2, 4096, false, GemmDtype::bf16, gpu),
+      predict_layout({4096, 64, 64, 1}, 2, 4096, false, GemmDtype::bf16, gpu)};
+  const auto lines = attention_recommendation(rows, predictions);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].first, "recommend");
+  EXPECT_CONTAINS(lines[0].second, "a_q=32 a_kv=32 d=128 on cudnn");
+  EXPECT_CONTAINS(lines[0].second, "forward + backward, batch 2");
+  EXPECT_EQ(lines[1].first, "rank 2");
+  EXPECT_CONTAINS(lines[1].second, "a_q=64 a_kv=64 d=64 on unfused");
+  EXPECT_CONTAINS(lines[1].second, "slower");
+  EXPECT_CONTAINS(lines[1].second, "cudnn_missing: cuDNN bwd skipped");
+  EXPECT_CONTAINS(lines[1].second, "exponentials");
+  int ranked = 0;
+  for (const Row& r : rows)
+    if (r.metric_value("rank")) {
+      ++ranked;
+      EXPECT_EQ(r.param_value("batch"), "2");
+    }
+  EXPECT_EQ(ranked, 2);
+  std::vector<Row> none;
+  EXPECT_TRUE(attention_recommendation(none, predictions).empty());
+}
+
+TEST(AttentionSweep, SaturationOverBatchTimesHeads) {
+  std::vector<Row> rows;
+  const std::vector<std::pair<int, double>> curve = {{1, 200}, {2, 380}, {4, 400}, {8, 405}, {16, 406}};
+  for (const auto& [batch, tflops] : curve) rows.push_back(measured("32", std::to_string(batch), "cudnn", "fwd", 10, tflops));
+  rows.push_back(measured("32", "1", "projections", "fwd", 10, 500));  // not attention: no series
+  const auto lines = attention_saturation(rows);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].first, "saturation a_q=32 a_kv=32 d=128 cudnn fwd");
+  // 128 = batch 4 x 32 heads: the first from which no larger gains more than
+  // 5% (from 64, 406 is 6.8% more), and above 90% of the best.
+  EXPECT_CONTAINS(lines[0].second, "batch x heads = 128 (400.0 TFLOPS)");
+  rows.resize(1);
+  EXPECT_TRUE(attention_saturation(rows).empty());  // one batch: no curve
 }
