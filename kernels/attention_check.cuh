@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/attention/attention_reference.hpp"
+#include "harness/attention/group_check.hpp"
 #include "harness/attention/attention_shape.hpp"
 #include "harness/gpu/gemm_dtype.hpp"
 #include "kernels/attention_tensors.cuh"
@@ -57,6 +58,22 @@ AttentionCheck check_attention_against_reference(const AttentionShape& shape, Ge
 // host memory in chunks, so any shape that fits on the device can be
 // checked. The tolerance is the looser of the two dtypes', doubled: both
 // sides carry their own rounding. Synchronizes.
+// For shapes too large for the full CPU reference: the first and the last
+// KV group (batch 0, KV head 0; last batch, last KV head) read back and
+// checked on sampled rows with the exact math in double
+// (harness/attention/group_check.hpp): O, LSE and dQ on `query_samples` query
+// rows, dK and dV on `key_samples` key rows per group. Synchronizes.
+AttentionCheck check_attention_on_groups(const AttentionShape& shape, GemmDtype dtype, const AttentionTensors& result,
+                                         bool backward, std::int64_t query_samples = 64,
+                                         std::int64_t key_samples = 16);
+
+// The check a benchmark case runs before it is timed: the full CPU
+// reference where it costs at most `reference_flop` (4 b a_q s^2 d, about a
+// second of the CPU), else check_attention_on_groups.
+inline constexpr double kFullReferenceFlop = 1e9;
+AttentionCheck check_attention(const AttentionShape& shape, GemmDtype dtype, const AttentionTensors& result,
+                               bool backward, double reference_flop = kFullReferenceFlop);
+
 AttentionCheck check_attention_against_gpu(const AttentionShape& shape, GemmDtype dtype,
                                            const AttentionTensors& result, GemmDtype reference_dtype,
                                            const AttentionTensors& reference, bool backward);

@@ -78,10 +78,17 @@ TEST_F(AttentionGpu, UnfusedMatchesTheReference) {
 }
 
 TEST_F(AttentionGpu, CudnnMatchesTheReference) {
+  int ran = 0;
+  std::string refused;
   for (GemmDtype dtype : {GemmDtype::bf16, GemmDtype::fp16}) {
     for (const AttentionShape& shape : small_shapes()) {
       CudnnAttention attention(shape, dtype, true, stream_);
-      if (!attention.supported()) GTEST_SKIP() << what(shape, dtype) << ": " << attention.unsupported_reason();
+      // One refused shape must not hide the others: each is reported.
+      if (!attention.supported()) {
+        refused += what(shape, dtype) + ": " + attention.unsupported_reason() + "\n";
+        continue;
+      }
+      ++ran;
       AttentionBuffers buffers(shape, dtype, true, 7, stream_);
       attention.forward(buffers.tensors());
       attention.backward(buffers.tensors());
@@ -89,6 +96,8 @@ TEST_F(AttentionGpu, CudnnMatchesTheReference) {
                     "cudnn " + what(shape, dtype));
     }
   }
+  if (!refused.empty()) std::printf("  cuDNN refused:\n%s", refused.c_str());
+  if (ran == 0) GTEST_SKIP() << "cuDNN refused every shape";
 }
 
 // FP8 needs Hopper or newer and d = 128 (cuDNN's FP8 SDPA); elsewhere the
@@ -126,6 +135,29 @@ TEST_F(AttentionGpu, CudnnMatchesUnfusedOnALargerShape) {
   expect_passed(redline::check_attention_against_gpu(shape, GemmDtype::bf16, fused_buffers.tensors(), GemmDtype::bf16,
                                                      unfused_buffers.tensors(), true),
                 "cudnn vs unfused " + what(shape, GemmDtype::bf16));
+}
+
+// The check the benchmark's large cases get: sampled rows of the first and
+// last KV group against the exact math, for both paths; with budgets that
+// cover every row it agrees with the full reference.
+TEST_F(AttentionGpu, SampledGroupsCheckBothPaths) {
+  const AttentionShape shape = make_shape(2, 1024, 8, 2, 128, true);
+  AttentionBuffers buffers(shape, GemmDtype::bf16, true, 13, stream_);
+  UnfusedAttention unfused(shape, GemmDtype::bf16, true, stream_);
+  unfused.forward(buffers.tensors());
+  unfused.backward(buffers.tensors());
+  expect_passed(redline::check_attention_on_groups(shape, GemmDtype::bf16, buffers.tensors(), true),
+                "unfused groups " + what(shape, GemmDtype::bf16));
+  CudnnAttention fused(shape, GemmDtype::bf16, true, stream_);
+  if (!fused.supported()) GTEST_SKIP() << fused.unsupported_reason();
+  fused.forward(buffers.tensors());
+  fused.backward(buffers.tensors());
+  expect_passed(redline::check_attention_on_groups(shape, GemmDtype::bf16, buffers.tensors(), true),
+                "cudnn groups " + what(shape, GemmDtype::bf16));
+  // A wrong mask fails the sampled check too.
+  AttentionShape unmasked = shape;
+  unmasked.causal = false;
+  EXPECT_FALSE(redline::check_attention_on_groups(unmasked, GemmDtype::bf16, buffers.tensors(), true).passed());
 }
 
 // A wrong result must fail: the unfused output of a causal problem checked
