@@ -1,0 +1,188 @@
+#include "bench/attention/attention_cases.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/attention/attention_model.hpp"
+#include "kernels/attention_check.cuh"
+#include "kernels/attention_cudnn.cuh"
+#include "kernels/attention_tensors.cuh"
+#include "kernels/attention_unfused.cuh"
+#include "kernels/gemm_lt.cuh"
+
+namespace redline::attention {
+namespace {
+
+constexpr std::uint64_t kSeed = 1;
+
+CaseKey case_key(const AttentionCaseSpec& spec, const char* path) {
+  const AttentionShape& s = spec.shape;
+  CaseKey key{"attention", {}};
+  auto add = [&](const char* name, std::string value) { key.params.emplace_back(name, std::move(value)); };
+  add("hidden", std::to_string(spec.layout.hidden));
+  add("heads", std::to_string(spec.layout.heads));
+  add("kv_heads", std::to_string(spec.layout.kv_heads));
+  add("tp", std::to_string(spec.layout.tp));
+  add("head_dim", std::to_string(s.head_dim));
+  add("batch", std::to_string(s.batch));
+  add("seq", std::to_string(s.seq));
+  add("causal", s.causal ? "yes" : "no");
+  add("dtype", attention_dtype_name(spec.dtype));
+  add("path", path);
+  add("direction", direction_name(spec.direction));
+  return key;
+}
+
+std::optional<DatasheetCeiling> ceiling(const AttentionCaseSpec& spec) {
+  if (!spec.peaks) return std::nullopt;
+  return DatasheetCeiling{DatasheetCeiling::Rate::tflops, spec.peaks->tflops(gemm_dtype_info(spec.dtype).peak)};
+}
+
+double mebibytes(std::size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+// One attention path on one problem, its tensors and its plan.
+class PreparedAttention : public PreparedCase {
+ public:
+  PreparedAttention(const AttentionCaseSpec& spec, AttentionPath path, cudaStream_t stream)
+      : spec_(spec), path_(path), backward_(spec.direction == AttentionDirection::backward),
+        buffers_(spec.shape, spec.dtype, backward_, kSeed, stream) {
+    if (path == AttentionPath::unfused) {
+      unfused_ = std::make_unique<UnfusedAttention>(spec.shape, spec.dtype, backward_, stream);
+    } else {
+      cudnn_ = std::make_unique<CudnnAttention>(spec.shape, spec.dtype, backward_, stream);
+      if (!cudnn_->supported()) throw CaseSkipped(cudnn_->unsupported_reason());
+    }
+  }
+
+  CaseWork work() const override {
+    CaseWork w;
+    w.flop = backward_ ? attention_backward_flop(spec_.shape) : attention_forward_flop(spec_.shape);
+    w.datasheet = ceiling(spec_);
+    return w;
+  }
+
+  // The backward reads the forward's O and LSE (and the unfused path its P):
+  // the forward runs first, once, and only the backward is then timed.
+  CaseCheck verify(cudaStream_t) override {
+    forward();
+    if (backward_) run_backward();
+    return check_attention(spec_.shape, spec_.dtype, buffers_.tensors(), backward_).case_check();
+  }
+
+  void enqueue(cudaStream_t, int) override { backward_ ? run_backward() : forward(); }
+
+  void describe(CaseRow& row) const override {
+    const std::size_t workspace = unfused_ ? unfused_->workspace_bytes() : cudnn_->workspace_bytes();
+    row.counter("memory_MiB", mebibytes(buffers_.bytes() + workspace));
+    if (spec_.shape.causal) row.note("causal: FLOPs count the s(s+1)/2 unmasked scores");
+    if (unfused_) row.note("unfused: " + std::to_string(unfused_->gemms().size()) + " cuBLASLt GEMMs, s^2 scores in memory");
+    if (cudnn_) row.note("cuDNN " + CudnnAttention::version());
+  }
+
+ private:
+  void forward() const { unfused_ ? unfused_->forward(buffers_.tensors()) : cudnn_->forward(buffers_.tensors()); }
+  void run_backward() const {
+    unfused_ ? unfused_->backward(buffers_.tensors()) : cudnn_->backward(buffers_.tensors());
+  }
+
+  AttentionCaseSpec spec_;
+  AttentionPath path_;
+  bool backward_;
+  AttentionBuffers buffers_;
+  std::unique_ptr<UnfusedAttention> unfused_;
+  std::unique_ptr<CudnnAttention> cudnn_;
+};
+
+class AttentionCase : public GpuCase {
+ public:
+  AttentionCase(AttentionCaseSpec spec, AttentionPath path) : spec_(std::move(spec)), path_(path) {}
+  CaseKey key() const override { return case_key(spec_, path_name(path_)); }
+  std::unique_ptr<PreparedCase> set_up(CaseSetUp& setup) const override {
+    return std::make_unique<PreparedAttention>(spec_, path_, setup.stream());
+  }
+
+ private:
+  AttentionCaseSpec spec_;
+  AttentionPath path_;
+};
+
+// The projections run in the attention's dtype (FP8: e4m3 inputs, bf16 out,
+// as cuBLASLt's FP8 GEMM writes), in the layout FP8 needs.
+GemmOptions projection_options(GemmDtype dtype) {
+  GemmOptions options;
+  options.dtype = dtype;
+  options.layout = GemmLayout::tn;
+  options.seed = kSeed;
+  return options;
+}
+
+class PreparedProjections : public PreparedCase {
+ public:
+  PreparedProjections(const AttentionCaseSpec& spec, cudaStream_t stream) : spec_(spec) {
+    for (const AttentionGemm& g : projection_gemms(spec.layout, spec.shape.batch, spec.shape.seq, spec.direction)) {
+      gemms_.push_back(std::make_unique<LtGemm>(g.m, g.n, g.k, projection_options(spec.dtype), stream));
+      flop_ += g.flop();
+    }
+  }
+
+  CaseWork work() const override {
+    CaseWork w;
+    w.flop = flop_;
+    w.datasheet = ceiling(spec_);
+    return w;
+  }
+
+  CaseCheck verify(cudaStream_t) override {
+    for (const auto& gemm : gemms_) {
+      const GemmCheck c = gemm->verify();
+      if (!c.passed())
+        return CaseCheck::fail("a projection GEMM: relative error " + std::to_string(c.relative_error) +
+                                   " (tolerance " + std::to_string(c.tolerance) + ")",
+                               static_cast<double>(c.nonfinite), {{"rel_error", c.relative_error}});
+    }
+    return CaseCheck::pass();
+  }
+
+  void enqueue(cudaStream_t, int iteration) override {
+    for (const auto& gemm : gemms_) gemm->enqueue(iteration);
+  }
+
+  void describe(CaseRow& row) const override {
+    std::size_t bytes = 0;
+    for (const auto& gemm : gemms_) bytes += gemm->bytes_per_set();
+    row.counter("memory_MiB", mebibytes(bytes));
+    row.note(std::to_string(gemms_.size()) + " cuBLASLt GEMMs (" +
+             (spec_.direction == AttentionDirection::forward ? "QKV and output" : "their input and weight gradients") +
+             "), rotating buffer sets");
+  }
+
+ private:
+  AttentionCaseSpec spec_;
+  std::vector<std::unique_ptr<LtGemm>> gemms_;
+  double flop_ = 0;
+};
+
+class ProjectionCase : public GpuCase {
+ public:
+  explicit ProjectionCase(AttentionCaseSpec spec) : spec_(std::move(spec)) {}
+  CaseKey key() const override { return case_key(spec_, "projections"); }
+  std::unique_ptr<PreparedCase> set_up(CaseSetUp& setup) const override {
+    return std::make_unique<PreparedProjections>(spec_, setup.stream());
+  }
+
+ private:
+  AttentionCaseSpec spec_;
+};
+
+}  // namespace
+
+std::unique_ptr<GpuCase> make_attention_case(const AttentionCaseSpec& spec, AttentionPath path) {
+  return std::make_unique<AttentionCase>(spec, path);
+}
+
+std::unique_ptr<GpuCase> make_projection_case(const AttentionCaseSpec& spec) {
+  return std::make_unique<ProjectionCase>(spec);
+}
+
+}  // namespace redline::attention
