@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/batch/batch_trials.hpp"
 #include "harness/core/child_process.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"
@@ -427,3 +428,12 @@ TEST(LastOutputLine, LongLinesAreShortened) {
 
 }  // namespace
 }  // namespace redline
+
+// A figure a trial prints beside its throughput (train_step_bench's memory):
+// the last match wins, a line without it leaves it unmeasured.
+TEST(BatchTrialFigures, LastPrintedNumber) {
+  const std::string output = "step 1 peak_bytes: 100\nstep 2 peak_bytes: 2.5e3\nloss 1.0\n";
+  EXPECT_EQ(redline::last_printed_number(output, "peak_bytes: ([0-9.eE+-]+)"), 2500.0);
+  EXPECT_FALSE(redline::last_printed_number(output, "measured: ([0-9.]+)"));
+  EXPECT_FALSE(redline::last_printed_number("x: abc\n", "x: ([a-z]+)"));  // not a number: unmeasured
+}

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/report/report.hpp"
@@ -38,6 +39,11 @@ struct BatchSweepOptions {
   std::vector<std::string> oom_regexes;
   std::optional<std::int64_t> global_batch;
   std::int64_t data_parallel = 1;
+  // Figures a trial prints beside its throughput: (metric name, regex with one
+  // number group); the last match in the trial's output becomes that metric
+  // of its row (empty when it printed none). train_step_bench reads its
+  // measured memory this way.
+  std::vector<std::pair<std::string, std::string>> extra_metrics;
   bool echo_output = false;  // stream each trial's output to stderr
   int progress = -1;         // -1: when stderr is a terminal
 };

@@ -1,5 +1,7 @@
 #include "harness/batch/batch_trials.hpp"
 
+#include <regex>
+
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -97,6 +99,20 @@ BatchTrials::Trial BatchTrials::run_trial(std::int64_t batch, int repetition, bo
 
 // The trial's throughput and its column, in the order: --metric-regex as printed; the step time
 // or rate the output gave, for this batch; batch x steps over the wall time.
+std::optional<double> last_printed_number(const std::string& output, const std::string& pattern) {
+  const std::regex re(pattern);
+  std::optional<double> last;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), re); it != std::sregex_iterator(); ++it)
+    if (it->size() > 1) {
+      try {
+        last = std::stod((*it)[1].str());
+      } catch (const std::exception&) {
+        // Not a number after all: the figure stays unmeasured.
+      }
+    }
+  return last;
+}
+
 void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
   if (trial.verdict.status != PointStatus::ok) return;
   const auto& reading = trial.verdict.reading;
@@ -142,6 +158,8 @@ void BatchTrials::record(const Trial& trial, std::int64_t batch, int repetition,
   const auto& rss = trial.child.peak_rss_bytes;
   row.metric("peak_rss_MiB", rss ? static_cast<double>(*rss) / kMiB : kNotMeasured);
   if (trial.gpu_peak_bytes) row.metric("peak_mem_GiB", static_cast<double>(*trial.gpu_peak_bytes) / kGiB);
+  for (const auto& [name, pattern] : options_.extra_metrics)
+    row.metric(name, last_printed_number(trial.child.output, pattern).value_or(kNotMeasured));
   report_.rows.push_back(row);
 
   // Memory says where the limit is only for trials that fit or ran out of it.

@@ -19,6 +19,11 @@
 
 namespace redline {
 
+// The number in the first group of the last match of `pattern` in
+// `output`; nullopt when nothing matches. Throws std::regex_error for a bad
+// pattern.
+std::optional<double> last_printed_number(const std::string& output, const std::string& pattern);
+
 // Where the throughput of ok trials came from, and how often.
 struct ThroughputSourceUse {
   std::string source;  // "--metric-regex", "--step-time-regex", a trainer line's name, or "wall time"
