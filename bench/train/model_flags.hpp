@@ -1,0 +1,26 @@
+// The model train_step_bench's subcommands build, from the flags they share:
+// --preset NAME, or the shape flags (--hidden --heads --kv-heads --ffn
+// --layers --vocab), where shape flags given with a preset override it
+// (--layers 2: two of llama3-70b's layers, with its embedding and logits);
+// --seq, --mbs. Checked here: each bad value a UsageError naming the flag.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "harness/train/model_config.hpp"
+
+namespace redline::train {
+
+struct ModelFlags {
+  std::string preset, hidden, heads, kv_heads, ffn, layers, vocab, seq = "4096", mbs = "1";
+};
+
+void add_model_flags(CLI::App& sub, ModelFlags& flags);
+ModelConfig model_of(const ModelFlags& flags);
+std::int64_t seq_of(const ModelFlags& flags);
+std::int64_t mbs_of(const ModelFlags& flags);
+
+}  // namespace redline::train

@@ -1,0 +1,64 @@
+#include "bench/train/step_flags.hpp"
+
+#include "harness/core/units.hpp"
+#include "harness/core/usage_error.hpp"
+
+namespace redline::train {
+namespace {
+
+AttentionChoice attention_of(const std::string& text) {
+  if (text == "cudnn") return AttentionChoice::cudnn;
+  if (text == "unfused") return AttentionChoice::unfused;
+  throw UsageError("--attention", text, "must be cudnn or unfused");
+}
+
+int count_of(const char* flag, const std::string& text, std::int64_t lo, std::int64_t hi) {
+  return static_cast<int>(parse_count_between(flag, text, lo, hi));
+}
+
+}  // namespace
+
+const char* attention_choice_name(AttentionChoice choice) {
+  return choice == AttentionChoice::cudnn ? "cudnn" : "unfused";
+}
+
+std::vector<Recompute> recompute_modes(const std::string& text, bool all_allowed) {
+  if (all_allowed && text == "all") return {Recompute::none, Recompute::selective, Recompute::full};
+  if (const auto mode = parse_recompute(text)) return {*mode};
+  throw UsageError("--recompute", text, all_allowed ? "must be none, selective, full or all"
+                                                    : "must be none, selective or full");
+}
+
+CheckedRun checked_run(const RunFlags& f) {
+  CheckedRun c;
+  c.config = model_of(f.model);
+  c.seq = seq_of(f.model);
+  c.mbs = mbs_of(f.model);
+  c.recompute = recompute_modes(f.recompute, false).front();
+  c.attention = attention_of(f.attention);
+  c.steps = count_of("--steps", f.steps, 1, 1000000);
+  c.warmup = static_cast<int>(parse_count_between("--warmup", f.warmup, 0, 1000000));
+  c.ga = count_of("--ga", f.ga, 1, 1 << 20);
+  c.device = static_cast<int>(parse_count_between("--device", f.device, 0, 1024));
+  return c;
+}
+
+CheckedSweep checked_sweep(const SweepFlags& f) {
+  CheckedSweep c;
+  c.config = model_of(f.model);
+  c.seq = seq_of(f.model);
+  c.modes = recompute_modes(f.recompute, true);
+  c.attention = attention_of(f.attention);
+  c.steps = count_of("--steps", f.steps, 1, 1000000);
+  c.warmup = static_cast<int>(parse_count_between("--warmup", f.warmup, 0, 1000000));
+  c.max_mbs = parse_count_between("--max-mbs", f.max_mbs, 1, 1 << 20);
+  c.device = static_cast<int>(parse_count_between("--device", f.device, 0, 1024));
+  if (!f.gpu_memory.empty()) {
+    const double gib = parse_number("--gpu-memory", f.gpu_memory);
+    if (!(gib > 0) || gib > 1e6) throw UsageError("--gpu-memory", f.gpu_memory, "must be a positive number of GiB");
+    c.gpu_memory_bytes = static_cast<std::int64_t>(gib * static_cast<double>(std::int64_t{1} << 30));
+  }
+  return c;
+}
+
+}  // namespace redline::train

@@ -1,0 +1,116 @@
+// train_step_bench sweep: per recompute mode, the micro-batch sweep through
+// the harness's batch-sweep engine, each trial a fresh `train_step_bench run`
+// child process (an OOM never poisons the next trial): the largest batch that
+// fits (bisected), the saturation batch and the best tokens/s, with the
+// predicted and the measured peak memory per trial; then the verdict.
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bench/train/step_flags.hpp"
+#include "bench/train/subcommands.hpp"
+#include "harness/batch/batch_sweep.hpp"
+#include "harness/core/axis.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/core/usage_error.hpp"
+#include "harness/measure/saturation.hpp"
+#include "harness/report/output.hpp"
+#include "harness/train/recompute_verdict.hpp"
+
+namespace redline::train {
+namespace {
+
+// The child's command line: the same model, one micro-batch size ({bs}).
+std::vector<std::string> trial_command(const SweepFlags& f, const CheckedSweep& c, const std::string& self,
+                                       Recompute mode) {
+  std::vector<std::string> cmd = {self, "run"};
+  const auto add = [&](const char* flag, const std::string& value) {
+    if (!value.empty()) cmd.insert(cmd.end(), {flag, value});
+  };
+  add("--preset", f.model.preset);
+  add("--hidden", f.model.hidden);
+  add("--heads", f.model.heads);
+  add("--kv-heads", f.model.kv_heads);
+  add("--ffn", f.model.ffn);
+  add("--layers", f.model.layers);
+  add("--vocab", f.model.vocab);
+  add("--seq", std::to_string(c.seq));
+  cmd.insert(cmd.end(), {"--mbs", kBatchPlaceholder, "--recompute", recompute_name(mode), "--attention",
+                         attention_choice_name(c.attention), "--steps", std::to_string(c.steps), "--warmup",
+                         std::to_string(c.warmup), "--device", std::to_string(c.device)});
+  add("--gpu", f.gpu);
+  return cmd;
+}
+
+BatchSweepOptions mode_options(const SweepFlags& f, const CheckedSweep& c, const std::string& self, Recompute mode) {
+  BatchSweepOptions o;
+  o.command = trial_command(f, c, self, mode);
+  o.axis = geometric_axis(1, c.max_mbs, 2);
+  o.sweep.bisect = true;
+  // run prints these lines (run.cpp); the throughput is tokens/s.
+  o.metric_regex = "tokens_per_s: ([0-9.eE+]+)";
+  o.metric_name = "tokens_per_s";
+  o.extra_metrics = {{"measured_peak_bytes", "measured_peak_bytes: ([0-9]+)"},
+                     {"predicted_peak_bytes", "predicted_peak_bytes: ([0-9]+)"},
+                     {"mfu_pct", "mfu_pct: ([0-9.eE+]+)"}};
+  if (c.gpu_memory_bytes) {
+    const ModelConfig config = c.config;
+    const std::int64_t seq = c.seq, memory = *c.gpu_memory_bytes;
+    o.sweep.predict_largest_fit = [config, seq, mode, memory]() -> std::optional<std::int64_t> {
+      const std::int64_t fits = max_fitting_mbs(config, seq, mode, memory);
+      if (fits < 1) return std::nullopt;
+      return fits;
+    };
+  }
+  return o;
+}
+
+ModeSweep mode_sweep(Recompute mode, const BatchSweepOutcome& outcome) {
+  ModeSweep m;
+  m.mode = mode;
+  std::vector<ThroughputPoint> points;
+  for (const Row& row : outcome.report.rows) {
+    const auto batch = parameter_number(row.param_value("batch_size").value_or(""));
+    const auto tokens = row.metric_value("tokens_per_s");
+    if (row.status != "ok" || !batch || !tokens || std::isnan(*tokens)) continue;
+    const auto b = static_cast<std::int64_t>(*batch);
+    m.tokens_per_s[b] = *tokens;
+    points.push_back({*batch, *tokens});
+    if (const auto v = row.metric_value("measured_peak_bytes"); v && !std::isnan(*v)) m.measured_peak_bytes[b] = *v;
+    if (const auto v = row.metric_value("predicted_peak_bytes"); v && !std::isnan(*v)) m.predicted_peak_bytes[b] = *v;
+  }
+  m.largest_fit = outcome.sweep.largest_fit;
+  if (const Saturation sat = analyze_saturation(points); sat.point)
+    m.saturation = static_cast<std::int64_t>(sat.point->size);
+  return m;
+}
+
+}  // namespace
+
+int run_sweep(const SweepFlags& f, const std::string& self) {
+  const CheckedSweep c = checked_sweep(f);
+  validate_output_paths(f.output);
+  require_training_gpu(c.device);
+  const std::string program = std::filesystem::absolute(self).string();
+
+  Report report = start_report("train_step_bench", capture_environment());
+  std::vector<ModeSweep> modes;
+  for (Recompute mode : c.modes) {
+    if (interrupted()) break;
+    BatchSweepOutcome outcome = run_batch_sweep("train_step_bench", mode_options(f, c, program, mode), report.env);
+    for (Row& row : outcome.report.rows) {
+      row.params.insert(row.params.begin(), {"recompute", recompute_name(mode)});
+      report.rows.push_back(std::move(row));
+    }
+    for (auto& [key, value] : outcome.report.summary)
+      report.summary.emplace_back(std::string(recompute_name(mode)) + " " + key, value);
+    modes.push_back(mode_sweep(mode, outcome));
+  }
+  for (auto& line : recompute_verdict(modes)) report.summary.push_back(std::move(line));
+  write_reports(report, f.output);
+  return interrupted() ? kExitInterrupted : kExitOk;
+}
+
+}  // namespace redline::train
