@@ -1,0 +1,192 @@
+// train_step_bench without a GPU: the presets' parameter counts, the memory
+// each recompute mode keeps, the FLOP conventions, the recompute verdict,
+// and `memory` end to end (the real binary, TRAIN_STEP_BENCH_BIN).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "harness/core/child_process.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "harness/train/activation_memory.hpp"
+#include "harness/train/model_config.hpp"
+#include "harness/train/recompute_verdict.hpp"
+#include "harness/train/step_flops.hpp"
+#include "support.hpp"
+
+using namespace redline;
+namespace fs = std::filesystem;
+
+namespace {
+
+ModelConfig llama3_8b() { return *model_preset("llama3-8b"); }
+
+ModelConfig tiny() {
+  ModelConfig c;
+  c.name = "tiny", c.hidden = 64, c.heads = 4, c.kv_heads = 2, c.ffn = 96, c.layers = 2, c.vocab = 50;
+  return c;
+}
+
+}  // namespace
+
+TEST(ModelConfig, Llama3_8bHas8_03e9Parameters) {
+  const ParameterCounts p = parameter_counts(llama3_8b());
+  // Embedding and logits 128256 x 4096 each; per layer q, o 4096^2, k, v
+  // 4096 x 1024, MLP 3 x 4096 x 14336, norms 2 x 4096; final norm 4096.
+  EXPECT_EQ(p.embedding, 128256LL * 4096);
+  EXPECT_EQ(p.per_layer(), 2LL * 4096 * 4096 + 2LL * 4096 * 1024 + 3LL * 4096 * 14336 + 2 * 4096);
+  EXPECT_EQ(p.total(), 8030261248LL);
+  EXPECT_NEAR(static_cast<double>(p.total()) / 1e9, 8.03, 0.005);
+  EXPECT_EQ(p.matmul(), p.total() - p.embedding - 32 * 2 * 4096 - 4096);
+  EXPECT_NEAR(parameter_counts(*model_preset("llama2-7b")).total() / 1e9, 6.74, 0.005);  // the published 6.74e9
+  EXPECT_NEAR(parameter_counts(*model_preset("llama3-70b")).total() / 1e9, 70.55, 0.01);
+}
+
+TEST(ModelConfig, ValidateNamesTheField) {
+  ModelConfig c = tiny();
+  c.kv_heads = 3;
+  EXPECT_THROW(validate(c), std::invalid_argument);
+  c = tiny();
+  c.heads = 5;  // 64 / 5 is not whole
+  EXPECT_THROW(validate(c), std::invalid_argument);
+  c = tiny();
+  c.heads = 16;  // d = 4: not a multiple of 8
+  EXPECT_THROW(validate(c), std::invalid_argument);
+  EXPECT_FALSE(model_preset("gpt5"));
+  EXPECT_EQ(model_preset_names().size(), 4u);
+}
+
+TEST(ActivationMemory, NoneKeepsMoreThanSelectiveMoreThanFull) {
+  const ModelConfig c = llama3_8b();
+  const auto none = predict_memory(c, 1, 4096, Recompute::none);
+  const auto selective = predict_memory(c, 1, 4096, Recompute::selective);
+  const auto full = predict_memory(c, 1, 4096, Recompute::full);
+  EXPECT_GT(none.activation_bytes, selective.activation_bytes);
+  EXPECT_GT(selective.activation_bytes, full.activation_bytes);
+  // Per token per layer, none: 2 bytes x (x, n1, q, o, h1, n2: 6h; k, v: 2 x 1024; gate, up, act: 3 x 14336)
+  // + 4 bytes x (rstd1, rstd2, 32 heads' LSE).
+  const std::int64_t tokens = 4096;
+  EXPECT_EQ(none.activation_bytes_per_layer, tokens * (2 * (6 * 4096 + 2 * 1024 + 3 * 14336) + 4 * (2 + 32)));
+  // selective drops n1, n2 and act; full keeps x alone.
+  EXPECT_EQ(none.activation_bytes_per_layer - selective.activation_bytes_per_layer, tokens * 2 * (2 * 4096 + 14336));
+  EXPECT_EQ(full.activation_bytes_per_layer, tokens * 2 * 4096);
+  // The state: 18 bytes per parameter.
+  EXPECT_EQ(none.state.total(), 18 * none.parameters);
+  // Korthikanti: s b h (34 + 5 a s / h).
+  EXPECT_DOUBLE_EQ(none.korthikanti_per_layer, 4096.0 * 4096 * (34 + 5.0 * 32 * 4096 / 4096));
+  // What a mode drops comes back, for one layer, in the backward's working set.
+  EXPECT_GT(full.working_bytes, selective.working_bytes);
+  EXPECT_GT(selective.working_bytes, none.working_bytes);
+  EXPECT_EQ(none.peak(), none.state.total() + none.activation_bytes + none.working_bytes + none.workspace);
+}
+
+TEST(ActivationMemory, LargestFittingMicroBatch) {
+  ModelConfig c = llama3_8b();
+  c.layers = 2;
+  const std::int64_t gib80 = std::int64_t{80} << 30;
+  for (Recompute mode : {Recompute::none, Recompute::selective, Recompute::full}) {
+    const std::int64_t fits = max_fitting_mbs(c, 4096, mode, gib80);
+    ASSERT_GT(fits, 0) << recompute_name(mode);
+    EXPECT_LE(predict_memory(c, fits, 4096, mode).peak(), gib80);
+    EXPECT_GT(predict_memory(c, fits + 1, 4096, mode).peak(), gib80);
+  }
+  EXPECT_GT(max_fitting_mbs(c, 4096, Recompute::full, gib80), max_fitting_mbs(c, 4096, Recompute::none, gib80));
+  EXPECT_EQ(max_fitting_mbs(llama3_8b(), 4096, Recompute::full, gib80), 0);  // 18 bytes x 8e9 > 80 GiB
+  EXPECT_EQ(parse_recompute("selective"), Recompute::selective);
+  EXPECT_FALSE(parse_recompute("some"));
+}
+
+TEST(StepFlops, SixNPlusAttentionAndWhatRecomputeAdds) {
+  const ModelConfig c = tiny();
+  const ParameterCounts p = parameter_counts(c);
+  const double tokens = 2 * 16;
+  // One layer's attention forward, causal: 4 x b x a_q x d x s(s+1)/2.
+  const double attention_forward = 4.0 * 2 * 4 * 16 * (16 * 17 / 2);
+  const StepFlops none = step_flops(c, 2, 16, Recompute::none);
+  EXPECT_DOUBLE_EQ(none.model, 6 * static_cast<double>(p.matmul()) * tokens + 3 * attention_forward * 2);
+  EXPECT_DOUBLE_EQ(none.hardware, none.model + 0.5 * attention_forward * 2);
+  EXPECT_DOUBLE_EQ(step_flops(c, 2, 16, Recompute::selective).hardware, none.hardware);
+  const StepFlops full = step_flops(c, 2, 16, Recompute::full);
+  EXPECT_DOUBLE_EQ(full.model, none.model);  // MFU never counts recompute
+  EXPECT_DOUBLE_EQ(full.hardware,
+                   none.hardware + (2 * static_cast<double>(p.layer_attention + p.layer_mlp) * tokens + attention_forward) * 2);
+}
+
+TEST(RecomputeVerdict, SlowdownMemoryLargestAndBest) {
+  ModeSweep none{Recompute::none, {{1, 1000}, {2, 1800}, {4, 2000}}, {{1, 10e9}, {2, 20e9}}, {{1, 11e9}, {2, 21e9}}, 4, 2};
+  ModeSweep full{Recompute::full, {{1, 700}, {2, 1300}, {4, 1600}, {8, 2400}, {16, 2500}}, {{2, 12e9}}, {{2, 13e9}}, 16, 8};
+  const auto lines = recompute_verdict({none, full});
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0].first, "slowdown");
+  EXPECT_CONTAINS(lines[0].second, "at micro-batch 4: full 25.0% slower than none");
+  EXPECT_EQ(lines[1].first, "memory freed");
+  EXPECT_EQ(lines[2].second, "none 4 (saturates at 2); full 16 (saturates at 8)");
+  EXPECT_CONTAINS(lines[3].second, "full at micro-batch 16: 2500 tokens/s, 25.0% more than none's best (2000 at 4)");
+
+  // Recompute that never wins its cost back is said to not pay.
+  full.tokens_per_s = {{1, 700}, {2, 1300}, {4, 1600}};
+  EXPECT_CONTAINS(recompute_verdict({none, full}).back().second, "recompute does not pay");
+  EXPECT_EQ(recompute_verdict({ModeSweep{}}).front().second, "no recompute mode ran a micro-batch");
+}
+
+// ---- the real binary ----
+
+class TrainStepBench : public redline::testing::TempDirTest {
+ protected:
+  ChildResult run(std::vector<std::string> args) {
+    ChildSpec spec;
+    spec.argv = {TRAIN_STEP_BENCH_BIN};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.timeout_seconds = 60;
+    return run_child(spec);
+  }
+  void expect_usage_error(std::vector<std::string> args, const std::string& names) {
+    args.insert(args.end(), {"--csv", (dir_ / "out.csv").string()});
+    const ChildResult child = run(args);
+    EXPECT_EQ(child.exit_code, 2) << child.output;
+    EXPECT_CONTAINS(child.output, names);
+    EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+  }
+};
+
+TEST_F(TrainStepBench, MemoryWritesOneRowPerMode) {
+  const auto csv = dir_ / "memory.csv";
+  const ChildResult child = run({"memory", "--preset", "llama3-8b", "--seq", "4096", "--mbs", "1", "--layers", "2",
+                                 "--gpu-memory", "80", "--csv", csv.string()});
+  ASSERT_EQ(child.exit_code, 0) << child.output;
+  EXPECT_CONTAINS(child.output, "korthikanti:");
+  const CsvTable t = read_csv(csv);
+  ASSERT_EQ(t.rows.size(), 3u);
+  for (const char* column : {"recompute", "params", "weight_bytes", "grad_bytes", "master_bytes", "optimizer_bytes",
+                             "activation_bytes", "peak_bytes"})
+    EXPECT_FALSE(t.value(0, column).empty()) << column;
+  EXPECT_EQ(t.value(0, "recompute"), "none");
+  EXPECT_EQ(t.value(2, "recompute"), "full");
+  EXPECT_GT(std::stod(t.value(0, "activation_bytes")), std::stod(t.value(1, "activation_bytes")));
+  EXPECT_GT(std::stod(t.value(1, "activation_bytes")), std::stod(t.value(2, "activation_bytes")));
+  EXPECT_GT(std::stod(t.value(2, "max_mbs")), std::stod(t.value(0, "max_mbs")));
+  EXPECT_EQ(t.value(0, "layers"), "2");
+}
+
+TEST_F(TrainStepBench, BadInputNamesTheFlag) {
+  expect_usage_error({"memory", "--preset", "gpt5"}, "--preset 'gpt5'");
+  expect_usage_error({"memory", "--preset", "llama3-8b", "--recompute", "some"}, "--recompute 'some'");
+  expect_usage_error({"memory", "--preset", "llama3-8b", "--gpu-memory", "-1"}, "--gpu-memory '-1'");
+  expect_usage_error({"memory", "--preset", "llama3-8b", "--seq", "0"}, "--seq '0'");
+  expect_usage_error({"memory", "--hidden", "64"}, "give --preset NAME, or --heads");
+  expect_usage_error({"memory", "--preset", "llama3-8b", "--kv-heads", "5"}, "kv_heads = 5 does not divide heads = 32");
+  expect_usage_error({"run", "--preset", "llama3-8b", "--recompute", "all"}, "--recompute 'all'");
+  expect_usage_error({"run", "--preset", "llama3-8b", "--attention", "flash"}, "--attention 'flash'");
+  expect_usage_error({"sweep", "--preset", "llama3-8b", "--max-mbs", "0"}, "--max-mbs '0'");
+}
+
+TEST_F(TrainStepBench, RunAndSweepWithoutAGpuSkip) {
+  for (const char* sub : {"run", "sweep"}) {
+    const auto csv = dir_ / "none.csv";
+    const ChildResult child = run({sub, "--preset", "llama3-8b", "--layers", "1", "--seq", "256", "--csv", csv.string()});
+    if (child.exit_code == 0) GTEST_SKIP() << "this machine has a GPU: covered by scripts/gpu-check";
+    EXPECT_EQ(child.exit_code, 77) << child.output;
+    EXPECT_CONTAINS(child.output, "train_step_bench: skipped: ");
+    EXPECT_FALSE(fs::exists(csv));
+  }
+}
