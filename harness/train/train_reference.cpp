@@ -42,7 +42,8 @@ void check_tokens(const Tokens& tokens, const Dims& d, const char* name) {
 }
 
 void check_weights(const ModelConfig& c, const ModelWeights& w) {
-  const auto expected = zero_weights(c).tensors();
+  const ModelWeights zeros = zero_weights(c);  // tensors() points into it
+  const auto expected = zeros.tensors();
   const auto actual = w.tensors();
   if (actual.size() != expected.size())
     throw std::invalid_argument("weights hold " + std::to_string(w.layers.size()) + " layers, not " +
