@@ -131,14 +131,16 @@ TEST(TrainReferenceLayers, RmsNormOfAKnownVector) {
 }
 
 TEST(TrainReferenceLayers, RotaryAtPositionZeroIsIdentityAndPreservesNorm) {
-  const RopeDims dims{3, 2, 8, 10000};  // seq 3, 2 heads of 8
+  const RopeDims dims{3, 2, 8, 10000};          // seq 3, 2 heads of 8
   const auto x = random_values(2 * 3 * 16, 3);  // batch 2: rows at positions 0, 1, 2, 0, 1, 2
   const auto y = rope_forward(x, 6, dims);
   for (std::int64_t t = 0; t < 6; ++t) {
     const std::vector<double> in(x.begin() + t * 16, x.begin() + (t + 1) * 16);
     const std::vector<double> out(y.begin() + t * 16, y.begin() + (t + 1) * 16);
-    if (t % 3 == 0) EXPECT_EQ(out, in) << "row " << t;
-    else EXPECT_NE(out, in) << "row " << t;
+    if (t % 3 == 0)
+      EXPECT_EQ(out, in) << "row " << t;
+    else
+      EXPECT_NE(out, in) << "row " << t;
     for (int h = 0; h < 2; ++h) {
       const std::vector<double> head_in(in.begin() + h * 8, in.begin() + (h + 1) * 8);
       const std::vector<double> head_out(out.begin() + h * 8, out.begin() + (h + 1) * 8);
@@ -174,8 +176,21 @@ TEST(TrainReferenceLayers, AttentionIsCausal) {
   for (std::size_t i = 8; i < q.size(); ++i) q[i] += 1;
   for (std::size_t i = 4; i < k.size(); ++i) k[i] -= 1, v[i] += 2;
   const auto after = attention_forward(a, q, k, v);
-  EXPECT_EQ(std::vector<double>(after.begin(), after.begin() + 8), std::vector<double>(before.begin(), before.begin() + 8));
+  EXPECT_EQ(std::vector<double>(after.begin(), after.begin() + 8),
+            std::vector<double>(before.begin(), before.begin() + 8));
   EXPECT_NE(std::vector<double>(after.begin() + 8, after.end()), std::vector<double>(before.begin() + 8, before.end()));
+}
+
+TEST(TrainReferenceLayers, AttentionScalesScoresByOneOverSqrtHeadDim) {
+  // d = 4, scale 1/2: the second query scores 0 on key 0 and 2 * 1 / 2 = 1 on key 1.
+  const AttentionDims a{1, 2, 1, 1, 4};
+  const std::vector<double> q = {0, 0, 0, 0, 2, 0, 0, 0}, k = {0, 0, 0, 0, 1, 0, 0, 0};
+  const std::vector<double> v = {1, 0, 0, 0, 0, 1, 0, 0};
+  const auto out = attention_forward(a, q, k, v);
+  const double e = std::exp(1.0);
+  EXPECT_NEAR(out[4], 1 / (1 + e), 1e-15);
+  EXPECT_NEAR(out[5], e / (1 + e), 1e-15);
+  EXPECT_EQ(out[6], 0);
 }
 
 TEST(TrainReferenceLayers, AttentionQueryHeadReadsItsGroupsKvHeadInItsOwnSequence) {
@@ -187,14 +202,17 @@ TEST(TrainReferenceLayers, AttentionQueryHeadReadsItsGroupsKvHeadInItsOwnSequenc
   auto after = attention_forward(a, q, k, v);
   for (std::int64_t t = 0; t < 6; ++t)
     for (int c = 0; c < 8; ++c) {
-      if (c < 4) EXPECT_EQ(after[t * 8 + c], before[t * 8 + c]) << "token " << t << " column " << c;
-      else EXPECT_NE(after[t * 8 + c], before[t * 8 + c]) << "token " << t << " column " << c;
+      if (c < 4)
+        EXPECT_EQ(after[t * 8 + c], before[t * 8 + c]) << "token " << t << " column " << c;
+      else
+        EXPECT_NE(after[t * 8 + c], before[t * 8 + c]) << "token " << t << " column " << c;
     }
   // The second sequence's keys do not reach the first's queries.
   const auto first = attention_forward(a, q, k, v);
   for (std::size_t i = 12; i < k.size(); ++i) k[i] += 3, v[i] -= 3;
   after = attention_forward(a, q, k, v);
-  EXPECT_EQ(std::vector<double>(after.begin(), after.begin() + 24), std::vector<double>(first.begin(), first.begin() + 24));
+  EXPECT_EQ(std::vector<double>(after.begin(), after.begin() + 24),
+            std::vector<double>(first.begin(), first.begin() + 24));
 }
 
 TEST(TrainReferenceLayers, SwigluIsSiluOfGateTimesUp) {
@@ -292,8 +310,10 @@ TEST(TrainReferenceStack, FirstTokensLogitsIgnoreLaterTokens) {
   tokens[1] = 9, tokens[2] = 10, tokens[3] = 0;
   const auto after = reference_logits(c, w, tokens, 2, 4);
   // Sequence 0's first token, and all of sequence 1, are unchanged.
-  EXPECT_EQ(std::vector<double>(after.begin(), after.begin() + 11), std::vector<double>(before.begin(), before.begin() + 11));
-  EXPECT_EQ(std::vector<double>(after.begin() + 44, after.end()), std::vector<double>(before.begin() + 44, before.end()));
+  EXPECT_EQ(std::vector<double>(after.begin(), after.begin() + 11),
+            std::vector<double>(before.begin(), before.begin() + 11));
+  EXPECT_EQ(std::vector<double>(after.begin() + 44, after.end()),
+            std::vector<double>(before.begin() + 44, before.end()));
   EXPECT_NE(std::vector<double>(after.begin() + 11, after.begin() + 22),
             std::vector<double>(before.begin() + 11, before.begin() + 22));
 }

@@ -27,14 +27,21 @@ Dims dims_of(const ModelConfig& c, std::int64_t batch, std::int64_t seq) {
     throw std::invalid_argument("batch = " + std::to_string(batch) + ", seq = " + std::to_string(seq) +
                                 ": both must be at least 1");
   const std::int64_t d = c.head_dim();
-  return {batch * seq, c.hidden, c.kv_dim(), c.ffn, c.vocab, c.norm_eps,
-          {batch, seq, c.heads, c.kv_heads, d}, {seq, c.heads, d, c.rope_theta}, {seq, c.kv_heads, d, c.rope_theta}};
+  return {batch * seq,
+          c.hidden,
+          c.kv_dim(),
+          c.ffn,
+          c.vocab,
+          c.norm_eps,
+          {batch, seq, c.heads, c.kv_heads, d},
+          {seq, c.heads, d, c.rope_theta},
+          {seq, c.kv_heads, d, c.rope_theta}};
 }
 
 void check_tokens(const Tokens& tokens, const Dims& d, const char* name) {
   if (static_cast<std::int64_t>(tokens.size()) != d.n)
-    throw std::invalid_argument(std::string(name) + " holds " + std::to_string(tokens.size()) + " ids, not batch * seq = " +
-                                std::to_string(d.n));
+    throw std::invalid_argument(std::string(name) + " holds " + std::to_string(tokens.size()) +
+                                " ids, not batch * seq = " + std::to_string(d.n));
   for (std::int32_t t : tokens)
     if (t < 0 || t >= d.vocab)
       throw std::invalid_argument(std::string(name) + " id " + std::to_string(t) + " outside vocab " +
@@ -134,8 +141,8 @@ StackCache stack_forward(const Dims& d, const ModelWeights& w, const Tokens& tok
 void stack_backward(const Dims& d, const ModelWeights& w, const Tokens& tokens, const StackCache& c,
                     const std::vector<double>& d_logits, ModelWeights& g) {
   const std::vector<double> d_norm = linear_backward(c.final_norm.y, w.logits, d_logits, d.n, d.h, d.vocab, g.logits);
-  std::vector<double> dx = rmsnorm_backward(c.final_in, w.final_norm, c.final_norm.inv_rms, d_norm, d.n, d.h,
-                                            g.final_norm);
+  std::vector<double> dx =
+      rmsnorm_backward(c.final_in, w.final_norm, c.final_norm.inv_rms, d_norm, d.n, d.h, g.final_norm);
   for (std::size_t l = w.layers.size(); l-- > 0;) dx = layer_backward(d, w.layers[l], c.layers[l], dx, g.layers[l]);
   // The embedding is a gather: a token's row sums the gradients of its uses.
   for (std::int64_t t = 0; t < d.n; ++t)

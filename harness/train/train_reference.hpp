@@ -122,8 +122,8 @@ struct AdamWConfig {
   double weight_decay = 0.1;
 };
 struct AdamWState {
-  ModelWeights m, v;       // first and second moments, zeros at the start
-  std::int64_t step = 0;   // steps taken
+  ModelWeights m, v;      // first and second moments, zeros at the start
+  std::int64_t step = 0;  // steps taken
 };
 AdamWState adamw_init(const ModelConfig& config);
 // One tensor's update at step t (1-based); `decay` says whether weight decay applies.

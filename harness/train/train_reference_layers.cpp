@@ -109,8 +109,8 @@ RmsNormForward rmsnorm_forward(const std::vector<double>& x, const std::vector<d
 }
 
 std::vector<double> rmsnorm_backward(const std::vector<double>& x, const std::vector<double>& w,
-                                     const std::vector<double>& inv_rms, const std::vector<double>& dy,
-                                     std::int64_t n, std::int64_t width, std::vector<double>& dw) {
+                                     const std::vector<double>& inv_rms, const std::vector<double>& dy, std::int64_t n,
+                                     std::int64_t width, std::vector<double>& dw) {
   check_size(x, n * width, "rmsnorm input");
   check_size(dy, n * width, "rmsnorm output gradient");
   check_size(inv_rms, n, "rmsnorm inv_rms");

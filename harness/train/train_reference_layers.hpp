@@ -32,8 +32,8 @@ RmsNormForward rmsnorm_forward(const std::vector<double>& x, const std::vector<d
                                std::int64_t width, double eps);
 // Returns dx; adds dw.
 std::vector<double> rmsnorm_backward(const std::vector<double>& x, const std::vector<double>& w,
-                                     const std::vector<double>& inv_rms, const std::vector<double>& dy,
-                                     std::int64_t n, std::int64_t width, std::vector<double>& dw);
+                                     const std::vector<double>& inv_rms, const std::vector<double>& dy, std::int64_t n,
+                                     std::int64_t width, std::vector<double>& dw);
 
 // Rotary embedding, Hugging Face Llama's rotate_half convention, per head of
 // x [n, heads * head_dim] (head h in columns [h d, (h + 1) d)). Row t sits at
@@ -66,9 +66,8 @@ std::vector<double> attention_forward(const AttentionDims& dims, const std::vect
 struct AttentionGrads {
   std::vector<double> dq, dk, dv;  // shaped as q, k, v
 };
-AttentionGrads attention_backward(const AttentionDims& dims, const std::vector<double>& q,
-                                  const std::vector<double>& k, const std::vector<double>& v,
-                                  const std::vector<double>& d_out);
+AttentionGrads attention_backward(const AttentionDims& dims, const std::vector<double>& q, const std::vector<double>& k,
+                                  const std::vector<double>& v, const std::vector<double>& d_out);
 
 // SwiGLU: act = silu(gate) * up elementwise, silu(z) = z * sigmoid(z).
 std::vector<double> swiglu_forward(const std::vector<double>& gate, const std::vector<double>& up);

@@ -55,11 +55,11 @@ void validate_reference_config(const ModelConfig& c) {
   at_least_one(c.layers, "layers");
   at_least_one(c.vocab, "vocab");
   if (c.hidden % c.heads != 0)
-    throw std::invalid_argument("heads = " + std::to_string(c.heads) + " does not divide hidden = " +
-                                std::to_string(c.hidden));
+    throw std::invalid_argument("heads = " + std::to_string(c.heads) +
+                                " does not divide hidden = " + std::to_string(c.hidden));
   if (c.heads % c.kv_heads != 0)
-    throw std::invalid_argument("kv_heads = " + std::to_string(c.kv_heads) + " does not divide heads = " +
-                                std::to_string(c.heads));
+    throw std::invalid_argument("kv_heads = " + std::to_string(c.kv_heads) +
+                                " does not divide heads = " + std::to_string(c.heads));
   if (c.head_dim() % 2 != 0)
     throw std::invalid_argument("head dim = " + std::to_string(c.head_dim()) + " is odd (rotary turns pairs)");
   if (!(c.rope_theta > 0) || !(c.norm_eps > 0)) throw std::invalid_argument("rope_theta and norm_eps must be positive");
