@@ -68,8 +68,9 @@ struct ModelWeights {
   std::vector<double> logits;      // [vocab, h]
 
   // Every tensor, in a fixed order: embedding; per layer attn_norm, wq, wk,
-  // wv, wo, mlp_norm, w_gate, w_up, w_down; final_norm; logits. Shapes read
-  // from the vectors' sizes and the hidden width (embedding's size / rows).
+  // wv, wo, mlp_norm, w_gate, w_up, w_down; final_norm; logits. Shapes come
+  // from the sizes, with hidden = final_norm.size(). The pointers point into
+  // this object: keep it alive while they are used.
   std::vector<WeightTensor> tensors();
   std::vector<ConstWeightTensor> tensors() const;
 };
