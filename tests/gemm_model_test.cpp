@@ -192,23 +192,9 @@ TEST(GpuPeaks, DatasheetTable) {
 
 // ---- gemm_bench predict, the real binary ----
 
-class GemmBenchPredict : public redline::testing::TempDirTest {
+class GemmBenchPredict : public redline::testing::ToolTest {
  protected:
-  ChildResult run(std::vector<std::string> args) {
-    ChildSpec spec;
-    spec.argv = {GEMM_BENCH_BIN};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.timeout_seconds = 60;
-    return run_child(spec);
-  }
-
-  void expect_usage_error(std::vector<std::string> args, const std::string& names) {
-    args.insert(args.end(), {"--csv", (dir_ / "out.csv").string()});
-    const ChildResult child = run(args);
-    EXPECT_EQ(child.exit_code, 2) << child.output;
-    EXPECT_CONTAINS(child.output, names);
-    EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
-  }
+  const char* binary() const override { return GEMM_BENCH_BIN; }
 };
 
 TEST_F(GemmBenchPredict, SweepWritesTheModelAndFlagsLosses) {

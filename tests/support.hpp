@@ -1,5 +1,6 @@
-// What many tests share: a fresh temporary folder per test, and
-// EXPECT_CONTAINS for messages (gtest alone, no gmock).
+// What many tests share: a fresh temporary folder per test, a fixture that
+// runs a tool's real binary, and EXPECT_CONTAINS for messages (gtest alone,
+// no gmock).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +10,9 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "harness/core/child_process.hpp"
 
 namespace redline::testing {
 
@@ -54,6 +58,25 @@ class TempDirTest : public ::testing::Test {
   std::unique_ptr<TempDir> temp_;
 };
 
+// A tool's end-to-end tests: its real binary (binary(), the path CMake
+// passes in) run as a child process with a temporary folder for its reports.
+class ToolTest : public TempDirTest {
+ protected:
+  virtual const char* binary() const = 0;
+
+  ChildResult run(std::vector<std::string> args, double timeout_seconds = 60) const {
+    ChildSpec spec;
+    spec.argv = {binary()};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.timeout_seconds = timeout_seconds;
+    return run_child(spec);
+  }
+
+  // Bad input: exit 2, the message naming `names` (the flag and the value),
+  // and no report written.
+  void expect_usage_error(std::vector<std::string> args, const std::string& names) const;
+};
+
 }  // namespace redline::testing
 
 // `text` contains `part`; on failure, prints both.
@@ -69,3 +92,13 @@ class TempDirTest : public ::testing::Test {
     const std::string text_ = (text), part_ = (part);                                        \
     EXPECT_EQ(text_.find(part_), std::string::npos) << "\"" << part_ << "\" in: " << text_; \
   } while (0)
+
+inline void redline::testing::ToolTest::expect_usage_error(std::vector<std::string> args,
+                                                           const std::string& names) const {
+  const std::filesystem::path report = dir_ / "out.csv";
+  args.insert(args.end(), {"--csv", report.string()});
+  const ChildResult child = run(args);
+  EXPECT_EQ(child.exit_code, 2) << child.output;
+  EXPECT_CONTAINS(child.output, names);
+  EXPECT_FALSE(std::filesystem::exists(report));
+}

@@ -286,7 +286,7 @@ TEST(TrainReferenceWeights, InitIsSeededSmallAndNormsAreOne) {
 TEST(TrainReferenceWeights, ConfigAndInputsAreChecked) {
   ModelConfig odd = tiny(2);
   odd.hidden = 12, odd.heads = 4;  // d = 3
-  EXPECT_THROW(validate_reference_config(odd), std::invalid_argument);
+  EXPECT_THROW(validate_shape(odd), std::invalid_argument);
   const ModelConfig c = tiny(2);
   const ModelWeights w = init_weights(c, 1);
   EXPECT_THROW(reference_loss(c, w, {0, 1, 11}, {0, 1, 2}, 1, 3), std::invalid_argument);  // id 11 of vocab 11

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "harness/core/checks.hpp"
+
 namespace redline {
 
 std::string describe(const AttentionShape& shape) {
@@ -13,17 +15,12 @@ std::string describe(const AttentionShape& shape) {
 }
 
 void validate(const AttentionShape& shape) {
-  auto at_least_one = [](std::int64_t value, const char* field) {
-    if (value < 1) throw std::invalid_argument(std::string(field) + " = " + std::to_string(value) + " is below 1");
-  };
-  at_least_one(shape.batch, "batch");
-  at_least_one(shape.seq, "seq");
-  at_least_one(shape.heads, "heads");
-  at_least_one(shape.kv_heads, "kv_heads");
-  at_least_one(shape.head_dim, "head_dim");
-  if (shape.heads % shape.kv_heads != 0)
-    throw std::invalid_argument("kv_heads = " + std::to_string(shape.kv_heads) + " does not divide heads = " +
-                                std::to_string(shape.heads));
+  require_at_least_one(shape.batch, "batch");
+  require_at_least_one(shape.seq, "seq");
+  require_at_least_one(shape.heads, "heads");
+  require_at_least_one(shape.kv_heads, "kv_heads");
+  require_at_least_one(shape.head_dim, "head_dim");
+  require_divides(shape.kv_heads, "kv_heads", shape.heads, "heads");
 }
 
 double unmasked_scores(const AttentionShape& shape) {

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "harness/core/checks.hpp"
+
 namespace redline {
 namespace {
 
@@ -25,10 +27,6 @@ const std::vector<ModelConfig>& presets() {
   return all;
 }
 
-void at_least_one(std::int64_t value, const char* field) {
-  if (value < 1) throw std::invalid_argument(std::string(field) + " = " + std::to_string(value) + " is below 1");
-}
-
 }  // namespace
 
 std::optional<ModelConfig> model_preset(const std::string& name) {
@@ -46,23 +44,25 @@ const std::vector<std::string>& model_preset_names() {
   return names;
 }
 
+void validate_shape(const ModelConfig& c) {
+  require_at_least_one(c.hidden, "hidden");
+  require_at_least_one(c.heads, "heads");
+  require_at_least_one(c.kv_heads, "kv_heads");
+  require_at_least_one(c.ffn, "ffn");
+  require_at_least_one(c.layers, "layers");
+  require_at_least_one(c.vocab, "vocab");
+  require_divides(c.heads, "heads", c.hidden, "hidden");
+  require_divides(c.kv_heads, "kv_heads", c.heads, "heads");
+  if (c.head_dim() % 2 != 0)
+    throw std::invalid_argument("head dim = " + std::to_string(c.head_dim()) + " is odd (rotary turns pairs)");
+  if (!(c.rope_theta > 0) || !(c.norm_eps > 0)) throw std::invalid_argument("rope_theta and norm_eps must be positive");
+}
+
 void validate(const ModelConfig& c) {
-  at_least_one(c.hidden, "hidden");
-  at_least_one(c.heads, "heads");
-  at_least_one(c.kv_heads, "kv_heads");
-  at_least_one(c.ffn, "ffn");
-  at_least_one(c.layers, "layers");
-  at_least_one(c.vocab, "vocab");
-  if (c.hidden % c.heads != 0)
-    throw std::invalid_argument("heads = " + std::to_string(c.heads) + " does not divide hidden = " +
-                                std::to_string(c.hidden));
-  if (c.heads % c.kv_heads != 0)
-    throw std::invalid_argument("kv_heads = " + std::to_string(c.kv_heads) + " does not divide heads = " +
-                                std::to_string(c.heads));
-  // Rotary embedding turns pairs of elements; fused attention needs 16-byte rows.
+  validate_shape(c);
+  // Fused attention needs 16-byte rows of bf16.
   if (c.head_dim() % 8 != 0)
     throw std::invalid_argument("head dim = " + std::to_string(c.head_dim()) + " is not a multiple of 8");
-  if (!(c.rope_theta > 0) || !(c.norm_eps > 0)) throw std::invalid_argument("rope_theta and norm_eps must be positive");
 }
 
 ParameterCounts parameter_counts(const ModelConfig& c) {

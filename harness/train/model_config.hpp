@@ -41,8 +41,12 @@ std::optional<ModelConfig> model_preset(const std::string& name);
 const std::vector<std::string>& model_preset_names();
 
 // Throws std::invalid_argument naming the field: a size below 1, heads not
-// dividing hidden, kv_heads not dividing heads, an odd head dim (rotary
-// pairs), a head dim off a multiple of 8 (the fused attention kernels).
+// dividing hidden, kv_heads not dividing heads, an odd head dim (rotary turns
+// pairs), a rope base or norm epsilon not above 0. What the CPU reference
+// needs (its tiny test shapes have head dims of 4).
+void validate_shape(const ModelConfig& config);
+// validate_shape, and a head dim that is a multiple of 8 (the fused
+// attention kernels): what the GPU stack builds.
 void validate(const ModelConfig& config);
 
 struct ParameterCounts {

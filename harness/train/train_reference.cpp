@@ -22,7 +22,7 @@ struct Dims {
 };
 
 Dims dims_of(const ModelConfig& c, std::int64_t batch, std::int64_t seq) {
-  validate_reference_config(c);
+  validate_shape(c);
   if (batch < 1 || seq < 1)
     throw std::invalid_argument("batch = " + std::to_string(batch) + ", seq = " + std::to_string(seq) +
                                 ": both must be at least 1");

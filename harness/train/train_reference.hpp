@@ -75,11 +75,8 @@ struct ModelWeights {
   std::vector<ConstWeightTensor> tensors() const;
 };
 
-// Throws std::invalid_argument naming the field: a size below 1, heads not
-// dividing hidden, kv_heads not dividing heads, an odd head dim, a
-// non-positive rope_theta or norm_eps. Unlike validate(), any even head dim
-// is fine (tiny test models have d = 4).
-void validate_reference_config(const ModelConfig& config);
+// Every function below checks the config with validate_shape
+// (model_config.hpp): any even head dim is fine (tiny test models have d = 4).
 
 // Every tensor shaped for `config`, all zeros.
 ModelWeights zero_weights(const ModelConfig& config);

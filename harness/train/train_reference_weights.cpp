@@ -36,10 +36,6 @@ std::vector<Tensor> list_tensors(Weights& w) {
   return out;
 }
 
-void at_least_one(std::int64_t value, const char* name) {
-  if (value < 1) throw std::invalid_argument(std::string(name) + " = " + std::to_string(value) + " is below 1");
-}
-
 std::vector<double> zeros(std::int64_t n) { return std::vector<double>(static_cast<std::size_t>(n), 0.0); }
 
 }  // namespace
@@ -47,26 +43,8 @@ std::vector<double> zeros(std::int64_t n) { return std::vector<double>(static_ca
 std::vector<WeightTensor> ModelWeights::tensors() { return list_tensors<WeightTensor>(*this); }
 std::vector<ConstWeightTensor> ModelWeights::tensors() const { return list_tensors<ConstWeightTensor>(*this); }
 
-void validate_reference_config(const ModelConfig& c) {
-  at_least_one(c.hidden, "hidden");
-  at_least_one(c.heads, "heads");
-  at_least_one(c.kv_heads, "kv_heads");
-  at_least_one(c.ffn, "ffn");
-  at_least_one(c.layers, "layers");
-  at_least_one(c.vocab, "vocab");
-  if (c.hidden % c.heads != 0)
-    throw std::invalid_argument("heads = " + std::to_string(c.heads) +
-                                " does not divide hidden = " + std::to_string(c.hidden));
-  if (c.heads % c.kv_heads != 0)
-    throw std::invalid_argument("kv_heads = " + std::to_string(c.kv_heads) +
-                                " does not divide heads = " + std::to_string(c.heads));
-  if (c.head_dim() % 2 != 0)
-    throw std::invalid_argument("head dim = " + std::to_string(c.head_dim()) + " is odd (rotary turns pairs)");
-  if (!(c.rope_theta > 0) || !(c.norm_eps > 0)) throw std::invalid_argument("rope_theta and norm_eps must be positive");
-}
-
 ModelWeights zero_weights(const ModelConfig& c) {
-  validate_reference_config(c);
+  validate_shape(c);
   const std::int64_t h = c.hidden;
   ModelWeights w;
   w.embedding = zeros(c.vocab * h);
