@@ -91,6 +91,7 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::
       traced.kernel.grid_x = static_cast<unsigned>(kernel->gridX);
       traced.kernel.grid_y = static_cast<unsigned>(kernel->gridY);
       traced.kernel.grid_z = static_cast<unsigned>(kernel->gridZ);
+      traced.kernel.duration_ns = static_cast<double>(kernel->end - kernel->start);
       traced.kernel.block_x = static_cast<unsigned>(kernel->blockX);
       traced.kernel.block_y = static_cast<unsigned>(kernel->blockY);
       traced.kernel.block_z = static_cast<unsigned>(kernel->blockZ);

@@ -16,6 +16,7 @@ struct LaunchedKernel {
   std::string name;  // demangled when CUPTI gives a mangled name
   unsigned grid_x = 0, grid_y = 0, grid_z = 0;
   unsigned block_x = 0, block_y = 0, block_z = 0;
+  double duration_ns = 0;  // end - start on the GPU (CUPTI's timestamps)
   unsigned long long ctas() const { return 1ull * grid_x * grid_y * grid_z; }
 };
 

@@ -16,6 +16,7 @@
 #include "harness/core/environment.hpp"
 #include "harness/gpu/gemm_dtype.hpp"
 #include "harness/gpu/gemm_model.hpp"
+#include "harness/gpu/kernel_category.hpp"
 #include "harness/gemm/gemm_peak_search.hpp"
 #include "harness/gemm/gemm_sweep_analysis.hpp"
 #include "harness/report/report.hpp"
@@ -848,3 +849,17 @@ TEST(NvmlSession, SlowdownReasonNames) {
 }
 
 }  // namespace
+
+// A training step's kernels sorted into GEMMs, attention and the rest by name.
+TEST(KernelCategory, ByName) {
+  using redline::KernelCategory;
+  EXPECT_EQ(redline::kernel_category("nvjet_hsh_128x256_64x4_1x2_h_bz_coopA_NTT"), KernelCategory::gemm);
+  EXPECT_EQ(redline::kernel_category("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64"), KernelCategory::gemm);
+  EXPECT_EQ(redline::kernel_category("cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x256x64"), KernelCategory::gemm);
+  EXPECT_EQ(redline::kernel_category("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3"),
+            KernelCategory::attention);
+  EXPECT_EQ(redline::kernel_category("cutlass::fmha::kernel::Sm90FmhaFwd"), KernelCategory::attention);
+  EXPECT_EQ(redline::kernel_category("void redline::softmax_rows<__nv_bfloat16>(...)"), KernelCategory::attention);
+  EXPECT_EQ(redline::kernel_category("void redline::rmsnorm_forward<...>"), KernelCategory::elementwise);
+  EXPECT_STREQ(redline::kernel_category_name(KernelCategory::elementwise), "elementwise");
+}
