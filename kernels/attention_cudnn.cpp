@@ -73,7 +73,9 @@ using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
 // One cuDNN handle per (device, stream), created on first use. Kept until
 // the process ends and never destroyed: destroying one after the CUDA
 // context is torn down at exit can crash, and a handle costs far more to
-// create than a case takes to run.
+// create than a case takes to run. The key is the stream's address, which
+// CUDA may reuse for a later stream, so execute sets the handle's stream
+// again before each run rather than trusting the one set here.
 cudnnHandle_t handle_for(cudaStream_t stream) {
   static std::mutex mutex;
   static std::map<std::pair<int, cudaStream_t>, cudnnHandle_t> handles;
@@ -261,9 +263,11 @@ struct CudnnAttention::State {
   std::string unsupported;
   DeviceBuffer<std::byte> workspace;
   DeviceBuffer<float> scalars;  // FP8 only: index uid - kFirstScalar
+  std::array<float, kScalarCount> host_scalars{};  // what scalars was last given (amaxes: zero)
 
   void build(bool with_backward);
   void allocate();
+  void upload_scalars() const;
   void execute(const fe::graph::Graph& graph, std::unordered_map<std::int64_t, void*> pack, const char* what) const;
 };
 
@@ -295,15 +299,26 @@ void CudnnAttention::State::allocate() {
   }
   workspace = DeviceBuffer<std::byte>(static_cast<std::size_t>(std::max(bytes, backward_bytes)));
   if (dtype != GemmDtype::fp8_e4m3) return;
-  const std::array<float, kScalarCount> values = initial_scalars();
+  host_scalars = initial_scalars();
   scalars = DeviceBuffer<float>(kScalarCount);
-  scalars.copy_from_host(values);
+  upload_scalars();
+}
+
+// The work runs on `stream` (non-blocking in the tools): the copy is
+// enqueued there, behind whatever the stream already runs, and waited for,
+// so host_scalars may change as soon as this returns.
+void CudnnAttention::State::upload_scalars() const {
+  REDLINE_CUDA_CHECK(cudaMemcpyAsync(scalars.data(), host_scalars.data(), scalars.bytes(), cudaMemcpyHostToDevice,
+                                     stream));
+  REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 void CudnnAttention::State::execute(const fe::graph::Graph& graph, std::unordered_map<std::int64_t, void*> pack,
                                     const char* what) const {
   if (dtype == GemmDtype::fp8_e4m3)
     for (std::int64_t uid = kFirstScalar; uid < kEndScalar; ++uid) pack[uid] = scalars.data() + (uid - kFirstScalar);
+  if (const cudnnStatus_t set = cudnnSetStream(handle, stream); set != CUDNN_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cudnnSetStream before the ") + what + ": " + cudnnGetErrorString(set));
   fe::error_t status = graph.execute(handle, pack, workspace.data());
   if (!status.is_good()) throw std::runtime_error(std::string("cuDNN ") + what + " execute: " + status.get_message());
 }
