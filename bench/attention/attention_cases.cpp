@@ -88,6 +88,11 @@ class PreparedAttention : public PreparedCase {
     row.counter("memory_MiB", mebibytes(buffers_.bytes() + workspace));
     if (spec_.shape.causal) row.note("causal: FLOPs count the s(s+1)/2 unmasked scores");
     if (unfused_) row.note("unfused: " + std::to_string(unfused_->gemms().size()) + " cuBLASLt GEMMs, s^2 scores in memory");
+    if (unfused_ && backward_)
+      row.note("backward FLOPs = 2.5 x forward, the five GEMMs of a fused backward (the gradients of the two "
+               "forward GEMMs, 4, and the recompute of S, 1); the unfused path keeps P and runs four, and is "
+               "credited by the same convention so the paths compare on one count (so its backward TFLOPS read "
+               "25% above its own GEMM work)");
     if (cudnn_) row.note("cuDNN " + CudnnAttention::version());
     if (fp8_scales_) {
       const AttentionFp8Scales& f = *fp8_scales_;
