@@ -177,7 +177,8 @@ TensorError streamed_error(const CheckedTensor& t, GemmDtype dtype, GemmDtype re
       const auto* bytes = static_cast<const std::byte*>(base) + at * static_cast<std::int64_t>(attention_element_bytes(type));
       return attention_tensor_to_host(bytes, n, type, stored_scale(type, t.name, type_scales));
     };
-    const std::vector<double> x = part(t.result, dtype, scales), r = part(t.reference, reference_dtype, reference_scales);
+    const std::vector<double> x = part(t.result, dtype, scales),
+                              r = part(t.reference, reference_dtype, reference_scales);
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (!std::isfinite(x[i])) ++error.nonfinite;
       diff2 += (x[i] - r[i]) * (x[i] - r[i]);

@@ -201,10 +201,10 @@ GraphPtr forward_graph(const AttentionShape& shape, GemmDtype dtype) {
 // dS^T Q -> dK); scale S (the recomputed P = exp(S - LSE), cast to e4m3),
 // dQ, dK, dV (the outputs), dP (dS, cast to e4m3).
 std::array<TensorPtr, 12> fp8_backward_scalars(fe::graph::Graph& g) {
-  return {fp32_scalar(g, kDescaleQ),         fp32_scalar(g, kDescaleK),  fp32_scalar(g, kDescaleV),
-          fp32_scalar(g, kDescaleO),         fp32_scalar(g, kDescaleDO), fp32_scalar(g, kDescaleSBackward),
-          fp32_scalar(g, kDescaleDP),        fp32_scalar(g, kScaleSBackward), fp32_scalar(g, kScaleDQ),
-          fp32_scalar(g, kScaleDK),          fp32_scalar(g, kScaleDV),   fp32_scalar(g, kScaleDP)};
+  return {fp32_scalar(g, kDescaleQ),  fp32_scalar(g, kDescaleK),       fp32_scalar(g, kDescaleV),
+          fp32_scalar(g, kDescaleO),  fp32_scalar(g, kDescaleDO),      fp32_scalar(g, kDescaleSBackward),
+          fp32_scalar(g, kDescaleDP), fp32_scalar(g, kScaleSBackward), fp32_scalar(g, kScaleDQ),
+          fp32_scalar(g, kScaleDK),   fp32_scalar(g, kScaleDV),        fp32_scalar(g, kScaleDP)};
 }
 
 GraphPtr backward_graph(const AttentionShape& shape, GemmDtype dtype) {
