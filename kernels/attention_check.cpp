@@ -49,10 +49,11 @@ void convert(const std::vector<std::byte>& bytes, std::vector<double>& out, doub
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = random_detail::to_double(values[i]) / scale;
 }
 
-// The scale FP8 stores `tensor` with (attention_cudnn.cuh); 1 otherwise.
-double stored_scale(GemmDtype dtype, const std::string& tensor) {
+// The scale FP8 stores `tensor` with (`scales`, or the defaults when null;
+// attention_cudnn.cuh); 1 otherwise.
+double stored_scale(GemmDtype dtype, const std::string& tensor, const AttentionFp8Scales* scales) {
   if (dtype != GemmDtype::fp8_e4m3) return 1.0;
-  const AttentionFp8Scales& f = attention_fp8_scales();
+  const AttentionFp8Scales& f = scales != nullptr ? *scales : attention_fp8_scales();
   if (tensor == "q") return f.q;
   if (tensor == "k") return f.k;
   if (tensor == "v") return f.v;
@@ -138,12 +139,13 @@ CaseCheck AttentionCheck::case_check() const {
 }
 
 AttentionCheck check_attention_against_reference(const AttentionShape& shape, GemmDtype dtype,
-                                                 const AttentionTensors& result, bool backward) {
+                                                 const AttentionTensors& result, bool backward,
+                                                 const AttentionFp8Scales* scales) {
   validate(shape);
   REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
   const std::int64_t nq = query_elements(shape), nkv = kv_elements(shape);
-  const auto read = [dtype](const void* data, std::int64_t count, const char* name) {
-    return attention_tensor_to_host(data, count, dtype, stored_scale(dtype, name));
+  const auto read = [dtype, scales](const void* data, std::int64_t count, const char* name) {
+    return attention_tensor_to_host(data, count, dtype, stored_scale(dtype, name, scales));
   };
   const std::vector<double> q = read(result.q, nq, "q"), k = read(result.k, nkv, "k"), v = read(result.v, nkv, "v");
   const AttentionForward forward = attention_forward_reference(shape, q, k, v);
@@ -163,18 +165,20 @@ AttentionCheck check_attention_against_reference(const AttentionShape& shape, Ge
 namespace {
 
 // ||x - ref|| / ||ref|| over a whole tensor, read `chunk` elements at a time.
-TensorError streamed_error(const CheckedTensor& t, GemmDtype dtype, GemmDtype reference_dtype) {
+TensorError streamed_error(const CheckedTensor& t, GemmDtype dtype, GemmDtype reference_dtype,
+                           const AttentionFp8Scales* scales, const AttentionFp8Scales* reference_scales) {
   constexpr std::int64_t chunk = std::int64_t{1} << 24;
   double diff2 = 0, ref2 = 0;
   TensorError error;
   for (std::int64_t at = 0; at < t.count; at += chunk) {
     const std::int64_t n = std::min(chunk, t.count - at);
-    const auto part = [&](const void* base, GemmDtype type) {
+    const auto part = [&](const void* base, GemmDtype type, const AttentionFp8Scales* type_scales) {
       if (t.fp32) return lse_to_host(static_cast<const float*>(base) + at, n);
       const auto* bytes = static_cast<const std::byte*>(base) + at * static_cast<std::int64_t>(attention_element_bytes(type));
-      return attention_tensor_to_host(bytes, n, type, stored_scale(type, t.name));
+      return attention_tensor_to_host(bytes, n, type, stored_scale(type, t.name, type_scales));
     };
-    const std::vector<double> x = part(t.result, dtype), r = part(t.reference, reference_dtype);
+    const std::vector<double> x = part(t.result, dtype, scales),
+                              r = part(t.reference, reference_dtype, reference_scales);
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (!std::isfinite(x[i])) ++error.nonfinite;
       diff2 += (x[i] - r[i]) * (x[i] - r[i]);
@@ -192,13 +196,15 @@ TensorError streamed_error(const CheckedTensor& t, GemmDtype dtype, GemmDtype re
 
 AttentionCheck check_attention_against_gpu(const AttentionShape& shape, GemmDtype dtype,
                                            const AttentionTensors& result, GemmDtype reference_dtype,
-                                           const AttentionTensors& reference, bool backward) {
+                                           const AttentionTensors& reference, bool backward,
+                                           const AttentionFp8Scales* scales,
+                                           const AttentionFp8Scales* reference_scales) {
   validate(shape);
   REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
   AttentionCheck check;
   check.tolerance = 2 * std::max(attention_tolerance(dtype), attention_tolerance(reference_dtype));
   for (const CheckedTensor& t : checked_tensors(shape, result, reference, backward))
-    check.tensors.push_back({t.name, streamed_error(t, dtype, reference_dtype)});
+    check.tensors.push_back({t.name, streamed_error(t, dtype, reference_dtype, scales, reference_scales)});
   return check;
 }
 
@@ -209,14 +215,14 @@ namespace {
 
 // One KV group's slice of the device tensors, read back as doubles.
 GroupTensors read_group(const AttentionShape& shape, GemmDtype dtype, const AttentionTensors& t, bool backward,
-                        std::int64_t batch, std::int64_t kv_head) {
+                        const AttentionFp8Scales* scales, std::int64_t batch, std::int64_t kv_head) {
   const std::int64_t g = shape.heads / shape.kv_heads, s = shape.seq, d = shape.head_dim;
   const std::int64_t first_query_head = batch * shape.heads + kv_head * g;  // the group's heads are consecutive
   const std::int64_t query_at = first_query_head * s * d, kv_at = (batch * shape.kv_heads + kv_head) * s * d;
   const auto element = static_cast<std::int64_t>(attention_element_bytes(dtype));
   const auto read = [&](const void* base, std::int64_t at, std::int64_t count, const char* name) {
     return attention_tensor_to_host(static_cast<const std::byte*>(base) + at * element, count, dtype,
-                                    stored_scale(dtype, name));
+                                    stored_scale(dtype, name, scales));
   };
   GroupTensors group;
   group.q = read(t.q, query_at, g * s * d, "q");
@@ -246,14 +252,15 @@ void keep_worst(AttentionCheck& check, const char* tensor, const TensorError& er
 }  // namespace
 
 AttentionCheck check_attention_on_groups(const AttentionShape& shape, GemmDtype dtype, const AttentionTensors& result,
-                                         bool backward, std::int64_t query_samples, std::int64_t key_samples) {
+                                         bool backward, const AttentionFp8Scales* scales, std::int64_t query_samples,
+                                         std::int64_t key_samples) {
   validate(shape);
   REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
   AttentionCheck check;
   check.tolerance = attention_tolerance(dtype);
   const std::pair<std::int64_t, std::int64_t> groups[] = {{0, 0}, {shape.batch - 1, shape.kv_heads - 1}};
   for (const auto& [batch, kv_head] : groups) {
-    const GroupTensors group = read_group(shape, dtype, result, backward, batch, kv_head);
+    const GroupTensors group = read_group(shape, dtype, result, backward, scales, batch, kv_head);
     const GroupCheck c = check_group(shape, group, backward, query_samples, key_samples);
     keep_worst(check, "o", c.o);
     keep_worst(check, "lse", c.lse);
@@ -266,10 +273,10 @@ AttentionCheck check_attention_on_groups(const AttentionShape& shape, GemmDtype 
 }
 
 AttentionCheck check_attention(const AttentionShape& shape, GemmDtype dtype, const AttentionTensors& result,
-                               bool backward, double reference_flop) {
+                               bool backward, const AttentionFp8Scales* scales, double reference_flop) {
   if (attention_forward_flop(shape) <= reference_flop)
-    return check_attention_against_reference(shape, dtype, result, backward);
-  return check_attention_on_groups(shape, dtype, result, backward);
+    return check_attention_against_reference(shape, dtype, result, backward, scales);
+  return check_attention_on_groups(shape, dtype, result, backward, scales);
 }
 
 }  // namespace redline

@@ -13,6 +13,7 @@
 #include "harness/attention/group_check.hpp"
 #include "harness/attention/attention_shape.hpp"
 #include "harness/gpu/gemm_dtype.hpp"
+#include "kernels/attention_cudnn.cuh"
 #include "kernels/attention_tensors.cuh"
 #include "kernels/gpu_case.hpp"
 
@@ -46,12 +47,17 @@ struct AttentionCheck {
   CaseCheck case_check() const;
 };
 
+// FP8 tensors are read back with `scales`: the scales of whatever wrote
+// them (CudnnAttention::fp8_scales() after calibrate_fp8), or, when null,
+// the defaults (attention_fp8_scales()) for tensors no calibrated object
+// wrote. Ignored for bf16 and fp16.
+//
 // Reads Q, K, V (and dO) back from the device, runs the CPU reference and
-// compares O and LSE (and dQ, dK, dV with `backward`). FP8 tensors are
-// read with attention_fp8_scales(). The CPU reference costs
-// O(b * a_q * s^2 * d): keep it for small shapes. Synchronizes.
+// compares O and LSE (and dQ, dK, dV with `backward`). The CPU reference
+// costs O(b * a_q * s^2 * d): keep it for small shapes. Synchronizes.
 AttentionCheck check_attention_against_reference(const AttentionShape& shape, GemmDtype dtype,
-                                                 const AttentionTensors& result, bool backward);
+                                                 const AttentionTensors& result, bool backward,
+                                                 const AttentionFp8Scales* scales = nullptr);
 
 // Compares `result` (in `dtype`) with `reference` (in `reference_dtype`,
 // e.g. the unfused path's bf16 output) tensor by tensor, streaming through
@@ -64,18 +70,22 @@ AttentionCheck check_attention_against_reference(const AttentionShape& shape, Ge
 // (harness/attention/group_check.hpp): O, LSE and dQ on `query_samples` query
 // rows, dK and dV on `key_samples` key rows per group. Synchronizes.
 AttentionCheck check_attention_on_groups(const AttentionShape& shape, GemmDtype dtype, const AttentionTensors& result,
-                                         bool backward, std::int64_t query_samples = 64,
-                                         std::int64_t key_samples = 16);
+                                         bool backward, const AttentionFp8Scales* scales = nullptr,
+                                         std::int64_t query_samples = 64, std::int64_t key_samples = 16);
 
 // The check a benchmark case runs before it is timed: the full CPU
 // reference where it costs at most `reference_flop` (4 b a_q s^2 d, about a
 // second of the CPU), else check_attention_on_groups.
 inline constexpr double kFullReferenceFlop = 1e9;
 AttentionCheck check_attention(const AttentionShape& shape, GemmDtype dtype, const AttentionTensors& result,
-                               bool backward, double reference_flop = kFullReferenceFlop);
+                               bool backward, const AttentionFp8Scales* scales = nullptr,
+                               double reference_flop = kFullReferenceFlop);
 
+// `scales` for `result`, `reference_scales` for `reference`.
 AttentionCheck check_attention_against_gpu(const AttentionShape& shape, GemmDtype dtype,
                                            const AttentionTensors& result, GemmDtype reference_dtype,
-                                           const AttentionTensors& reference, bool backward);
+                                           const AttentionTensors& reference, bool backward,
+                                           const AttentionFp8Scales* scales = nullptr,
+                                           const AttentionFp8Scales* reference_scales = nullptr);
 
 }  // namespace redline

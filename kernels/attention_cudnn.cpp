@@ -5,9 +5,11 @@
 // compile without its JSON library, which is not used here).
 #include "kernels/attention_cudnn.cuh"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/attention_check.cuh"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
 
@@ -19,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,7 +45,12 @@ namespace fe = cudnn_frontend;
 namespace {
 
 // Tensor UIDs of the variant packs. FP8 scalars (scales, descales, amaxes)
-// live in one device array at index uid - kFirstScalar.
+// live in one device array at index uid - kFirstScalar. The forward's P and
+// the backward's recomputed P are different tensors (unnormalized there,
+// normalized here) with scales of their own: kScaleS / kDescaleS in the
+// forward, kScaleSBackward / kDescaleSBackward in the backward, each pair
+// internal to its graph. What crosses graphs: O, written by the forward
+// with kScaleO and read by the backward with kDescaleO.
 constexpr std::int64_t kQ = 1, kK = 2, kV = 3, kO = 4, kStats = 5, kDO = 6, kDQ = 7, kDK = 8, kDV = 9;
 constexpr std::int64_t kFirstScalar = 100;
 constexpr std::int64_t kDescaleQ = kFirstScalar + 0,
@@ -63,8 +71,10 @@ constexpr std::int64_t kDescaleQ = kFirstScalar + 0,
                        kAmaxDQ = kFirstScalar + 15,
                        kAmaxDK = kFirstScalar + 16,
                        kAmaxDV = kFirstScalar + 17,
-                       kAmaxDP = kFirstScalar + 18;
-constexpr std::int64_t kEndScalar = kFirstScalar + 19;
+                       kAmaxDP = kFirstScalar + 18,
+                       kScaleSBackward = kFirstScalar + 19,
+                       kDescaleSBackward = kFirstScalar + 20;
+constexpr std::int64_t kEndScalar = kFirstScalar + 21;
 constexpr std::size_t kScalarCount = kEndScalar - kFirstScalar;
 
 using GraphPtr = std::shared_ptr<fe::graph::Graph>;
@@ -73,7 +83,9 @@ using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
 // One cuDNN handle per (device, stream), created on first use. Kept until
 // the process ends and never destroyed: destroying one after the CUDA
 // context is torn down at exit can crash, and a handle costs far more to
-// create than a case takes to run.
+// create than a case takes to run. The key is the stream's address, which
+// CUDA may reuse for a later stream, so execute sets the handle's stream
+// again before each run rather than trusting the one set here.
 cudnnHandle_t handle_for(cudaStream_t stream) {
   static std::mutex mutex;
   static std::map<std::pair<int, cudaStream_t>, cudnnHandle_t> handles;
@@ -183,12 +195,16 @@ GraphPtr forward_graph(const AttentionShape& shape, GemmDtype dtype) {
   return graph;
 }
 
-// The FP8 backward's scalars, in the order sdpa_fp8_backward takes them.
+// The FP8 backward's scalars, in the order sdpa_fp8_backward takes them
+// (frontend 1.32, node/sdpa_fp8_bwd.h): descale Q, K, V (S = Q K^T), O and
+// dO (rowsum(dO O)), S (P^T dO -> dV: P's own scale below), dP (dS K -> dQ,
+// dS^T Q -> dK); scale S (the recomputed P = exp(S - LSE), cast to e4m3),
+// dQ, dK, dV (the outputs), dP (dS, cast to e4m3).
 std::array<TensorPtr, 12> fp8_backward_scalars(fe::graph::Graph& g) {
-  return {fp32_scalar(g, kDescaleQ), fp32_scalar(g, kDescaleK),  fp32_scalar(g, kDescaleV),
-          fp32_scalar(g, kDescaleO), fp32_scalar(g, kDescaleDO), fp32_scalar(g, kDescaleS),
-          fp32_scalar(g, kDescaleDP), fp32_scalar(g, kScaleS),   fp32_scalar(g, kScaleDQ),
-          fp32_scalar(g, kScaleDK),  fp32_scalar(g, kScaleDV),   fp32_scalar(g, kScaleDP)};
+  return {fp32_scalar(g, kDescaleQ),  fp32_scalar(g, kDescaleK),       fp32_scalar(g, kDescaleV),
+          fp32_scalar(g, kDescaleO),  fp32_scalar(g, kDescaleDO),      fp32_scalar(g, kDescaleSBackward),
+          fp32_scalar(g, kDescaleDP), fp32_scalar(g, kScaleSBackward), fp32_scalar(g, kScaleDQ),
+          fp32_scalar(g, kScaleDK),   fp32_scalar(g, kScaleDV),        fp32_scalar(g, kScaleDP)};
 }
 
 GraphPtr backward_graph(const AttentionShape& shape, GemmDtype dtype) {
@@ -238,16 +254,69 @@ std::optional<std::string> build_plans(fe::graph::Graph& graph, cudnnHandle_t ha
   return failed("build_plans", graph.build_plans(handle));
 }
 
-// The scalar array's initial contents: scales and descales from
-// attention_fp8_scales, amaxes zero until cuDNN writes them.
-std::array<float, kScalarCount> initial_scalars() {
-  const AttentionFp8Scales& f = attention_fp8_scales();
+// The scalar array's contents for `f`: each tensor a graph writes gets
+// f's scale, each it reads 1 / f's scale (the scale it was written with:
+// O's by the forward, P's and dS's inside their own graph); amaxes zero
+// until cuDNN writes them.
+std::array<float, kScalarCount> scalar_values(const AttentionFp8Scales& f) {
   std::array<float, kScalarCount> values{};
   const auto set = [&values](std::int64_t uid, float value) { values[static_cast<std::size_t>(uid - kFirstScalar)] = value; };
   set(kDescaleQ, 1 / f.q), set(kDescaleK, 1 / f.k), set(kDescaleV, 1 / f.v), set(kDescaleDO, 1 / f.d_o);
-  set(kDescaleS, 1 / f.s), set(kScaleS, f.s), set(kScaleO, f.o), set(kDescaleO, 1 / f.o);
-  set(kDescaleDP, 1 / f.dp), set(kScaleDP, f.dp), set(kScaleDQ, f.dq), set(kScaleDK, f.dk), set(kScaleDV, f.dv);
+  set(kScaleS, f.s), set(kDescaleS, 1 / f.s);
+  set(kScaleO, f.o), set(kDescaleO, 1 / f.o);
+  set(kScaleSBackward, f.s_backward), set(kDescaleSBackward, 1 / f.s_backward);
+  set(kScaleDP, f.dp), set(kDescaleDP, 1 / f.dp);
+  set(kScaleDQ, f.dq), set(kScaleDK, f.dk), set(kScaleDV, f.dv);
   return values;
+}
+
+// 2^floor(log2(448 / (2 amax))): the largest power of two that keeps
+// amax at or below half of e4m3's largest value. `scale` unchanged when
+// amax is 0 (nothing measured, or everything underflowed) or not finite.
+float fitted_scale(float scale, float amax) {
+  if (!(amax > 0) || !std::isfinite(amax)) return scale;
+  const int exponent = std::clamp(static_cast<int>(std::floor(std::log2(448.0 / (2.0 * amax)))), -100, 100);
+  return std::ldexp(1.0f, exponent);
+}
+
+// An upper bound on the backward's recomputed P = exp(S_ij - LSE_i), S =
+// Q K^T / sqrt(d), over every row and key, for which the graph reports no
+// amax: by Cauchy-Schwarz S_ij <= |q_i| max_j |k_j| / sqrt(d) (max over
+// the row's KV head; the mask only removes keys), and P <= 1 as it is
+// normalized. Read from the device (Q, K in chunks of whole rows, the fp32
+// LSE), after the forward wrote the LSE; synchronous.
+float backward_p_bound(const AttentionShape& shape, const AttentionTensors& t, const AttentionFp8Scales& f) {
+  const std::int64_t s = shape.seq, d = shape.head_dim, group = shape.heads / shape.kv_heads;
+  const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / d);
+  // The norm of each of `rows` rows of `data` (e4m3, stored with `scale`), a chunk at a time.
+  const auto for_each_row_norm = [&](const void* data, std::int64_t rows, float scale, auto&& use) {
+    for (std::int64_t first = 0; first < rows; first += rows_per_chunk) {
+      const std::int64_t n = std::min(rows_per_chunk, rows - first);
+      const std::vector<double> values =
+          attention_tensor_to_host(static_cast<const std::byte*>(data) + first * d, n * d, GemmDtype::fp8_e4m3, scale);
+      for (std::int64_t r = 0; r < n; ++r) {
+        double sum = 0;
+        for (std::int64_t i = 0; i < d; ++i) sum += values[r * d + i] * values[r * d + i];
+        use(first + r, std::sqrt(sum));
+      }
+    }
+  };
+  std::vector<double> k_max(static_cast<std::size_t>(shape.batch * shape.kv_heads), 0.0);
+  for_each_row_norm(t.k, shape.batch * shape.kv_heads * s, f.k, [&](std::int64_t row, double norm) {
+    double& m = k_max[static_cast<std::size_t>(row / s)];
+    m = std::max(m, norm);
+  });
+  std::vector<float> lse(static_cast<std::size_t>(shape.batch * shape.heads * s));
+  REDLINE_CUDA_CHECK(cudaMemcpy(lse.data(), t.lse, lse.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  const double attn_scale = softmax_scale(shape);
+  double worst = -std::numeric_limits<double>::infinity();
+  for_each_row_norm(t.q, shape.batch * shape.heads * s, f.q, [&](std::int64_t row, double norm) {
+    const std::int64_t head = (row / s) % shape.heads, batch = row / (s * shape.heads);
+    const double k = k_max[static_cast<std::size_t>(batch * shape.kv_heads + head / group)];
+    worst = std::max(worst, attn_scale * norm * k - static_cast<double>(lse[static_cast<std::size_t>(row)]));
+  });
+  const double bound = std::exp(worst);
+  return std::isfinite(bound) ? static_cast<float>(std::min(1.0, bound)) : 1.0f;
 }
 
 }  // namespace
@@ -261,9 +330,12 @@ struct CudnnAttention::State {
   std::string unsupported;
   DeviceBuffer<std::byte> workspace;
   DeviceBuffer<float> scalars;  // FP8 only: index uid - kFirstScalar
+  AttentionFp8Scales scales;    // what scalars holds (the defaults until calibrate_fp8)
+  std::array<float, kScalarCount> host_scalars{};  // scalar_values(scales), the upload's source
 
   void build(bool with_backward);
   void allocate();
+  void upload_scalars();
   void execute(const fe::graph::Graph& graph, std::unordered_map<std::int64_t, void*> pack, const char* what) const;
 };
 
@@ -295,15 +367,27 @@ void CudnnAttention::State::allocate() {
   }
   workspace = DeviceBuffer<std::byte>(static_cast<std::size_t>(std::max(bytes, backward_bytes)));
   if (dtype != GemmDtype::fp8_e4m3) return;
-  const std::array<float, kScalarCount> values = initial_scalars();
   scalars = DeviceBuffer<float>(kScalarCount);
-  scalars.copy_from_host(values);
+  upload_scalars();
+}
+
+// `scales` to the device (amaxes zeroed). The work runs on `stream`
+// (non-blocking in the tools): the copy is enqueued there, behind whatever
+// the stream already runs, and waited for, so host_scalars may change as
+// soon as this returns.
+void CudnnAttention::State::upload_scalars() {
+  host_scalars = scalar_values(scales);
+  REDLINE_CUDA_CHECK(cudaMemcpyAsync(scalars.data(), host_scalars.data(), scalars.bytes(), cudaMemcpyHostToDevice,
+                                     stream));
+  REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 void CudnnAttention::State::execute(const fe::graph::Graph& graph, std::unordered_map<std::int64_t, void*> pack,
                                     const char* what) const {
   if (dtype == GemmDtype::fp8_e4m3)
     for (std::int64_t uid = kFirstScalar; uid < kEndScalar; ++uid) pack[uid] = scalars.data() + (uid - kFirstScalar);
+  if (const cudnnStatus_t set = cudnnSetStream(handle, stream); set != CUDNN_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cudnnSetStream before the ") + what + ": " + cudnnGetErrorString(set));
   fe::error_t status = graph.execute(handle, pack, workspace.data());
   if (!status.is_good()) throw std::runtime_error(std::string("cuDNN ") + what + " execute: " + status.get_message());
 }
@@ -341,11 +425,50 @@ void CudnnAttention::backward(const AttentionTensors& t) const {
 AttentionFp8Amax CudnnAttention::fp8_amax() const {
   const State& s = *state_;
   if (s.scalars.empty()) return {};
+  std::array<float, kScalarCount> values{};
+  REDLINE_CUDA_CHECK(
+      cudaMemcpyAsync(values.data(), s.scalars.data(), s.scalars.bytes(), cudaMemcpyDeviceToHost, s.stream));
   REDLINE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
-  const std::vector<float> values = s.scalars.to_host();
   const auto at = [&values](std::int64_t uid) { return values[static_cast<std::size_t>(uid - kFirstScalar)]; };
   return {at(kAmaxS), at(kAmaxO), at(kAmaxDQ), at(kAmaxDK), at(kAmaxDV), at(kAmaxDP)};
 }
+
+void CudnnAttention::calibrate_fp8(const AttentionTensors& t) {
+  State& s = *state_;
+  if (!s.unsupported.empty()) throw std::logic_error("CudnnAttention::calibrate_fp8: unsupported: " + s.unsupported);
+  if (s.dtype != GemmDtype::fp8_e4m3) return;
+  AttentionFp8Scales& f = s.scales;
+  // The forward: P and O, then O (and the LSE) written again with the
+  // scale the backward's descale_O will say.
+  forward(t);
+  AttentionFp8Amax amax = fp8_amax();
+  f.s = fitted_scale(f.s, amax.s);
+  f.o = fitted_scale(f.o, amax.o);
+  s.upload_scalars();
+  forward(t);
+  REDLINE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+  if (!s.backward) return;
+  // The backward's P from its bound (the LSE is fp32, unaffected by scales).
+  f.s_backward = fitted_scale(f.s_backward, backward_p_bound(s.shape, t, f));
+  s.upload_scalars();
+  // dS's amax is measured before its cast, so the first run fits it (and
+  // dV, which reads P and dO only); dQ and dK are GEMMs of the cast dS, so
+  // their amaxes mean something only once dS no longer underflows: the
+  // second run fits them.
+  for (int run = 0; run < 2; ++run) {
+    backward(t);
+    amax = fp8_amax();
+    f.dp = fitted_scale(f.dp, amax.dp);
+    f.dv = fitted_scale(f.dv, amax.dv);
+    f.dq = fitted_scale(f.dq, amax.dq);
+    f.dk = fitted_scale(f.dk, amax.dk);
+    s.upload_scalars();
+  }
+  backward(t);  // dQ, dK, dV written with the final scales
+  REDLINE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+}
+
+AttentionFp8Scales CudnnAttention::fp8_scales() const { return state_->scales; }
 
 std::string CudnnAttention::version() {
   // cuDNN 9: 10000 * major + 100 * minor + patch.
@@ -376,6 +499,10 @@ void CudnnAttention::backward(const AttentionTensors&) const {
   throw std::logic_error("CudnnAttention::backward: unsupported: " + state_->unsupported);
 }
 AttentionFp8Amax CudnnAttention::fp8_amax() const { return {}; }
+void CudnnAttention::calibrate_fp8(const AttentionTensors&) {
+  throw std::logic_error("CudnnAttention::calibrate_fp8: unsupported: " + state_->unsupported);
+}
+AttentionFp8Scales CudnnAttention::fp8_scales() const { return attention_fp8_scales(); }
 std::string CudnnAttention::version() { return ""; }
 
 #endif  // REDLINE_HAVE_CUDNN

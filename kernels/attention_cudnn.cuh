@@ -27,18 +27,26 @@ namespace redline {
 // FP8 per-tensor scaling: stored = real * scale, and the graph is given
 // descale = 1 / scale for what it reads. Powers of two, so scaling adds no
 // rounding of its own. The inputs (Q, K, V, dO, drawn in [-1, 1)) are
-// stored as they are. The others put each tensor's typical magnitude
-// (P <= 1; |O|, |dV| ~ 0.1-1; |dP| ~ sqrt(d)/3; |dQ|, |dK| ~ 0.01-0.1 for
-// d = 64-128, s = 128-1024) well inside e4m3's normal range (2^-6 .. 448)
-// without reaching 448. Chosen without a GPU at hand: the amax outputs
-// (CudnnAttention::fp8_amax) show where they sit.
+// stored as they are. The rest are starting points only: a CudnnAttention
+// is calibrated (calibrate_fp8) on its own tensors before it is trusted,
+// because the right scales depend on the shape. The backward's dS
+// (= P (dO V^T - rowsum(dO O)) / sqrt(d), about 0.3 / s in magnitude for
+// random inputs) and its recomputed, normalized P (~1 / s) shrink with s,
+// so any fixed scale underflows them at some length (dp = 8 zeroes dS, and
+// with it dQ and dK, from s = 4096). The forward's P is unnormalized
+// (exp(S - rowmax) <= 1, with 1 in every row), so it keeps its own scale
+// (s) apart from the backward's (s_backward). The defaults are the
+// objects' values before calibration and what the checks assume for
+// tensors no CudnnAttention wrote.
 struct AttentionFp8Scales {
   float q = 1, k = 1, v = 1, d_o = 1;
-  float s = 256;  // P
+  float s = 256;           // the forward's P (exp(S - rowmax) <= 1)
+  float s_backward = 256;  // the backward's P (exp(S - LSE) <= 1)
   float o = 16;
-  float dp = 8;
+  float dp = 8;  // dS
   float dq = 64, dk = 64, dv = 16;
 };
+// The defaults above.
 const AttentionFp8Scales& attention_fp8_scales();
 
 // What cuDNN's FP8 graphs report as each tensor's absolute maximum
@@ -75,6 +83,24 @@ class CudnnAttention {
   std::size_t workspace_bytes() const;
   // FP8 only (zeros otherwise); synchronizes the stream to read them.
   AttentionFp8Amax fp8_amax() const;
+
+  // FP8 only (does nothing for bf16 and fp16): fits the scales of the
+  // tensors this object writes to `tensors` (Q, K, V and dO filled). Runs
+  // the forward, sets the scale of P and O from their amaxes, and runs it
+  // again so O is written with the scale the backward reads it with. With
+  // the backward: the scale of its recomputed P from a bound on
+  // exp(S - LSE) (the graph reports no amax for it; read from Q, K and the
+  // LSE on the host, O(b a s d)), then the backward twice, setting dS, dV
+  // (first run) and dQ, dK (second, now that dS no longer underflows), and
+  // once more so dQ, dK and dV are written with their final scales. Each
+  // scale is 2^floor(log2(448 / (2 amax))): a power of two with at least 2x
+  // headroom below e4m3's 448; an amax of 0 or not finite keeps the old
+  // scale. Synchronizes; call it in set-up, not in timed work. Throws
+  // std::logic_error when unsupported.
+  void calibrate_fp8(const AttentionTensors& tensors);
+  // The scales this object's FP8 tensors are stored with (for reading them
+  // back: attention_check's `scales`); the defaults for other dtypes.
+  AttentionFp8Scales fp8_scales() const;
 
   // "9.19.0 (frontend 1.32.0)"; "" when built without cuDNN.
   static std::string version();

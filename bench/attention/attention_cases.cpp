@@ -1,5 +1,7 @@
 #include "bench/attention/attention_cases.hpp"
 
+#include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +54,13 @@ class PreparedAttention : public PreparedCase {
     } else {
       cudnn_ = std::make_unique<CudnnAttention>(spec.shape, spec.dtype, backward_, stream);
       if (!cudnn_->supported()) throw CaseSkipped(cudnn_->unsupported_reason());
+      // FP8: the scales fitted to this shape's tensors before anything is
+      // checked or timed (the defaults underflow dS, and with it dQ and dK,
+      // at long sequences); verify reads the tensors back with them.
+      if (spec.dtype == GemmDtype::fp8_e4m3) {
+        cudnn_->calibrate_fp8(buffers_.tensors());
+        fp8_scales_ = cudnn_->fp8_scales();
+      }
     }
   }
 
@@ -67,7 +76,9 @@ class PreparedAttention : public PreparedCase {
   CaseCheck verify(cudaStream_t) override {
     forward();
     if (backward_) run_backward();
-    return check_attention(spec_.shape, spec_.dtype, buffers_.tensors(), backward_).case_check();
+    return check_attention(spec_.shape, spec_.dtype, buffers_.tensors(), backward_,
+                           fp8_scales_ ? &*fp8_scales_ : nullptr)
+        .case_check();
   }
 
   void enqueue(cudaStream_t, int) override { backward_ ? run_backward() : forward(); }
@@ -77,7 +88,22 @@ class PreparedAttention : public PreparedCase {
     row.counter("memory_MiB", mebibytes(buffers_.bytes() + workspace));
     if (spec_.shape.causal) row.note("causal: FLOPs count the s(s+1)/2 unmasked scores");
     if (unfused_) row.note("unfused: " + std::to_string(unfused_->gemms().size()) + " cuBLASLt GEMMs, s^2 scores in memory");
+    if (unfused_ && backward_)
+      row.note("backward FLOPs = 2.5 x forward, the five GEMMs of a fused backward (the gradients of the two "
+               "forward GEMMs, 4, and the recompute of S, 1); the unfused path keeps P and runs four, and is "
+               "credited by the same convention so the paths compare on one count (so its backward TFLOPS read "
+               "25% above its own GEMM work)");
     if (cudnn_) row.note("cuDNN " + CudnnAttention::version());
+    if (fp8_scales_) {
+      const AttentionFp8Scales& f = *fp8_scales_;
+      const auto g = [](float x) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%g", static_cast<double>(x));
+        return std::string(text);
+      };
+      row.note("fp8 scales (calibrated): P " + g(f.s) + ", O " + g(f.o) + ", backward P " + g(f.s_backward) +
+               ", dS " + g(f.dp) + ", dQ " + g(f.dq) + ", dK " + g(f.dk) + ", dV " + g(f.dv));
+    }
   }
 
  private:
@@ -92,6 +118,7 @@ class PreparedAttention : public PreparedCase {
   AttentionBuffers buffers_;
   std::unique_ptr<UnfusedAttention> unfused_;
   std::unique_ptr<CudnnAttention> cudnn_;
+  std::optional<AttentionFp8Scales> fp8_scales_;  // FP8 cuDNN: the calibrated scales
 };
 
 class AttentionCase : public GpuCase {

@@ -6,9 +6,12 @@
 // FLOPs (stated in the tool's output and docs):
 //   forward  = 4 * b * a_q * d * scores, scores = s*s, or for causal the exact
 //              count of unmasked scores s*(s+1)/2 (not s*s/2);
-//   backward = 2.5 x forward (the two forward GEMMs' gradients: 5 GEMMs of
-//              the same size, with the recompute of P counted by the
-//              backward kernels of the libraries, not here);
+//   backward = 2.5 x forward: the five GEMMs of a fused backward (the
+//              gradients of the two forward GEMMs, 4, and the recompute of
+//              S, 1). The unfused path keeps P and runs four, and is
+//              credited by the same convention so the paths compare on one
+//              count (so its backward TFLOPS read 25% above its own GEMM
+//              work);
 // FLOPs follow the query heads under GQA/MQA: K and V are shared, not cheaper.
 #pragma once
 
