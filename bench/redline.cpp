@@ -4,12 +4,14 @@
 //   redline history [--case S] [--metric S]   trends across runs, with level-shift detection
 //   redline report RUN [--baseline RUN] -o F  a self-contained HTML report
 //   redline baseline RUN                      promote a run to results/baselines/<gpu>/
+//   redline plan [--from RUN] FLAGS...        how long a training run takes (bench/plan/)
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <set>
 #include <sstream>
 
+#include "bench/plan/plan_flags.hpp"
 #include "harness/core/atomic_file.hpp"
 #include "harness/tracking/compare.hpp"
 #include "harness/report/console_table.hpp"
@@ -210,7 +212,7 @@ int cmd_baseline(const std::string& run, const std::string& root, bool name_only
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"redline: run suites, compare results, track history and write reports", "redline"};
+  CLI::App app{"redline: run suites, compare results, track history, write reports and plan a training run", "redline"};
   app.require_subcommand(1);
 
   std::string suite_file, runs_dir = "results/runs", history = "results/history.csv", run_dir_file;
@@ -256,7 +258,11 @@ int main(int argc, char** argv) {
   promote->add_option("--dir", baselines_root, "Baselines folder (default results/baselines)");
   promote->add_flag("--name", name_only, "Only print the baseline folder name this run belongs to");
 
+  plan::PlanFlags plan_flags;
+  auto* plan = plan::add_plan_subcommand(app, plan_flags);
+
   return run_tool(app, argc, argv, [&] {
+    if (*plan) return plan::run_plan(plan_flags);
     if (*suite) return cmd_suite(suite_file, quick, runs_dir, history, run_dir_file);
     if (*compare) return cmd_compare(baseline, current, threshold, alpha, format, all_metrics, schema);
     if (*hist) return cmd_history(history, case_filter, metric_filter, threshold, schema);

@@ -5,6 +5,7 @@
 #include "harness/core/units.hpp"
 #include "harness/measure/stats.hpp"
 #include "harness/plan/csv_cells.hpp"
+#include "harness/report/report.hpp"
 
 namespace redline {
 namespace {
@@ -21,9 +22,14 @@ std::string lines_text(const std::vector<std::size_t>& lines) {
 // time_s of the first ok row of a stage, or unknown.
 Figure stage_seconds(const CsvTable& t, const std::string& stage, const std::string& file, const std::string& flag) {
   for (std::size_t r = 0; r < t.rows.size(); ++r)
-    if (t.value(r, "stage") == stage && t.value(r, "status") == "ok")
+    if (t.value(r, "stage") == stage && t.value(r, "status") == "ok") {
+      // The state size it was measured at: a bigger model's checkpoint costs more.
+      const std::string bytes = t.value(r, "bytes");
+      const auto size = parameter_number(bytes);
       return {cell_number(t, r, "time_s", file, flag),
-              file + " line " + std::to_string(t.row_lines[r]) + " (stage " + stage + ")"};
+              file + " line " + std::to_string(t.row_lines[r]) + " (stage " + stage +
+                  (size ? ", " + format_size(static_cast<std::uint64_t>(*size)) + " state" : "") + ")"};
+    }
   return {};
 }
 
