@@ -71,7 +71,7 @@ TEST_F(PlanCommand, BadInputIsExit2NamingTheFlagAndValue) {
       if (args[i] == flag) args[i + 1] = value;
     return args;
   };
-  expect_usage_error(swap(example(), "--gbs", "500"), "--gbs '500': is not a multiple of --dp 8");
+  expect_usage_error(swap(example(), "--gbs", "500"), "--gbs '500': (--gbs) is not a multiple of --dp 8 (--dp)");
   expect_usage_error(swap(example(), "--mbs", "0"), "--mbs '0'");
   expect_usage_error(swap(example(), "--busbw", "-3"), "--busbw '-3'");
   expect_usage_error(swap(example(), "--step-time-ms", "0"), "--step-time-ms '0'");
@@ -111,6 +111,7 @@ TEST_F(PlanCommand, FromARealSuiteRun) {
                                   "fp32", "--csv", csv.string()});
   ASSERT_EQ(child.exit_code, 0) << child.output;
   EXPECT_CONTAINS(child.output, "GBS 256 = MBS 16 x GA 8 x DP 2");  // the sweep's GBS and DP, its recommended MBS
+  EXPECT_CONTAINS(child.output, "MBS 16 (sweep.json recommended_batch), DP 2 (sweep.json gradient_accumulation)");
   EXPECT_CONTAINS(child.output, "sweep.csv line");
   EXPECT_CONTAINS(child.output, "allreduce.csv (all_reduce float in place, lines");
   EXPECT_CONTAINS(child.output, "measured at 2 ranks");
@@ -131,6 +132,7 @@ TEST_F(PlanCommand, FromARealSuiteRun) {
                                  "--gbs", "512", "--busbw", "10"});
   ASSERT_EQ(over.exit_code, 0) << over.output;
   EXPECT_CONTAINS(over.output, "GBS 512 = MBS 16 x GA 8 x DP 4");
+  EXPECT_CONTAINS(over.output, "DP 4 (--dp), GBS 512 (--gbs)");
   EXPECT_CONTAINS(over.output, "GB/s at the 25M all-reduce message (--busbw)");
 }
 #endif

@@ -58,24 +58,34 @@ double fraction(const char* flag, const std::string& text, bool zero_ok) {
 void resolve_batch(const PlanFlags& f, const Source& sweep, ResolvedInputs& r) {
   PlanInputs& in = r.plan;
   if (sweep.path) in.step_time_ms = read_step_times(load(sweep), sweep.path->string(), sweep.flag);
-  const auto rec = sweep.path ? recorded_recommended_batch(*sweep.path) : std::nullopt;
-  if (rec) r.knobs.recommended_mbs = {static_cast<double>(*rec), sweep.path->stem().string() + ".json recommended_batch"};
+  std::optional<std::int64_t> rec;
+  if (sweep.path) rec = recorded_recommended_batch(*sweep.path);
+  const std::string rec_from = sweep.path ? sweep.path->stem().string() + ".json recommended_batch" : "";
+  if (rec) r.knobs.recommended_mbs = {static_cast<double>(*rec), rec_from};
   if (!f.recommended_mbs.empty()) r.knobs.recommended_mbs = {static_cast<double>(whole("--recommended-mbs", f.recommended_mbs)), "--recommended-mbs"};
+  std::string mbs_from = "--mbs", dp_from = "--dp", gbs_from = "--gbs";
   if (!f.mbs.empty()) in.micro_batch = whole("--mbs", f.mbs);
-  else if (rec) in.micro_batch = *rec;
+  else if (rec) in.micro_batch = *rec, mbs_from = rec_from;
   else throw UsageError("--mbs", "", "required (or a batch sweep with a recommended batch through --sweep or --from)");
   if (!f.step_time_ms.empty()) in.step_time_ms[in.micro_batch] = positive("--step-time-ms", f.step_time_ms);
   if (!in.step_time_ms.count(in.micro_batch))
     throw UsageError("--step-time-ms", "", "required: no step time measured at MBS " + std::to_string(in.micro_batch));
-  const auto gbs_dp = sweep.path ? recorded_gbs_dp(*sweep.path) : std::nullopt;
+  std::optional<std::pair<std::int64_t, std::int64_t>> gbs_dp;
+  if (sweep.path) gbs_dp = recorded_gbs_dp(*sweep.path);
+  const std::string recorded = sweep.path ? sweep.path->stem().string() + ".json gradient_accumulation" : "";
   if (!f.dp.empty()) in.data_parallel = whole("--dp", f.dp);
-  else if (gbs_dp) in.data_parallel = gbs_dp->second;
+  else if (gbs_dp) in.data_parallel = gbs_dp->second, dp_from = recorded;
   else throw UsageError("--dp", "", "required (or a batch sweep run with --data-parallel)");
   if (!f.gbs.empty()) in.global_batch = whole("--gbs", f.gbs);
-  else if (gbs_dp) in.global_batch = gbs_dp->first;
+  else if (gbs_dp) in.global_batch = gbs_dp->first, gbs_from = recorded;
   else throw UsageError("--gbs", "", "required (or a batch sweep run with --global-batch)");
   if (in.global_batch % in.data_parallel)
-    throw UsageError("--gbs", std::to_string(in.global_batch), "is not a multiple of --dp " + std::to_string(in.data_parallel) + ": every rank takes the same share");
+    throw UsageError("--gbs", std::to_string(in.global_batch),
+                     "(" + gbs_from + ") is not a multiple of --dp " + std::to_string(in.data_parallel) + " (" + dp_from +
+                         "): every rank takes the same share");
+  in.batch_source = "MBS " + std::to_string(in.micro_batch) + " (" + mbs_from + "), DP " +
+                    std::to_string(in.data_parallel) + " (" + dp_from + "), GBS " + std::to_string(in.global_batch) +
+                    " (" + gbs_from + ")";
 }
 
 void resolve_size(const PlanFlags& f, PlanInputs& in) {

@@ -59,6 +59,7 @@ void add_inputs(const PlanInputs& in, const Projection& p, SummaryLines& s) {
 void add_step(const PlanInputs& in, const Projection& p, SummaryLines& s) {
   const auto& st = p.step;
   const std::int64_t d = p.plan.data_parallel;
+  if (!in.batch_source.empty()) s.emplace_back("batch", in.batch_source);
   s.emplace_back("plan", p.accumulation.explanation + " (harness/measure/accumulation)");
   s.emplace_back("compute", seconds(st.compute_s) + " = GA " + std::to_string(p.plan.accumulation_steps) + " x " +
                                 human_number(p.step_time_ms.value) + " ms");

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 
 #include "harness/measure/accumulation.hpp"
 #include "harness/measure/young_daly.hpp"
@@ -37,6 +38,7 @@ struct PlanInputs {
   std::int64_t micro_batch = 0;  // the largest micro-batch to use (--mbs)
   std::int64_t data_parallel = 0;
   std::int64_t global_batch = 0;  // a multiple of data_parallel
+  std::string batch_source;       // where MBS, DP and GBS came from, for the output
   Figure samples;                 // the whole run: samples x epochs
   // One micro-batch step (forward, backward, optimizer) by micro-batch size,
   // ms; the entry at micro_batch is required, others are measured ones.
