@@ -6,7 +6,7 @@
 #include <regex>
 #include <set>
 
-#include "harness/batch/accumulation.hpp"
+#include "harness/measure/accumulation.hpp"
 #include "harness/core/axis.hpp"
 #include "harness/batch/batch_sweep.hpp"
 #include "harness/core/environment.hpp"

@@ -4,13 +4,14 @@
 //   redline history [--case S] [--metric S]   trends across runs, with level-shift detection
 //   redline report RUN [--baseline RUN] -o F  a self-contained HTML report
 //   redline baseline RUN                      promote a run to results/baselines/<gpu>/
+//   redline plan [--from RUN] FLAGS...        how long a training run takes (bench/plan/)
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
 
+#include "bench/plan/plan_flags.hpp"
 #include "harness/core/atomic_file.hpp"
 #include "harness/tracking/compare.hpp"
 #include "harness/report/console_table.hpp"
@@ -20,6 +21,7 @@
 #include "harness/tracking/history.hpp"
 #include "harness/tracking/html_report.hpp"
 #include "harness/core/interrupt.hpp"
+#include "harness/report/recorded_summary.hpp"
 #include "harness/report/run_results.hpp"
 #include "harness/report/schema.hpp"
 #include "harness/tracking/suite_runner.hpp"
@@ -61,30 +63,6 @@ double percent_flag(const char* flag, const std::string& text) {
   return value / 100.0;
 }
 
-// The "summary" object a tool recorded in its JSON report, as "key: value"
-// lines. Our own JsonWriter puts one member per line, so a line scan suffices.
-std::vector<std::string> recorded_summary(const fs::path& json_file) {
-  std::ifstream in(json_file);
-  std::vector<std::string> lines;
-  bool inside = false;
-  for (std::string line; std::getline(in, line);) {
-    if (!inside) {
-      inside = line.find("\"summary\": {") != std::string::npos;
-      if (inside && line.find("{}") != std::string::npos) break;  // an empty summary
-      continue;
-    }
-    if (line.find('}') != std::string::npos && line.find("\": \"") == std::string::npos) break;
-    const auto a = line.find('"'), b = line.find("\": \"");
-    if (a == std::string::npos || b == std::string::npos) continue;
-    std::string value = line.substr(b + 4);
-    value = value.substr(0, value.rfind('"'));
-    std::string unescaped;
-    for (std::size_t i = 0; i < value.size(); ++i) unescaped += (value[i] == '\\' && i + 1 < value.size()) ? value[++i] : value[i];
-    lines.push_back(line.substr(a + 1, b - a - 1) + ": " + unescaped);
-  }
-  return lines;
-}
-
 int cmd_suite(const std::string& file, bool quick, const std::string& runs_dir, const std::string& history,
               const std::string& run_dir_file) {
   const fs::path suite = !file.empty() ? fs::path(file) : fs::path(quick ? "results/suites/quick" : "results/suites/default");
@@ -107,7 +85,7 @@ int cmd_suite(const std::string& file, bool quick, const std::string& runs_dir, 
     const auto summary = recorded_summary(run.run_dir / (e.name + ".json"));
     if (summary.empty()) continue;
     std::cout << "\n" << e.name << ":\n";
-    for (const auto& line : summary) std::cout << "  " << line << "\n";
+    for (const auto& [key, value] : summary) std::cout << "  " << key << ": " << value << "\n";
   }
   if (run.interrupted) return 128 + (interrupt_signal() ? interrupt_signal() : 2);
   return run.any_failed() ? kExitCheckFailed : kExitOk;
@@ -234,7 +212,7 @@ int cmd_baseline(const std::string& run, const std::string& root, bool name_only
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"redline: run suites, compare results, track history and write reports", "redline"};
+  CLI::App app{"redline: run suites, compare results, track history, write reports and plan a training run", "redline"};
   app.require_subcommand(1);
 
   std::string suite_file, runs_dir = "results/runs", history = "results/history.csv", run_dir_file;
@@ -280,7 +258,11 @@ int main(int argc, char** argv) {
   promote->add_option("--dir", baselines_root, "Baselines folder (default results/baselines)");
   promote->add_flag("--name", name_only, "Only print the baseline folder name this run belongs to");
 
+  plan::PlanFlags plan_flags;
+  auto* plan = plan::add_plan_subcommand(app, plan_flags);
+
   return run_tool(app, argc, argv, [&] {
+    if (*plan) return plan::run_plan(plan_flags);
     if (*suite) return cmd_suite(suite_file, quick, runs_dir, history, run_dir_file);
     if (*compare) return cmd_compare(baseline, current, threshold, alpha, format, all_metrics, schema);
     if (*hist) return cmd_history(history, case_filter, metric_filter, threshold, schema);

@@ -1,7 +1,7 @@
 // Gradient accumulation plans: GBS = MBS x GA x DP with MBS at most the
 // recommended batch and at most GBS / DP, GA whole, the fewest steps; the
 // nearest achievable global batches when no whole plan gives the one asked.
-#include "harness/batch/accumulation.hpp"
+#include "harness/measure/accumulation.hpp"
 
 #include <gtest/gtest.h>
 

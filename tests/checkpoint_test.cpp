@@ -30,6 +30,7 @@
 #include "harness/core/atomic_file.hpp"
 #include "harness/checkpoint/checkpoint_io.hpp"
 #include "harness/checkpoint/checkpoint_model.hpp"
+#include "harness/measure/young_daly.hpp"
 #include "harness/checkpoint/checkpoint_stages.hpp"
 #include "harness/core/child_process.hpp"
 #include "harness/report/csv_reader.hpp"

@@ -5,7 +5,7 @@
 #include <limits>
 #include <map>
 
-#include "harness/batch/accumulation.hpp"
+#include "harness/measure/accumulation.hpp"
 #include "harness/batch/batch_trials.hpp"
 #include "harness/batch/case_config.hpp"
 #include "harness/batch/trial_summary.hpp"

@@ -1,6 +1,7 @@
 // How often to checkpoint: the Young/Daly rows and summary lines from the
 // measured save, async stall and restore.
 #include "harness/checkpoint/checkpoint_model.hpp"
+#include "harness/measure/young_daly.hpp"
 #include "harness/checkpoint/checkpoint_stages.hpp"
 #include "harness/core/units.hpp"
 

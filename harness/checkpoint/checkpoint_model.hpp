@@ -1,5 +1,5 @@
-// What a training checkpoint holds (the state-size model) and how often to
-// take one (Young/Daly), from measured costs. Pure arithmetic: no I/O.
+// What a training checkpoint holds: the state-size model. Pure arithmetic:
+// no I/O.
 #pragma once
 
 #include <cstdint>
@@ -33,25 +33,6 @@ std::optional<std::uint64_t> preset_parameters(const std::string& name);
 // parameters x bytes per parameter; throws std::overflow_error past 2^63.
 std::uint64_t checkpoint_state_bytes(std::uint64_t parameters, OptimizerKind kind);
 
-// Young (1974) / Daly (2006) first-order model, all times in seconds:
-//   interval  tau  = sqrt(2 C M)           C: checkpoint cost (the stall),
-//                                          M: mean time between failures
-//   lost per failure L = tau / 2 + R       (half an interval redone, plus
-//                                          restore time R)
-//   overhead       = C / tau + L / M       (stall share + share lost to
-//                                          failures; R/M is constant, so
-//                                          tau stays Young/Daly's optimum)
-// The async save stalls only for its snapshot (C = snapshot time), but a new
-// checkpoint cannot start before the previous one is durable, so
-//   tau_async = max(sqrt(2 C_snap M), persist time P)
-// and a failure during persist falls back one more checkpoint:
-//   lost per failure L = tau / 2 + P + R, overhead = C_snap / tau + L / M.
-struct CheckpointAdvice {
-  double interval_s = 0;
-  double overhead_pct = 0;
-  double lost_work_s = 0;
-};
-CheckpointAdvice young_daly_advice(double cost_s, double mtbf_s, double restore_s);
-CheckpointAdvice young_daly_async_advice(double snapshot_s, double persist_s, double mtbf_s, double restore_s);
+// How often to checkpoint (Young/Daly) is measure's: harness/measure/young_daly.hpp.
 
 }  // namespace redline

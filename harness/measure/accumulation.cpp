@@ -1,4 +1,4 @@
-#include "harness/batch/accumulation.hpp"
+#include "harness/measure/accumulation.hpp"
 
 #include <algorithm>
 #include <stdexcept>

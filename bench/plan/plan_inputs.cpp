@@ -1,0 +1,161 @@
+#include "bench/plan/plan_inputs.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "bench/plan/run_folder.hpp"
+#include "harness/core/units.hpp"
+#include "harness/core/usage_error.hpp"
+#include "harness/plan/busbw_curve.hpp"
+#include "harness/plan/run_readers.hpp"
+
+namespace fs = std::filesystem;
+
+namespace redline::plan {
+namespace {
+
+// A CSV given by its own flag, else found in --from; the flag names it in errors.
+struct Source {
+  std::optional<fs::path> path;
+  std::string flag;
+};
+
+Source pick(const std::string& flag_value, const char* flag, const std::optional<fs::path>& found) {
+  if (!flag_value.empty()) {
+    if (!fs::is_regular_file(flag_value)) throw UsageError(flag, flag_value, "no such file");
+    return {fs::path(flag_value), flag};
+  }
+  return {found, "--from"};
+}
+
+CsvTable load(const Source& s) {
+  try {
+    return read_csv(*s.path);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(s.flag, s.path->string(), e.what());
+  }
+}
+
+Figure positive(const char* flag, const std::string& text) {
+  const double v = parse_number(flag, text);
+  require_positive(flag, text, v);
+  return {v, flag};
+}
+
+std::int64_t whole(const char* flag, const std::string& text) {
+  const std::int64_t v = parse_count(flag, text);
+  if (v < 1) throw UsageError(flag, text, "must be at least 1");
+  return v;
+}
+
+double fraction(const char* flag, const std::string& text, bool zero_ok) {
+  const double v = parse_number(flag, text);
+  if (v > 1 || v < 0 || (!zero_ok && v == 0)) throw UsageError(flag, text, zero_ok ? "must be in 0..1" : "must be in (0, 1]");
+  return v;
+}
+
+// MBS, its step time and the other measured step times; DP and GBS.
+void resolve_batch(const PlanFlags& f, const Source& sweep, ResolvedInputs& r) {
+  PlanInputs& in = r.plan;
+  if (sweep.path) in.step_time_ms = read_step_times(load(sweep), sweep.path->string(), sweep.flag);
+  std::optional<std::int64_t> rec;
+  if (sweep.path) rec = recorded_recommended_batch(*sweep.path);
+  const std::string rec_from = sweep.path ? sweep.path->stem().string() + ".json recommended_batch" : "";
+  if (rec) r.knobs.recommended_mbs = {static_cast<double>(*rec), rec_from};
+  if (!f.recommended_mbs.empty()) r.knobs.recommended_mbs = {static_cast<double>(whole("--recommended-mbs", f.recommended_mbs)), "--recommended-mbs"};
+  std::string mbs_from = "--mbs", dp_from = "--dp", gbs_from = "--gbs";
+  if (!f.mbs.empty()) in.micro_batch = whole("--mbs", f.mbs);
+  else if (rec) in.micro_batch = *rec, mbs_from = rec_from;
+  else throw UsageError("--mbs", "", "required (or a batch sweep with a recommended batch through --sweep or --from)");
+  if (!f.step_time_ms.empty()) in.step_time_ms[in.micro_batch] = positive("--step-time-ms", f.step_time_ms);
+  if (!in.step_time_ms.count(in.micro_batch))
+    throw UsageError("--step-time-ms", "", "required: no step time measured at MBS " + std::to_string(in.micro_batch));
+  std::optional<std::pair<std::int64_t, std::int64_t>> gbs_dp;
+  if (sweep.path) gbs_dp = recorded_gbs_dp(*sweep.path);
+  const std::string recorded = sweep.path ? sweep.path->stem().string() + ".json gradient_accumulation" : "";
+  if (!f.dp.empty()) in.data_parallel = whole("--dp", f.dp);
+  else if (gbs_dp) in.data_parallel = gbs_dp->second, dp_from = recorded;
+  else throw UsageError("--dp", "", "required (or a batch sweep run with --data-parallel)");
+  if (!f.gbs.empty()) in.global_batch = whole("--gbs", f.gbs);
+  else if (gbs_dp) in.global_batch = gbs_dp->first, gbs_from = recorded;
+  else throw UsageError("--gbs", "", "required (or a batch sweep run with --global-batch)");
+  if (in.global_batch % in.data_parallel)
+    throw UsageError("--gbs", std::to_string(in.global_batch),
+                     "(" + gbs_from + ") is not a multiple of --dp " + std::to_string(in.data_parallel) + " (" + dp_from +
+                         "): every rank takes the same share");
+  in.batch_source = "MBS " + std::to_string(in.micro_batch) + " (" + mbs_from + "), DP " +
+                    std::to_string(in.data_parallel) + " (" + dp_from + "), GBS " + std::to_string(in.global_batch) +
+                    " (" + gbs_from + ")";
+}
+
+void resolve_size(const PlanFlags& f, PlanInputs& in) {
+  const double epochs = positive("--epochs", f.epochs).value;
+  const std::string times = " x --epochs " + f.epochs;
+  if (!f.samples.empty() && !f.tokens.empty()) throw UsageError("--samples/--tokens", f.samples + "/" + f.tokens, "give one");
+  if (!f.samples.empty()) {
+    in.samples = {positive("--samples", f.samples).value * epochs, "--samples" + times};
+  } else if (!f.tokens.empty()) {
+    if (f.seq.empty()) throw UsageError("--seq", "", "required with --tokens");
+    in.samples = {positive("--tokens", f.tokens).value / positive("--seq", f.seq).value * epochs, "--tokens / --seq" + times};
+  } else {
+    throw UsageError("--samples", "", "required (or --tokens with --seq): the size of the run");
+  }
+  if (!f.grad_bytes.empty()) {
+    in.grad_bytes = positive("--grad-bytes", f.grad_bytes);
+  } else if (!f.params.empty()) {
+    if (f.grad_dtype != "bf16" && f.grad_dtype != "fp32") throw UsageError("--grad-dtype", f.grad_dtype, "use bf16 or fp32");
+    const double per = f.grad_dtype == "bf16" ? 2 : 4;
+    in.grad_bytes = {positive("--params", f.params).value * per, "--params x " + format_number(per, 0) + " B (--grad-dtype " + f.grad_dtype + ")"};
+  } else {
+    throw UsageError("--grad-bytes", "", "required (or --params with --grad-dtype)");
+  }
+}
+
+void resolve_network(const PlanFlags& f, const Source& ar, ResolvedInputs& r) {
+  PlanInputs& in = r.plan;
+  in.bucket_bytes = positive("--bucket-mb", f.bucket_mb).value * 1024 * 1024;
+  in.overlap = fraction("--overlap", f.overlap, true);
+  if (!f.backward_share.empty()) in.backward_share = fraction("--backward-share", f.backward_share, false);
+  if (!f.expect_busbw.empty()) r.knobs.pass_busbw_GBps = positive("--expect-busbw", f.expect_busbw);
+  if (!f.busbw.empty()) {
+    in.busbw_GBps = positive("--busbw", f.busbw);
+    return;
+  }
+  if (!ar.path) throw UsageError("--busbw", "", "required (or an all-reduce sweep through --allreduce or --from)");
+  const BusbwCurve curve = read_busbw_curve(load(ar), ar.path->string(), ar.flag, f.grad_dtype == "fp32" ? "float" : "bfloat16");
+  in.busbw_GBps = busbw_at(curve, std::min(in.bucket_bytes, in.grad_bytes.value), "--bucket-mb", f.bucket_mb);
+  const auto ranks = recorded_ranks(*ar.path);
+  in.busbw_GBps.source += ranks ? "; measured at " + std::to_string(*ranks) + " ranks" : "; rank count unknown (no JSON report beside it)";
+  if (ranks && *ranks != in.data_parallel)
+    in.busbw_GBps.source += ", applied at DP " + std::to_string(in.data_parallel) + ": busbw there can differ (other links, more hops)";
+}
+
+void resolve_checkpoint(const PlanFlags& f, const Source& ck, PlanInputs& in) {
+  CheckpointCosts c;
+  if (ck.path) c = read_checkpoint_costs(load(ck), ck.path->string(), ck.flag);
+  if (!f.ckpt_stall.empty()) c.stall_s = positive("--ckpt-stall", f.ckpt_stall);
+  if (!f.restore.empty()) c.restore_s = {parse_number("--restore", f.restore), "--restore"};
+  if (c.restore_s.known() && c.restore_s.value < 0) throw UsageError("--restore", f.restore, "must not be negative");
+  if (!f.mtbf.empty()) c.mtbf_s = {positive("--mtbf", f.mtbf).value * 3600, "--mtbf"};
+  if (!f.async_snapshot.empty()) c.snapshot_s = positive("--async-snapshot", f.async_snapshot);
+  if (!f.async_persist.empty()) c.persist_s = positive("--async-persist", f.async_persist);
+  if (!c.stall_s.known() && !c.restore_s.known() && !c.mtbf_s.known()) return;
+  if (!c.stall_s.known()) throw UsageError("--ckpt-stall", "", "required with the other checkpoint figures");
+  if (!c.restore_s.known()) throw UsageError("--restore", "", "required with the other checkpoint figures");
+  if (!c.mtbf_s.known()) throw UsageError("--mtbf", "", "required with the other checkpoint figures (the job's MTBF, hours)");
+  in.checkpoint = c;
+}
+
+}  // namespace
+
+ResolvedInputs resolve_inputs(const PlanFlags& f) {
+  const RunFiles run = f.from.empty() ? RunFiles{} : find_run_files(f.from);
+  ResolvedInputs r;
+  resolve_batch(f, pick(f.sweep_csv, "--sweep", run.sweep), r);
+  resolve_size(f, r.plan);
+  resolve_network(f, pick(f.allreduce_csv, "--allreduce", run.allreduce), r);
+  resolve_checkpoint(f, pick(f.checkpoint_csv, "--checkpoint", run.checkpoint), r.plan);
+  return r;
+}
+
+}  // namespace redline::plan

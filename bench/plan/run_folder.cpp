@@ -1,0 +1,80 @@
+#include "bench/plan/run_folder.hpp"
+
+#include <regex>
+
+#include "harness/core/usage_error.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "harness/report/recorded_summary.hpp"
+
+namespace fs = std::filesystem;
+
+namespace redline::plan {
+namespace {
+
+bool has_ok_row(const CsvTable& t, bool all_reduce_only) {
+  for (std::size_t r = 0; r < t.rows.size(); ++r)
+    if (t.value(r, "status") == "ok" && (!all_reduce_only || t.value(r, "collective") == "all_reduce")) return true;
+  return false;
+}
+
+std::optional<std::string> summary_value(const fs::path& csv, const std::string& key) {
+  fs::path json = csv;
+  json.replace_extension(".json");
+  for (const auto& [k, v] : recorded_summary(json))
+    if (k == key) return v;
+  return std::nullopt;
+}
+
+// The first whole number after `label` in `text`: "GBS 1024 = ..." -> 1024.
+std::optional<std::int64_t> number_after(const std::string& text, const std::string& label) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex(label + " ?([0-9]+)"))) return std::nullopt;
+  return std::stoll(m[1]);
+}
+
+}  // namespace
+
+RunFiles find_run_files(const std::string& dir) {
+  if (!fs::is_directory(dir)) throw UsageError("--from", dir, "no such run folder");
+  std::vector<fs::path> csvs;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".csv" && entry.path().filename() != "suite.csv") csvs.push_back(entry.path());
+  std::sort(csvs.begin(), csvs.end());
+  RunFiles files;
+  for (const auto& csv : csvs) {
+    CsvTable t;
+    try {
+      t = read_csv(csv);
+    } catch (const std::runtime_error&) {
+      continue;  // not a report (a stray file): the tools' CSVs are what we look for
+    }
+    if (t.rows.empty()) continue;
+    const std::string& tool = t.value(0, "tool");
+    if (tool == "allreduce_bench" && !files.allreduce && has_ok_row(t, true)) files.allreduce = csv;
+    if (tool == "batch_sweep" && !files.sweep && has_ok_row(t, false)) files.sweep = csv;
+    if (tool == "checkpoint_bench" && !files.checkpoint && has_ok_row(t, false)) files.checkpoint = csv;
+  }
+  if (!files.allreduce && !files.sweep && !files.checkpoint)
+    throw UsageError("--from", dir, "holds no allreduce_bench, batch_sweep or checkpoint_bench CSV with ok rows");
+  return files;
+}
+
+std::optional<std::int64_t> recorded_ranks(const fs::path& csv) {
+  const auto ranks = summary_value(csv, "ranks");  // "2 (2 processes x 1 local)"
+  return ranks ? number_after(*ranks, "^") : std::nullopt;
+}
+
+std::optional<std::int64_t> recorded_recommended_batch(const fs::path& csv) {
+  const auto rec = summary_value(csv, "recommended_batch");  // "32 (the saturation batch)"
+  return rec ? number_after(*rec, "^") : std::nullopt;
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> recorded_gbs_dp(const fs::path& csv) {
+  const auto line = summary_value(csv, "gradient_accumulation");  // "GBS 1024 = MBS 32 x GA 4 x DP 8"
+  if (!line) return std::nullopt;
+  const auto gbs = number_after(*line, "GBS"), dp = number_after(*line, "DP");
+  if (!gbs || !dp) return std::nullopt;
+  return std::make_pair(*gbs, *dp);
+}
+
+}  // namespace redline::plan

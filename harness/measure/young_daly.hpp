@@ -1,0 +1,30 @@
+// How often to checkpoint, from measured costs: Young (1974) / Daly (2006).
+// Here, below the tool rooms, because two tools apply it to what they
+// measured or read (checkpoint_bench's advice, redline plan's projection):
+// one rule, one place. Pure arithmetic, all times in seconds.
+#pragma once
+
+namespace redline {
+
+// First-order model:
+//   interval  tau  = sqrt(2 C M)           C: checkpoint cost (the stall),
+//                                          M: mean time between failures
+//   lost per failure L = tau / 2 + R       (half an interval redone, plus
+//                                          restore time R)
+//   overhead       = C / tau + L / M       (stall share + share lost to
+//                                          failures; R/M is constant, so
+//                                          tau stays Young/Daly's optimum)
+// The async save stalls only for its snapshot (C = snapshot time), but a new
+// checkpoint cannot start before the previous one is durable, so
+//   tau_async = max(sqrt(2 C_snap M), persist time P)
+// and a failure during persist falls back one more checkpoint:
+//   lost per failure L = tau / 2 + P + R, overhead = C_snap / tau + L / M.
+struct CheckpointAdvice {
+  double interval_s = 0;
+  double overhead_pct = 0;
+  double lost_work_s = 0;
+};
+CheckpointAdvice young_daly_advice(double cost_s, double mtbf_s, double restore_s);
+CheckpointAdvice young_daly_async_advice(double snapshot_s, double persist_s, double mtbf_s, double restore_s);
+
+}  // namespace redline

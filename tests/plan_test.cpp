@@ -1,0 +1,140 @@
+// redline plan end to end, the real binary: the issue's example from flags,
+// bad input (exit 2 naming the flag and the value), and --from on a run
+// folder the real tools write in the test (redline suite running batch_sweep
+// on fake_train, allreduce_bench on the MPI host backend, checkpoint_bench).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "harness/core/child_process.hpp"
+#include "harness/report/csv_reader.hpp"
+#include "tests/support.hpp"
+
+namespace fs = std::filesystem;
+using namespace redline;
+
+namespace {
+
+class PlanCommand : public redline::testing::TempDirTest {
+ protected:
+  ChildResult plan(std::vector<std::string> args) {
+    ChildSpec spec;
+    spec.argv = {REDLINE_BIN, "plan"};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.timeout_seconds = 60;
+    return run_child(spec);
+  }
+  void expect_usage_error(std::vector<std::string> args, const std::string& names) {
+    args.insert(args.end(), {"--csv", (dir_ / "bad.csv").string()});
+    const ChildResult child = plan(args);
+    EXPECT_EQ(child.exit_code, 2) << child.output;
+    EXPECT_CONTAINS(child.output, names);
+    EXPECT_FALSE(fs::exists(dir_ / "bad.csv"));
+  }
+  static std::vector<std::string> example() {
+    return {"--step-time-ms", "1000", "--mbs", "4", "--dp", "8", "--gbs", "512", "--samples", "1024000",
+            "--grad-bytes", "14e9", "--busbw", "100"};
+  }
+  static std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+};
+
+TEST_F(PlanCommand, TheIssuesExampleFromFlags) {
+  const auto csv = dir_ / "plan.csv", json = dir_ / "plan.json";
+  const ChildResult child = plan(with(example(), {"--csv", csv.string(), "--json", json.string()}));
+  ASSERT_EQ(child.exit_code, 0) << child.output;
+  EXPECT_CONTAINS(child.output, "GBS 512 = MBS 4 x GA 16 x DP 8");
+  EXPECT_CONTAINS(child.output, "0.245 s = 14000000000 B x 2(8-1)/8 / 100.000 GB/s");
+  EXPECT_CONTAINS(child.output, "16.245 s = compute + exposed");
+  EXPECT_CONTAINS(child.output, "32490 s (9.025 h) = 2000 x 16.245 s, before checkpoints");
+  const CsvTable t = read_csv(csv);
+  ASSERT_EQ(t.rows.size(), 5u);
+  EXPECT_EQ(t.value(0, "tool"), "redline_plan");
+  EXPECT_EQ(t.value(0, "case_key"), "scenario=plan;gbs=512;mbs=4;ga=16;dp=8");
+  EXPECT_NEAR(std::stod(t.value(0, "allreduce_s")), 0.245, 1e-12);
+  EXPECT_NEAR(std::stod(t.value(0, "opt_step_time_s")), 16.245, 1e-12);
+  EXPECT_EQ(t.value(0, "optimizer_steps"), "2000");
+  EXPECT_NEAR(std::stod(t.value(0, "train_h")), 9.025, 1e-12);
+  EXPECT_EQ(t.value(1, "case_key"), "scenario=dp_doubled;gbs=512;mbs=4;ga=8;dp=16");
+  EXPECT_EQ(t.value(2, "status"), "skipped");
+  const auto j = nlohmann::json::parse(std::ifstream(json));
+  EXPECT_EQ(j["context"]["redline"]["summary"]["optimizer_steps"], "2000 = ceil(1024000 samples / GBS 512)");
+}
+
+TEST_F(PlanCommand, BadInputIsExit2NamingTheFlagAndValue) {
+  auto swap = [](std::vector<std::string> args, const std::string& flag, const std::string& value) {
+    for (std::size_t i = 0; i + 1 < args.size(); ++i)
+      if (args[i] == flag) args[i + 1] = value;
+    return args;
+  };
+  expect_usage_error(swap(example(), "--gbs", "500"), "--gbs '500': (--gbs) is not a multiple of --dp 8 (--dp)");
+  expect_usage_error(swap(example(), "--mbs", "0"), "--mbs '0'");
+  expect_usage_error(swap(example(), "--busbw", "-3"), "--busbw '-3'");
+  expect_usage_error(swap(example(), "--step-time-ms", "0"), "--step-time-ms '0'");
+  expect_usage_error(swap(example(), "--samples", "abc"), "--samples 'abc'");
+  expect_usage_error(with(example(), {"--overlap", "1.5"}), "--overlap '1.5'");
+  expect_usage_error(with(example(), {"--ckpt-stall", "2"}), "--restore");
+  expect_usage_error(with(example(), {"--from", (dir_ / "nope").string()}), "no such run folder");
+  std::ofstream(dir_ / "ar.csv") << "tool,bytes,busbw_GBps,status\nx,8,1,ok\n";
+  auto no_busbw = example();
+  no_busbw.resize(no_busbw.size() - 2);
+  expect_usage_error(with(no_busbw, {"--allreduce", (dir_ / "ar.csv").string()}),
+                     "--allreduce '" + (dir_ / "ar.csv").string() + "': has no 'collective' column");
+  expect_usage_error(no_busbw, "--busbw");
+}
+
+#if defined(ALLREDUCE_BENCH_BIN)
+// A suite run of the real tools, then the plan from its folder.
+TEST_F(PlanCommand, FromARealSuiteRun) {
+  const fs::path suite = dir_ / "suite", runs = dir_ / "runs", ckpt = dir_ / "ckpt";
+  fs::create_directories(ckpt);
+  std::ofstream(suite) << "sweep " BATCH_SWEEP_BIN " --max 64 --global-batch 256 --data-parallel 2 --metric-regex "
+                          "\"throughput: ([0-9.]+) samples/s\" -- " FAKE_TRAIN_BIN
+                          " --batch-size {bs} --saturate-at 16 --max-fit 40 --step-ms 2\n"
+                          "allreduce " MPIEXEC " --oversubscribe --allow-run-as-root -np 2 " ALLREDUCE_BENCH_BIN
+                          " --backend host -b 1M -e 64M -f 4 -c 1\n"
+                       << "ckpt " CHECKPOINT_BENCH_BIN " all --size 16M --rounds 2 --dir " << ckpt.string()
+                       << " --mtbf 24\n";
+  ChildSpec spec;
+  spec.argv = {REDLINE_BIN, "suite", suite.string(), "--runs", runs.string(), "--history", ""};
+  spec.timeout_seconds = 240;
+  const ChildResult ran = run_child(spec);
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  const fs::path run = fs::directory_iterator(runs)->path();
+
+  const auto csv = dir_ / "plan.csv";
+  const ChildResult child = plan({"--from", run.string(), "--samples", "1e6", "--params", "125e6", "--grad-dtype",
+                                  "fp32", "--csv", csv.string()});
+  ASSERT_EQ(child.exit_code, 0) << child.output;
+  EXPECT_CONTAINS(child.output, "GBS 256 = MBS 16 x GA 8 x DP 2");  // the sweep's GBS and DP, its recommended MBS
+  EXPECT_CONTAINS(child.output, "MBS 16 (sweep.json recommended_batch), DP 2 (sweep.json gradient_accumulation)");
+  EXPECT_CONTAINS(child.output, "sweep.csv line");
+  EXPECT_CONTAINS(child.output, "allreduce.csv (all_reduce float in place, lines");
+  EXPECT_CONTAINS(child.output, "measured at 2 ranks");
+  EXPECT_CONTAINS(child.output, "ckpt.csv line");
+
+  // Each figure is the CSV's own: the step time at MBS 16, Young/Daly on the save.
+  const CsvTable sweep = read_csv(run / "sweep.csv"), ck = read_csv(run / "ckpt.csv"), out = read_csv(csv);
+  for (std::size_t r = 0; r < sweep.rows.size(); ++r)
+    if (sweep.value(r, "batch_size") == "16") EXPECT_EQ(std::stod(out.value(0, "micro_step_ms")), std::stod(sweep.value(r, "step_time_ms")));
+  for (std::size_t r = 0; r < ck.rows.size(); ++r)
+    if (ck.value(r, "stage") == "save")
+      EXPECT_NEAR(std::stod(out.value(0, "ckpt_interval_s")), std::sqrt(2 * std::stod(ck.value(r, "time_s")) * 86400), 1e-6);
+  const double busbw = std::stod(out.value(0, "busbw_used_GBps"));
+  EXPECT_NEAR(std::stod(out.value(0, "allreduce_s")), 5e8 * 1.0 / (busbw * 1e9), 1e-9);  // 2(2-1)/2 = 1
+
+  // Flags override the run's figures.
+  const ChildResult over = plan({"--from", run.string(), "--samples", "1e6", "--params", "125e6", "--dp", "4",
+                                 "--gbs", "512", "--busbw", "10"});
+  ASSERT_EQ(over.exit_code, 0) << over.output;
+  EXPECT_CONTAINS(over.output, "GBS 512 = MBS 16 x GA 8 x DP 4");
+  EXPECT_CONTAINS(over.output, "DP 4 (--dp), GBS 512 (--gbs)");
+  EXPECT_CONTAINS(over.output, "GB/s at the 25M all-reduce message (--busbw)");
+}
+#endif
+
+}  // namespace
