@@ -97,6 +97,9 @@ TEST_F(PlanCommand, FromARealSuiteRun) {
                           " --batch-size {bs} --saturate-at 16 --max-fit 40 --step-ms 2\n"
                           "allreduce " MPIEXEC " --oversubscribe --allow-run-as-root -np 2 " ALLREDUCE_BENCH_BIN
                           " --backend host -b 1M -e 64M -f 4 -c 1\n"
+                          // Sorts first, but stops below the bucket: not the one to read.
+                          "allreduce-small " MPIEXEC " --oversubscribe --allow-run-as-root -np 2 " ALLREDUCE_BENCH_BIN
+                          " --backend host -b 1K -e 1M -f 32 -c 1 --collective all\n"
                        << "ckpt " CHECKPOINT_BENCH_BIN " all --size 16M --rounds 2 --dir " << ckpt.string()
                        << " --mtbf 24\n";
   ChildSpec spec;
@@ -113,7 +116,8 @@ TEST_F(PlanCommand, FromARealSuiteRun) {
   EXPECT_CONTAINS(child.output, "GBS 256 = MBS 16 x GA 8 x DP 2");  // the sweep's GBS and DP, its recommended MBS
   EXPECT_CONTAINS(child.output, "MBS 16 (sweep.json recommended_batch), DP 2 (sweep.json gradient_accumulation)");
   EXPECT_CONTAINS(child.output, "sweep.csv line");
-  EXPECT_CONTAINS(child.output, "allreduce.csv (all_reduce float in place, lines");
+  EXPECT_CONTAINS(child.output, "allreduce.csv (all_reduce float in place, lines");  // the one reaching 64M
+  EXPECT_NOT_CONTAINS(child.output, "allreduce-small.csv");
   EXPECT_CONTAINS(child.output, "measured at 2 ranks");
   EXPECT_CONTAINS(child.output, "ckpt.csv line");
 

@@ -1,5 +1,6 @@
 #include "bench/plan/run_folder.hpp"
 
+#include <algorithm>
 #include <regex>
 
 #include "harness/core/usage_error.hpp"
@@ -11,10 +12,22 @@ namespace fs = std::filesystem;
 namespace redline::plan {
 namespace {
 
-bool has_ok_row(const CsvTable& t, bool all_reduce_only) {
+bool has_ok_row(const CsvTable& t) {
   for (std::size_t r = 0; r < t.rows.size(); ++r)
-    if (t.value(r, "status") == "ok" && (!all_reduce_only || t.value(r, "collective") == "all_reduce")) return true;
+    if (t.value(r, "status") == "ok") return true;
   return false;
+}
+
+// The largest message an ok all_reduce row measured; 0 when none. A run may
+// hold several allreduce_bench CSVs (every collective up to a few MB, and
+// all_reduce alone up to the gradient bucket): the one reaching furthest
+// brackets the bucket.
+double largest_all_reduce(const CsvTable& t) {
+  double largest = 0;
+  for (std::size_t r = 0; r < t.rows.size(); ++r)
+    if (t.value(r, "status") == "ok" && t.value(r, "collective") == "all_reduce")
+      largest = std::max(largest, std::stod(t.value(r, "bytes")));
+  return largest;
 }
 
 std::optional<std::string> summary_value(const fs::path& csv, const std::string& key) {
@@ -41,6 +54,7 @@ RunFiles find_run_files(const std::string& dir) {
     if (entry.path().extension() == ".csv" && entry.path().filename() != "suite.csv") csvs.push_back(entry.path());
   std::sort(csvs.begin(), csvs.end());
   RunFiles files;
+  double allreduce_reach = 0;
   for (const auto& csv : csvs) {
     CsvTable t;
     try {
@@ -50,9 +64,12 @@ RunFiles find_run_files(const std::string& dir) {
     }
     if (t.rows.empty()) continue;
     const std::string& tool = t.value(0, "tool");
-    if (tool == "allreduce_bench" && !files.allreduce && has_ok_row(t, true)) files.allreduce = csv;
-    if (tool == "batch_sweep" && !files.sweep && has_ok_row(t, false)) files.sweep = csv;
-    if (tool == "checkpoint_bench" && !files.checkpoint && has_ok_row(t, false)) files.checkpoint = csv;
+    if (tool == "allreduce_bench" && largest_all_reduce(t) > allreduce_reach) {
+      files.allreduce = csv;
+      allreduce_reach = largest_all_reduce(t);
+    }
+    if (tool == "batch_sweep" && !files.sweep && has_ok_row(t)) files.sweep = csv;
+    if (tool == "checkpoint_bench" && !files.checkpoint && has_ok_row(t)) files.checkpoint = csv;
   }
   if (!files.allreduce && !files.sweep && !files.checkpoint)
     throw UsageError("--from", dir, "holds no allreduce_bench, batch_sweep or checkpoint_bench CSV with ok rows");
