@@ -109,10 +109,12 @@ void TrainParameters::load_master(std::size_t index, std::span<const float> valu
   if (static_cast<std::int64_t>(values.size()) != t.elements)
     throw std::invalid_argument("TrainParameters::load_master: " + t.name + " has " + std::to_string(t.elements) +
                                 " elements, not " + std::to_string(values.size()));
-  // The stream's earlier work may still read the old values.
-  REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  REDLINE_CUDA_CHECK(cudaMemcpy(master_.data() + t.offset, values.data(), values.size_bytes(), cudaMemcpyHostToDevice));
+  // On the stream: after the work that still reads the old values, before
+  // the cast (a plain cudaMemcpy would order with neither).
+  REDLINE_CUDA_CHECK(cudaMemcpyAsync(master_.data() + t.offset, values.data(), values.size_bytes(),
+                                     cudaMemcpyHostToDevice, stream));
   cast_to_bf16(master_.data() + t.offset, weights_.data() + t.offset, t.elements, stream);
+  REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 std::int64_t TrainParameters::bytes() const {

@@ -150,10 +150,15 @@ void TrainStack::set_batch(std::span<const std::int32_t> tokens, std::span<const
     for (std::int32_t id : ids)
       if (id < 0 || id >= s.config.vocab)
         throw std::invalid_argument("TrainStack::set_batch: token id " + std::to_string(id) + " outside the vocabulary");
-  // The stream may still be reading the previous micro-batch's ids.
+  // On the stream, so the copies follow the previous micro-batch's reads
+  // and precede the next kernels (a plain cudaMemcpy from pageable memory
+  // may return before its DMA lands, and does not order with a
+  // non-blocking stream); the wait frees the caller's spans.
+  REDLINE_CUDA_CHECK(cudaMemcpyAsync(s.outside.at("tokens"), tokens.data(), tokens.size_bytes(), cudaMemcpyHostToDevice,
+                                     s.stream));
+  REDLINE_CUDA_CHECK(cudaMemcpyAsync(s.outside.at("targets"), targets.data(), targets.size_bytes(),
+                                     cudaMemcpyHostToDevice, s.stream));
   REDLINE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
-  REDLINE_CUDA_CHECK(cudaMemcpy(s.outside.at("tokens"), tokens.data(), tokens.size_bytes(), cudaMemcpyHostToDevice));
-  REDLINE_CUDA_CHECK(cudaMemcpy(s.outside.at("targets"), targets.data(), targets.size_bytes(), cudaMemcpyHostToDevice));
 }
 
 void TrainStack::set_batch_device(const std::int32_t* tokens, const std::int32_t* targets) {

@@ -140,6 +140,9 @@ void swap_on_device(void* data, std::int64_t b, std::int64_t x, std::int64_t y, 
   REDLINE_CUDA_CHECK(cudaMemcpy(host.data(), data, host.size() * 2, cudaMemcpyDeviceToHost));
   host = swap_middle(host, b, x, y, d);
   REDLINE_CUDA_CHECK(cudaMemcpy(data, host.data(), host.size() * 2, cudaMemcpyHostToDevice));
+  // A pageable copy may return before its DMA lands; the test's stream is
+  // non-blocking and would not wait for it.
+  REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 }  // namespace
