@@ -124,20 +124,31 @@ GraphPtr new_graph(GemmDtype dtype) {
   return graph;
 }
 
-// A dense BHSD tensor with `heads` heads.
-TensorPtr bhsd(fe::graph::Graph& graph, const char* name, std::int64_t uid, const AttentionShape& shape,
-               std::int64_t heads) {
+// The strides of a dense [batch, heads, seq, head_dim] tensor stored in
+// `layout`: BHSD as attention_bench keeps it, or BSHD, the token-major rows
+// a projection GEMM writes ([b*s, heads*d]), which cuDNN reads in place.
+std::vector<std::int64_t> strides(AttentionLayout layout, const AttentionShape& shape, std::int64_t heads) {
   const std::int64_t s = shape.seq, d = shape.head_dim;
+  if (layout == AttentionLayout::bshd) return {s * heads * d, d, heads * d, 1};
+  return {heads * s * d, s * d, d, 1};
+}
+
+// A dense tensor with `heads` heads in `layout`.
+TensorPtr attention_tensor(fe::graph::Graph& graph, const char* name, std::int64_t uid, const AttentionShape& shape,
+                           std::int64_t heads, AttentionLayout layout) {
   return graph.tensor(fe::graph::Tensor_attributes()
                           .set_name(name)
                           .set_uid(uid)
-                          .set_dim({shape.batch, heads, s, d})
-                          .set_stride({heads * s * d, s * d, d, 1}));
+                          .set_dim({shape.batch, heads, shape.seq, shape.head_dim})
+                          .set_stride(strides(layout, shape, heads)));
 }
 
-void as_bhsd_output(const TensorPtr& tensor, std::int64_t uid, const AttentionShape& shape, std::int64_t heads) {
-  const std::int64_t s = shape.seq, d = shape.head_dim;
-  tensor->set_output(true).set_uid(uid).set_dim({shape.batch, heads, s, d}).set_stride({heads * s * d, s * d, d, 1});
+void as_attention_output(const TensorPtr& tensor, std::int64_t uid, const AttentionShape& shape, std::int64_t heads,
+                         AttentionLayout layout) {
+  tensor->set_output(true)
+      .set_uid(uid)
+      .set_dim({shape.batch, heads, shape.seq, shape.head_dim})
+      .set_stride(strides(layout, shape, heads));
 }
 
 // The b x a_q x s fp32 log-sum-exp cuDNN calls stats (natural log).
@@ -169,12 +180,12 @@ Attributes sdpa_options(const AttentionShape& shape, const char* name) {
   return options;
 }
 
-GraphPtr forward_graph(const AttentionShape& shape, GemmDtype dtype) {
+GraphPtr forward_graph(const AttentionShape& shape, GemmDtype dtype, AttentionLayout layout) {
   GraphPtr graph = new_graph(dtype);
   fe::graph::Graph& g = *graph;
-  const TensorPtr q = bhsd(g, "Q", kQ, shape, shape.heads);
-  const TensorPtr k = bhsd(g, "K", kK, shape, shape.kv_heads);
-  const TensorPtr v = bhsd(g, "V", kV, shape, shape.kv_heads);
+  const TensorPtr q = attention_tensor(g, "Q", kQ, shape, shape.heads, layout);
+  const TensorPtr k = attention_tensor(g, "K", kK, shape, shape.kv_heads, layout);
+  const TensorPtr v = attention_tensor(g, "V", kV, shape, shape.kv_heads, layout);
   TensorPtr o, stats;
   if (dtype == GemmDtype::fp8_e4m3) {
     auto options = sdpa_options<fe::graph::SDPA_fp8_attributes>(shape, "sdpa_fp8").set_generate_stats(true);
@@ -189,7 +200,7 @@ GraphPtr forward_graph(const AttentionShape& shape, GemmDtype dtype) {
     auto [out, lse] = g.sdpa(q, k, v, options);
     o = out, stats = lse;
   }
-  as_bhsd_output(o, kO, shape, shape.heads);
+  as_attention_output(o, kO, shape, shape.heads, layout);
   stats->set_output(true);
   as_stats(stats, shape);
   return graph;
@@ -207,14 +218,14 @@ std::array<TensorPtr, 12> fp8_backward_scalars(fe::graph::Graph& g) {
           fp32_scalar(g, kScaleDK),   fp32_scalar(g, kScaleDV),        fp32_scalar(g, kScaleDP)};
 }
 
-GraphPtr backward_graph(const AttentionShape& shape, GemmDtype dtype) {
+GraphPtr backward_graph(const AttentionShape& shape, GemmDtype dtype, AttentionLayout layout) {
   GraphPtr graph = new_graph(dtype);
   fe::graph::Graph& g = *graph;
-  const TensorPtr q = bhsd(g, "Q", kQ, shape, shape.heads);
-  const TensorPtr k = bhsd(g, "K", kK, shape, shape.kv_heads);
-  const TensorPtr v = bhsd(g, "V", kV, shape, shape.kv_heads);
-  const TensorPtr o = bhsd(g, "O", kO, shape, shape.heads);
-  const TensorPtr d_o = bhsd(g, "dO", kDO, shape, shape.heads);
+  const TensorPtr q = attention_tensor(g, "Q", kQ, shape, shape.heads, layout);
+  const TensorPtr k = attention_tensor(g, "K", kK, shape, shape.kv_heads, layout);
+  const TensorPtr v = attention_tensor(g, "V", kV, shape, shape.kv_heads, layout);
+  const TensorPtr o = attention_tensor(g, "O", kO, shape, shape.heads, layout);
+  const TensorPtr d_o = attention_tensor(g, "dO", kDO, shape, shape.heads, layout);
   const TensorPtr stats = g.tensor(fe::graph::Tensor_attributes().set_name("Stats"));
   as_stats(stats, shape);
   TensorPtr dq, dk, dv;
@@ -234,9 +245,9 @@ GraphPtr backward_graph(const AttentionShape& shape, GemmDtype dtype) {
     auto [gq, gk, gv] = g.sdpa_backward(q, k, v, o, d_o, stats, options);
     dq = gq, dk = gk, dv = gv;
   }
-  as_bhsd_output(dq, kDQ, shape, shape.heads);
-  as_bhsd_output(dk, kDK, shape, shape.kv_heads);
-  as_bhsd_output(dv, kDV, shape, shape.kv_heads);
+  as_attention_output(dq, kDQ, shape, shape.heads, layout);
+  as_attention_output(dk, kDK, shape, shape.kv_heads, layout);
+  as_attention_output(dv, kDV, shape, shape.kv_heads, layout);
   return graph;
 }
 
@@ -324,6 +335,7 @@ float backward_p_bound(const AttentionShape& shape, const AttentionTensors& t, c
 struct CudnnAttention::State {
   AttentionShape shape;
   GemmDtype dtype = GemmDtype::bf16;
+  AttentionLayout layout = AttentionLayout::bhsd;
   cudaStream_t stream = nullptr;
   cudnnHandle_t handle = nullptr;
   GraphPtr forward, backward;
@@ -343,13 +355,13 @@ struct CudnnAttention::State {
 // The frontend reports through error_t, but a few of its paths throw.
 void CudnnAttention::State::build(bool with_backward) {
   try {
-    forward = forward_graph(shape, dtype);
+    forward = forward_graph(shape, dtype, layout);
     if (auto why = build_plans(*forward, handle)) {
       unsupported = "forward: " + *why;
       return;
     }
     if (!with_backward) return;
-    backward = backward_graph(shape, dtype);
+    backward = backward_graph(shape, dtype, layout);
     if (auto why = build_plans(*backward, handle)) unsupported = "backward: " + *why;
   } catch (const std::invalid_argument&) {
     throw;
@@ -393,12 +405,13 @@ void CudnnAttention::State::execute(const fe::graph::Graph& graph, std::unordere
 }
 
 CudnnAttention::CudnnAttention(const AttentionShape& shape, GemmDtype dtype, bool with_backward,
-                               cudaStream_t stream)
+                               cudaStream_t stream, AttentionLayout layout)
     : state_(std::make_unique<State>()) {
   validate(shape);
   State& s = *state_;
   s.shape = shape;
   s.dtype = dtype;
+  s.layout = layout;
   s.stream = stream;
   (void)io_type(dtype);  // an unknown dtype is the caller's error, not cuDNN's refusal
   s.handle = handle_for(stream);
@@ -487,7 +500,7 @@ struct CudnnAttention::State {
   DeviceBuffer<std::byte> workspace;
 };
 
-CudnnAttention::CudnnAttention(const AttentionShape& shape, GemmDtype dtype, bool, cudaStream_t)
+CudnnAttention::CudnnAttention(const AttentionShape& shape, GemmDtype dtype, bool, cudaStream_t, AttentionLayout)
     : state_(std::make_unique<State>()) {
   validate(shape);
   (void)attention_element_bytes(dtype);

@@ -24,6 +24,13 @@
 
 namespace redline {
 
+// How Q, K, V, O and their gradients are stored (the LSE is b x a_q x s
+// either way). bhsd: dense [b, heads, s, d], attention_tensors.cuh's
+// layout. bshd: token-major, [b, s, heads, d] = rows of b*s tokens of
+// heads*d, as a projection GEMM writes them; a training step hands cuDNN
+// its Q, K and V projections there without a transposing copy.
+enum class AttentionLayout { bhsd, bshd };
+
 // FP8 per-tensor scaling: stored = real * scale, and the graph is given
 // descale = 1 / scale for what it reads. Powers of two, so scaling adds no
 // rounding of its own. The inputs (Q, K, V, dO, drawn in [-1, 1)) are
@@ -64,7 +71,8 @@ struct AttentionFp8Amax {
 // shape; anything cuDNN refuses makes it unsupported instead.
 class CudnnAttention {
  public:
-  CudnnAttention(const AttentionShape& shape, GemmDtype dtype, bool with_backward, cudaStream_t stream);
+  CudnnAttention(const AttentionShape& shape, GemmDtype dtype, bool with_backward, cudaStream_t stream,
+                 AttentionLayout layout = AttentionLayout::bhsd);
   ~CudnnAttention();
   CudnnAttention(const CudnnAttention&) = delete;
   CudnnAttention& operator=(const CudnnAttention&) = delete;

@@ -165,7 +165,7 @@ void UnfusedAttention::State::enqueue_softmax_grad(const AttentionTensors& t) co
 }
 
 UnfusedAttention::UnfusedAttention(const AttentionShape& shape, GemmDtype dtype, bool with_backward,
-                                   cudaStream_t stream)
+                                   cudaStream_t stream, LtWorkspace shared_workspace)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.shape = shape;
@@ -174,7 +174,10 @@ UnfusedAttention::UnfusedAttention(const AttentionShape& shape, GemmDtype dtype,
   s.gemms = unfused_attention_gemms(shape, dtype);
   if (s.rows() > INT32_MAX) throw std::invalid_argument("UnfusedAttention: b * a_q * s exceeds the grid's rows");
   for (const UnfusedGemm& g : s.gemms)
-    if (with_backward || !g.backward) s.plans.emplace_back(g.problem);
+    if (with_backward || !g.backward) {
+      if (shared_workspace.data != nullptr) s.plans.emplace_back(g.problem, shared_workspace);
+      else s.plans.emplace_back(g.problem);
+    }
   const std::size_t score_bytes = unfused_attention_workspace_bytes(shape, dtype, false);
   s.scores = DeviceBuffer<std::byte>(score_bytes);
   if (with_backward) s.grad_scores = DeviceBuffer<std::byte>(score_bytes);

@@ -56,11 +56,14 @@ std::size_t unfused_attention_workspace_bytes(const AttentionShape& shape, GemmD
 
 // Plans every GEMM (GemmUnsupported when cuBLASLt has none) and allocates
 // the workspaces (CudaError, is_out_of_memory(), when they do not fit).
+// With `shared_workspace` the GEMMs use it instead of one cuBLASLt
+// workspace each (a training step shares one among all its GEMMs).
 // forward/backward enqueue on the constructor's stream, never synchronize,
 // and read and write the caller's tensors (attention_tensors.cuh).
 class UnfusedAttention {
  public:
-  UnfusedAttention(const AttentionShape& shape, GemmDtype dtype, bool with_backward, cudaStream_t stream);
+  UnfusedAttention(const AttentionShape& shape, GemmDtype dtype, bool with_backward, cudaStream_t stream,
+                   LtWorkspace shared_workspace = {});
   ~UnfusedAttention();
   UnfusedAttention(const UnfusedAttention&) = delete;
   UnfusedAttention& operator=(const UnfusedAttention&) = delete;

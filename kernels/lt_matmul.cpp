@@ -32,7 +32,8 @@ const char* matmul_element_name(MatmulElement element) {
 std::string describe(const StridedMatmul& p) {
   return std::string(matmul_element_name(p.inputs)) + "->" + matmul_element_name(p.output) +
          " m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) +
-         (p.transpose_a ? " A^T" : " A") + (p.transpose_b ? " B^T" : " B") + " batch=" + std::to_string(p.batch);
+         (p.transpose_a ? " A^T" : " A") + (p.transpose_b ? " B^T" : " B") + " batch=" + std::to_string(p.batch) +
+         (p.beta != 0.0f ? " beta=" + std::to_string(p.beta) : std::string());
 }
 
 double matmul_flop_count(const StridedMatmul& p) {
@@ -97,10 +98,11 @@ struct LtMatmul::State {
   std::uint32_t align_a = 256, align_b = 256, align_c = 256;  // the caller's A, B, C
   cublasLtMatmulHeuristicResult_t chosen{};
   GemmAlgorithm algorithm;
-  DeviceBuffer<std::byte> workspace;
+  DeviceBuffer<std::byte> workspace;  // empty when the plan uses a shared one
+  void* workspace_data = nullptr;
 
   void describe_problem();
-  void choose_algorithm(std::size_t max_workspace_bytes);
+  void choose_algorithm(std::size_t max_workspace_bytes, void* shared_workspace);
 };
 
 // C^T (n x m) = op'(B) op'(A): the caller's row-major B, read column-major,
@@ -126,7 +128,7 @@ void LtMatmul::State::describe_problem() {
 
 // The heuristic's first choice under the pointers' alignment and the
 // workspace bound; none is GemmUnsupported.
-void LtMatmul::State::choose_algorithm(std::size_t max_workspace_bytes) {
+void LtMatmul::State::choose_algorithm(std::size_t max_workspace_bytes, void* shared_workspace) {
   LtPreference preference;
   REDLINE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(preference.out()));
   const std::uint64_t max_workspace = max_workspace_bytes;
@@ -150,7 +152,12 @@ void LtMatmul::State::choose_algorithm(std::size_t max_workspace_bytes) {
                           cublasLtGetStatusName(status) + ")");
   }
   algorithm = describe_lt_algorithm(0, chosen);
+  if (shared_workspace != nullptr) {
+    workspace_data = shared_workspace;
+    return;
+  }
   workspace = DeviceBuffer<std::byte>(chosen.workspaceSize);
+  workspace_data = workspace.data();
 }
 
 LtMatmul::LtMatmul(const StridedMatmul& problem, std::size_t max_workspace_bytes)
@@ -158,20 +165,35 @@ LtMatmul::LtMatmul(const StridedMatmul& problem, std::size_t max_workspace_bytes
   validate(problem);
   state_->problem = problem;
   state_->describe_problem();
-  state_->choose_algorithm(max_workspace_bytes);
+  state_->choose_algorithm(max_workspace_bytes, nullptr);
+}
+
+LtMatmul::LtMatmul(const StridedMatmul& problem, LtWorkspace shared) : state_(std::make_unique<State>()) {
+  validate(problem);
+  if (shared.data == nullptr && shared.bytes > 0)
+    throw std::invalid_argument("LtMatmul: a shared workspace of " + std::to_string(shared.bytes) + " bytes at null");
+  state_->problem = problem;
+  state_->describe_problem();
+  // A zero-byte shared workspace still must not allocate one of its own.
+  static std::byte no_workspace;
+  state_->choose_algorithm(shared.bytes, shared.data != nullptr ? shared.data : &no_workspace);
 }
 
 void LtMatmul::enqueue(const void* a, const void* b, void* c, cudaStream_t stream) const {
+  enqueue(a, b, c, c, stream);
+}
+
+void LtMatmul::enqueue(const void* a, const void* b, const void* c, void* d, cudaStream_t stream) const {
   const State& s = *state_;
   const auto misaligned = [](const void* pointer, std::uint32_t alignment) {
     return reinterpret_cast<std::uintptr_t>(pointer) % alignment != 0;
   };
-  if (misaligned(a, s.align_a) || misaligned(b, s.align_b) || misaligned(c, s.align_c))
+  if (misaligned(a, s.align_a) || misaligned(b, s.align_b) || misaligned(c, s.align_c) || misaligned(d, s.align_c))
     throw std::invalid_argument("LtMatmul::enqueue: a pointer is less aligned than the plan assumed (" +
                                 describe(s.problem) + ")");
-  const float alpha = s.problem.alpha, beta = 0.0f;
+  const float alpha = s.problem.alpha, beta = s.problem.beta;
   REDLINE_CUBLAS_CHECK(cublasLtMatmul(s.handle.get(), s.matmul.get(), &alpha, b, s.lt_a.get(), a, s.lt_b.get(),
-                                      &beta, c, s.lt_c.get(), c, s.lt_c.get(), &s.chosen.algo, s.workspace.data(),
+                                      &beta, c, s.lt_c.get(), d, s.lt_c.get(), &s.chosen.algo, s.workspace_data,
                                       s.chosen.workspaceSize, stream));
 }
 
@@ -184,7 +206,11 @@ struct LtMatmul::State {
 };
 
 LtMatmul::LtMatmul(const StridedMatmul&, std::size_t) { throw GemmUnsupported("built without cuBLASLt"); }
+LtMatmul::LtMatmul(const StridedMatmul&, LtWorkspace) { throw GemmUnsupported("built without cuBLASLt"); }
 void LtMatmul::enqueue(const void*, const void*, void*, cudaStream_t) const {
+  throw GemmUnsupported("built without cuBLASLt");
+}
+void LtMatmul::enqueue(const void*, const void*, const void*, void*, cudaStream_t) const {
   throw GemmUnsupported("built without cuBLASLt");
 }
 

@@ -7,10 +7,13 @@
 // Row-major throughout, as the attention tensors are stored (BHSD): for each
 // batch i < batch,
 //   C_i (m x n) = alpha * op(A_i) (m x k) * op(B_i) (k x n)
+//   D_i (m x n) = alpha * op(A_i) op(B_i) + beta * C_i
 // A_i is stored m x k (k x m when transpose_a), B_i k x n (n x k when
-// transpose_b), C_i m x n, every matrix dense (its leading dimension is its
-// stored column count), A_i at a + i * stride_a elements, and so on.
-// fp32 accumulation and scale (CUBLAS_COMPUTE_32F); beta = 0.
+// transpose_b), C_i and D_i m x n, every matrix dense (its leading dimension
+// is its stored column count), A_i at a + i * stride_a elements, and so on.
+// fp32 accumulation and scale (CUBLAS_COMPUTE_32F). beta = 1 with D = C
+// accumulates (a training step's fp32 weight gradients over micro-batches);
+// beta = 1 with C another tensor fuses a residual add into the epilogue.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -36,6 +39,15 @@ struct StridedMatmul {
   MatmulElement inputs = MatmulElement::bf16;
   MatmulElement output = MatmulElement::bf16;
   float alpha = 1.0f;
+  float beta = 0.0f;  // C is read only when non-zero
+};
+
+// A workspace several plans share: they run one at a time on one stream,
+// so one buffer serves them all (a training step has a dozen GEMM shapes
+// and one 32 MiB cuBLASLt workspace). Not owned.
+struct LtWorkspace {
+  void* data = nullptr;
+  std::size_t bytes = 0;
 };
 
 // "bf16->bf16 m=4096 n=4096 k=128 A B^T batch=64".
@@ -50,6 +62,9 @@ double matmul_flop_count(const StridedMatmul& problem);
 class LtMatmul {
  public:
   explicit LtMatmul(const StridedMatmul& problem, std::size_t max_workspace_bytes = std::size_t{32} << 20);
+  // Uses `shared` (which must outlive the plan) instead of a workspace of
+  // its own; the algorithm is chosen to fit shared.bytes.
+  LtMatmul(const StridedMatmul& problem, LtWorkspace shared);
   ~LtMatmul();
   LtMatmul(LtMatmul&&) noexcept;
   LtMatmul& operator=(LtMatmul&&) noexcept;
@@ -58,6 +73,9 @@ class LtMatmul {
   // pointers must hold the described batches. The plan's workspace is
   // shared by its calls, so one plan runs on one stream at a time.
   void enqueue(const void* a, const void* b, void* c, cudaStream_t stream) const;
+  // D = alpha op(A) op(B) + beta C with C and D distinct (same shape and
+  // type); c may equal d, which is what the overload above does.
+  void enqueue(const void* a, const void* b, const void* c, void* d, cudaStream_t stream) const;
 
   const StridedMatmul& problem() const;
   const GemmAlgorithm& algorithm() const;

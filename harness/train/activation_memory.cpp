@@ -83,6 +83,15 @@ std::vector<SavedTensor> backward_working_set(const ModelConfig& config, std::in
   return out;
 }
 
+std::vector<SavedTensor> unfused_attention_buffers(const ModelConfig& config, std::int64_t mbs, std::int64_t seq) {
+  const Widths w = widths(config, mbs, seq);
+  const std::int64_t scores = mbs * w.heads * seq * seq;
+  return {{"bhsd_q", w.tokens * w.h, kBf16},   {"bhsd_k", w.tokens * w.k, kBf16},   {"bhsd_v", w.tokens * w.k, kBf16},
+          {"bhsd_o", w.tokens * w.h, kBf16},   {"bhsd_d_o", w.tokens * w.h, kBf16}, {"bhsd_d_q", w.tokens * w.h, kBf16},
+          {"bhsd_d_k", w.tokens * w.k, kBf16}, {"bhsd_d_v", w.tokens * w.k, kBf16}, {"scores", scores, kBf16},
+          {"grad_scores", scores, kBf16}};
+}
+
 StateBytes state_bytes(const ModelConfig& config) {
   const std::int64_t n = parameter_counts(config).total();
   return {2 * n, 4 * n, 4 * n, 8 * n};
@@ -90,8 +99,10 @@ StateBytes state_bytes(const ModelConfig& config) {
 
 std::int64_t workspace_bytes(const ModelConfig& config, std::int64_t mbs, std::int64_t seq) {
   const Widths w = widths(config, mbs, seq);
-  return (std::int64_t{32} << 20) + w.tokens * w.h * kFp32;
+  return cublaslt_workspace_bytes() + w.tokens * w.h * kFp32;
 }
+
+std::int64_t cublaslt_workspace_bytes() { return std::int64_t{32} << 20; }
 
 MemoryPrediction predict_memory(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, Recompute mode) {
   MemoryPrediction p;

@@ -62,6 +62,13 @@ std::vector<SavedTensor> saved_outside_layers(const ModelConfig& config, std::in
 std::vector<SavedTensor> backward_working_set(const ModelConfig& config, std::int64_t mbs, std::int64_t seq,
                                               Recompute mode);
 
+// What the unfused attention path adds to the working set (the cuDNN path
+// reads the token-major q, k, v in place and adds nothing): BHSD copies of
+// q, k, v, o, d_o, d_q, d_k, d_v ("bhsd_q", ...), and its score matrices
+// S/P and dP/dS ("scores", "grad_scores", b x a x s^2 bf16 each). In the
+// backward it reruns the layer's attention forward to get P back.
+std::vector<SavedTensor> unfused_attention_buffers(const ModelConfig& config, std::int64_t mbs, std::int64_t seq);
+
 struct StateBytes {
   std::int64_t weights = 0;    // bf16 compute copy: 2 N
   std::int64_t grads = 0;      // fp32, accumulated over micro-batches: 4 N
@@ -75,6 +82,8 @@ StateBytes state_bytes(const ModelConfig& config);
 // and cuDNN's attention backward's fp32 dQ accumulator (T x h x 4), the
 // largest workspace a fused FlashAttention-2-style backward takes.
 std::int64_t workspace_bytes(const ModelConfig& config, std::int64_t mbs, std::int64_t seq);
+// The cuBLASLt part of it: the one workspace every GEMM of the step shares.
+std::int64_t cublaslt_workspace_bytes();
 
 struct MemoryPrediction {
   Recompute mode = Recompute::none;

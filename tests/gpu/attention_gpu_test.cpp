@@ -8,7 +8,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -134,6 +136,55 @@ TEST_F(AttentionGpu, CudnnFp8MatchesTheReference) {
         EXPECT_LE(a * scale, 448.0f) << context << ": " << name << " saturates";
       expect_passed(redline::check_attention(shape, GemmDtype::fp8_e4m3, buffers.tensors(), true, &scales), context);
     }
+  }
+}
+
+namespace {
+
+// [b, x, y, d] -> [b, y, x, d] on 2-byte elements (BHSD <-> BSHD).
+std::vector<std::uint16_t> swap_middle(const std::vector<std::uint16_t>& in, std::int64_t b, std::int64_t x,
+                                       std::int64_t y, std::int64_t d) {
+  std::vector<std::uint16_t> out(in.size());
+  for (std::int64_t i = 0; i < b; ++i)
+    for (std::int64_t j = 0; j < x; ++j)
+      for (std::int64_t k = 0; k < y; ++k)
+        for (std::int64_t e = 0; e < d; ++e) out[((i * y + k) * x + j) * d + e] = in[((i * x + j) * y + k) * d + e];
+  return out;
+}
+
+// Rewrites a device tensor in place: [b, x, y, d] -> [b, y, x, d].
+void swap_on_device(void* data, std::int64_t b, std::int64_t x, std::int64_t y, std::int64_t d) {
+  std::vector<std::uint16_t> host(static_cast<std::size_t>(b * x * y * d));
+  REDLINE_CUDA_CHECK(cudaMemcpy(host.data(), data, host.size() * 2, cudaMemcpyDeviceToHost));
+  host = swap_middle(host, b, x, y, d);
+  REDLINE_CUDA_CHECK(cudaMemcpy(data, host.data(), host.size() * 2, cudaMemcpyHostToDevice));
+  // A pageable copy may return before its DMA lands; the test's stream is
+  // non-blocking and would not wait for it.
+  REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+}  // namespace
+
+// The token-major layout a training step's projections write: the inputs
+// turned into BSHD, cuDNN run on them there, its outputs turned back and
+// checked against the reference like any BHSD result.
+TEST_F(AttentionGpu, CudnnReadsAndWritesTokenMajorTensors) {
+  for (const AttentionShape& shape : {make_shape(2, 64, 4, 2, 64, true), make_shape(1, 96, 4, 1, 128, true)}) {
+    CudnnAttention attention(shape, GemmDtype::bf16, true, stream_, redline::AttentionLayout::bshd);
+    if (!attention.supported()) GTEST_SKIP() << "bshd: " << attention.unsupported_reason();
+    AttentionBuffers buffers(shape, GemmDtype::bf16, true, 17, stream_);
+    const redline::AttentionTensors& t = buffers.tensors();
+    const std::int64_t b = shape.batch, s = shape.seq, d = shape.head_dim, a = shape.heads, kv = shape.kv_heads;
+    for (auto [tensor, heads] : {std::pair{t.q, a}, std::pair{t.k, kv}, std::pair{t.v, kv}, std::pair{t.d_o, a}})
+      swap_on_device(tensor, b, heads, s, d);
+    attention.forward(t);
+    attention.backward(t);
+    REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    for (auto [tensor, heads] : {std::pair{t.q, a}, std::pair{t.k, kv}, std::pair{t.v, kv}, std::pair{t.d_o, a},
+                                 std::pair{t.o, a}, std::pair{t.dq, a}, std::pair{t.dk, kv}, std::pair{t.dv, kv}})
+      swap_on_device(tensor, b, s, heads, d);
+    expect_passed(redline::check_attention_against_reference(shape, GemmDtype::bf16, t, true),
+                  "bshd " + what(shape, GemmDtype::bf16));
   }
 }
 

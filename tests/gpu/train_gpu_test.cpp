@@ -1,0 +1,276 @@
+// The CUDA training stack (kernels/train/train_stack.cuh) on a tiny model:
+// every recompute mode gives the gradients of `none` (they run the same
+// kernels on the same inputs), the two attention paths agree, gradient
+// accumulation over micro-batches adds up, the memory is the model's lists,
+// and the loss falls over ten AdamW steps on a fixed batch.
+// Against the CPU reference in double (harness/train/train_reference.hpp):
+// the same initial weights, the loss and every weight gradient within bf16
+// tolerance (3e-2 relative Frobenius) in every recompute mode and on both
+// attention paths, and one AdamW step on the stack's own gradients.
+// Exits 77 (skipped) without a GPU, like kernels_gpu_test.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/core/splitmix64.hpp"
+#include "harness/train/activation_memory.hpp"
+#include "harness/train/model_config.hpp"
+#include "harness/train/train_reference.hpp"
+#include "kernels/cuda_check.cuh"
+#include "kernels/train/train_stack.cuh"
+
+namespace {
+
+using redline::AttentionChoice;
+using redline::ModelConfig;
+using redline::Recompute;
+using redline::TrainStack;
+
+constexpr std::int64_t kMbs = 2, kSeq = 16;
+
+ModelConfig tiny_config() {
+  ModelConfig c;
+  c.name = "tiny";
+  c.hidden = 64, c.heads = 4, c.kv_heads = 2, c.ffn = 96, c.layers = 2, c.vocab = 50;
+  return c;
+}
+
+std::vector<std::int32_t> ids(std::uint64_t seed, std::int64_t vocab) {
+  std::vector<std::int32_t> out(static_cast<std::size_t>(kMbs * kSeq));
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<std::int32_t>(redline::splitmix64(seed + i) % static_cast<std::uint64_t>(vocab));
+  return out;
+}
+
+// ||a - b|| / ||b||, Frobenius.
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    norm += double(b[i]) * b[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+struct StepOutput {
+  float loss = 0;
+  std::vector<std::vector<float>> grads;  // per tensor, in the stack's order
+};
+
+class TrainGpu : public ::testing::Test {
+ protected:
+  void SetUp() override { REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  void TearDown() override { (void)cudaStreamDestroy(stream_); }
+
+  // nullptr (and a skip) when cuDNN refuses the tiny shape.
+  std::unique_ptr<TrainStack> make(Recompute mode, AttentionChoice attention) {
+    try {
+      return std::make_unique<TrainStack>(tiny_config(), kMbs, kSeq, mode, attention, stream_, 5);
+    } catch (const std::runtime_error& e) {
+      if (attention == AttentionChoice::cudnn && std::string(e.what()).find("cuDNN") != std::string::npos) {
+        skip_reason_ = e.what();
+        return nullptr;
+      }
+      throw;
+    }
+  }
+
+  StepOutput one_step(TrainStack& stack, int micro_batches = 1) {
+    StepOutput out;
+    stack.zero_grads();
+    stack.set_gradient_accumulation(micro_batches);
+    stack.set_batch(ids(11, 50), ids(23, 50));
+    for (int i = 0; i < micro_batches; ++i) out.loss = stack.forward_backward();
+    for (std::size_t i = 0; i < stack.tensors().size(); ++i) out.grads.push_back(stack.gradient(i));
+    return out;
+  }
+
+  void expect_same_grads(const TrainStack& stack, const StepOutput& got, const StepOutput& want, double tolerance,
+                         const std::string& what) {
+    EXPECT_NEAR(got.loss, want.loss, 1e-3 * std::abs(want.loss)) << what;
+    for (std::size_t i = 0; i < want.grads.size(); ++i) {
+      const double error = relative_error(got.grads[i], want.grads[i]);
+      EXPECT_LE(error, tolerance) << what << " " << stack.tensors()[i].name;
+      if (error > 0) std::printf("  %s %s rel %.3g\n", what.c_str(), stack.tensors()[i].name.c_str(), error);
+    }
+  }
+
+  cudaStream_t stream_ = nullptr;
+  std::string skip_reason_;
+};
+
+}  // namespace
+
+// Same kernels, same inputs: the recomputed tensors are bit-identical to
+// the saved ones, so only the order of the embedding gradient's atomic adds
+// (a token repeated in the batch) may differ. 1e-3 allows that and nothing
+// else of consequence.
+TEST_F(TrainGpu, EveryRecomputeModeGivesTheGradientsOfNone) {
+  for (AttentionChoice attention : {AttentionChoice::cudnn, AttentionChoice::unfused}) {
+    auto none = make(Recompute::none, attention);
+    if (!none) {
+      std::printf("  cudnn skipped: %s\n", skip_reason_.c_str());
+      continue;
+    }
+    const StepOutput want = one_step(*none);
+    EXPECT_TRUE(std::isfinite(want.loss));
+    for (Recompute mode : {Recompute::selective, Recompute::full}) {
+      auto stack = make(mode, attention);
+      expect_same_grads(*stack, one_step(*stack), want, 1e-3,
+                        std::string(redline::recompute_name(mode)) + " " + redline::attention_choice_name(attention));
+    }
+  }
+}
+
+// Different attention kernels: bf16 tolerance.
+TEST_F(TrainGpu, TheAttentionPathsAgree) {
+  auto fused = make(Recompute::none, AttentionChoice::cudnn);
+  if (!fused) GTEST_SKIP() << skip_reason_;
+  auto unfused = make(Recompute::none, AttentionChoice::unfused);
+  const StepOutput want = one_step(*unfused);
+  expect_same_grads(*fused, one_step(*fused), want, 3e-2, "cudnn vs unfused");
+}
+
+// Two micro-batches of the same batch at accumulation 2 add up to one
+// micro-batch's gradient (the weight-gradient GEMMs' beta = 1).
+TEST_F(TrainGpu, GradientsAccumulateOverMicroBatches) {
+  auto stack = make(Recompute::selective, AttentionChoice::unfused);
+  const StepOutput once = one_step(*stack, 1);
+  expect_same_grads(*stack, one_step(*stack, 2), once, 1e-3, "accumulated");
+}
+
+// Weights drawn at 1/sqrt(fan-in): the first loss is near ln(vocab).
+TEST_F(TrainGpu, TheFirstLossIsNearUniform) {
+  auto stack = make(Recompute::none, AttentionChoice::unfused);
+  const float loss = one_step(*stack).loss;
+  EXPECT_GT(loss, std::log(50.0) - 0.5);
+  EXPECT_LT(loss, std::log(50.0) + 1.0);
+}
+
+TEST_F(TrainGpu, TheLossFallsOverTenAdamWSteps) {
+  for (AttentionChoice attention : {AttentionChoice::cudnn, AttentionChoice::unfused}) {
+    auto stack = make(Recompute::full, attention);
+    if (!stack) continue;
+    redline::AdamWSettings adamw;
+    adamw.lr = 1e-2;
+    std::vector<float> losses;
+    for (int step = 0; step < 10; ++step) {
+      losses.push_back(one_step(*stack).loss);
+      stack->optimizer_step(adamw);
+    }
+    losses.push_back(one_step(*stack).loss);
+    std::printf("  %s loss %.4f -> %.4f\n", redline::attention_choice_name(attention), losses.front(), losses.back());
+    EXPECT_LT(losses.back(), 0.8f * losses.front()) << redline::attention_choice_name(attention);
+    EXPECT_EQ(stack->optimizer_steps(), 10);
+    const redline::PhaseTimes times = stack->last_phase_times();
+    EXPECT_GT(times.forward_ms, 0);
+    EXPECT_GT(times.backward_ms, 0);
+    EXPECT_GT(times.optimizer_ms, 0);
+  }
+}
+
+// What the stack allocated is the memory model's lists, each tensor padded
+// to 256 bytes at most, and the state arrays padded to 128 elements a tensor.
+TEST_F(TrainGpu, AllocationsAreTheMemoryModelsLists) {
+  for (Recompute mode : {Recompute::none, Recompute::selective, Recompute::full}) {
+    auto stack = make(mode, AttentionChoice::unfused);
+    const ModelConfig c = tiny_config();
+    const redline::MemoryPrediction p = redline::predict_memory(c, kMbs, kSeq, mode);
+    const redline::AllocatedBytes got = stack->allocated();
+    const std::int64_t per_layer = static_cast<std::int64_t>(redline::saved_per_layer(c, kMbs, kSeq, mode).size());
+    const std::int64_t outside = static_cast<std::int64_t>(redline::saved_outside_layers(c, kMbs, kSeq).size());
+    EXPECT_GE(got.activations, p.activation_bytes);
+    EXPECT_LE(got.activations, p.activation_bytes + 256 * (per_layer * c.layers + outside));
+    EXPECT_GE(got.working, p.working_bytes);
+    EXPECT_LE(got.working, p.working_bytes + 256 * std::int64_t(redline::backward_working_set(c, kMbs, kSeq, mode).size()));
+    EXPECT_GE(got.state, p.state.total());
+    EXPECT_LE(got.state, p.state.total() + 18 * 128 * std::int64_t(stack->tensors().size()));
+  }
+}
+
+TEST_F(TrainGpu, LoadedWeightsAreTheStacks) {
+  auto stack = make(Recompute::none, AttentionChoice::unfused);
+  std::vector<float> norm(64, 0.5f);
+  stack->load_weight(1, norm);
+  EXPECT_EQ(stack->master_weight(1), norm);
+  EXPECT_EQ(stack->tensors()[1].name, "layers.0.attn_norm");
+  EXPECT_THROW(stack->load_weight(1, std::vector<float>(3)), std::invalid_argument);
+  EXPECT_THROW(stack->set_batch(ids(1, 50), std::vector<std::int32_t>(kMbs * kSeq, 50)), std::invalid_argument);
+}
+
+namespace {
+
+std::vector<float> as_float(const std::vector<double>& values) { return {values.begin(), values.end()}; }
+std::vector<double> as_double(const std::vector<float>& values) { return {values.begin(), values.end()}; }
+
+}  // namespace
+
+// The device draws the reference's init_weights formula: the same values,
+// rounded once to fp32.
+TEST_F(TrainGpu, InitialWeightsAreTheReferences) {
+  auto stack = make(Recompute::none, AttentionChoice::unfused);
+  const redline::ModelWeights weights = redline::init_weights(tiny_config(), 5);
+  const auto tensors = weights.tensors();
+  ASSERT_EQ(tensors.size(), stack->tensors().size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    EXPECT_EQ(stack->tensors()[i].name, tensors[i].name);
+    EXPECT_LE(relative_error(stack->master_weight(i), as_float(*tensors[i].values)), 1e-7) << tensors[i].name;
+  }
+}
+
+TEST_F(TrainGpu, LossAndGradientsMatchTheReference) {
+  const ModelConfig config = tiny_config();
+  const redline::ModelWeights weights = redline::init_weights(config, 5);
+  const redline::StepResult want = redline::reference_step(config, weights, ids(11, 50), ids(23, 50), kMbs, kSeq);
+  const auto want_grads = want.grads.tensors();
+  for (AttentionChoice attention : {AttentionChoice::cudnn, AttentionChoice::unfused})
+    for (Recompute mode : {Recompute::none, Recompute::selective, Recompute::full}) {
+      auto stack = make(mode, attention);
+      if (!stack) continue;
+      const std::string what = std::string(redline::recompute_name(mode)) + " " + redline::attention_choice_name(attention);
+      const StepOutput got = one_step(*stack);
+      EXPECT_NEAR(got.loss, want.loss, 3e-2 * want.loss) << what;
+      for (std::size_t i = 0; i < want_grads.size(); ++i) {
+        const double error = relative_error(got.grads[i], as_float(*want_grads[i].values));
+        EXPECT_LE(error, 3e-2) << what << " " << want_grads[i].name;
+        std::printf("  %s %s rel %.3g\n", what.c_str(), want_grads[i].name.c_str(), error);
+      }
+    }
+}
+
+// One AdamW step on the stack's own gradients, against the reference's
+// AdamW in double from the same weights: fp32 arithmetic only.
+TEST_F(TrainGpu, AdamWMatchesTheReference) {
+  auto stack = make(Recompute::none, AttentionChoice::unfused);
+  const StepOutput step = one_step(*stack);
+  const ModelConfig config = tiny_config();
+  redline::ModelWeights weights = redline::zero_weights(config), grads = redline::zero_weights(config);
+  auto weight_tensors = weights.tensors();
+  auto grad_tensors = grads.tensors();
+  for (std::size_t i = 0; i < weight_tensors.size(); ++i) {
+    *weight_tensors[i].values = as_double(stack->master_weight(i));
+    *grad_tensors[i].values = as_double(step.grads[i]);
+  }
+  redline::AdamWConfig reference_settings;
+  redline::AdamWState state = redline::adamw_init(config);
+  redline::AdamWSettings settings;
+  settings.lr = reference_settings.lr, settings.beta1 = reference_settings.beta1;
+  settings.beta2 = reference_settings.beta2, settings.eps = reference_settings.eps;
+  settings.weight_decay = reference_settings.weight_decay;
+  for (int round = 0; round < 2; ++round) {  // the second step's bias correction too
+    redline::adamw_reference_step(reference_settings, weights, grads, state);
+    stack->optimizer_step(settings);
+  }
+  weight_tensors = weights.tensors();
+  for (std::size_t i = 0; i < weight_tensors.size(); ++i)
+    EXPECT_LE(relative_error(stack->master_weight(i), as_float(*weight_tensors[i].values)), 1e-5)
+        << weight_tensors[i].name;
+}
