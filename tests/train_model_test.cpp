@@ -177,3 +177,18 @@ TEST_F(TrainStepBench, RunAndSweepWithoutAGpuSkip) {
     EXPECT_FALSE(fs::exists(csv));
   }
 }
+
+TEST(ActivationMemory, TheUnfusedPathsBuffersCountWithTheWorkspaces) {
+  ModelConfig c = llama3_8b();
+  c.layers = 1;
+  const auto fused = predict_memory(c, 1, 1024, Recompute::none, AttentionChoice::cudnn);
+  const auto unfused = predict_memory(c, 1, 1024, Recompute::none, AttentionChoice::unfused);
+  std::int64_t buffers = 0;
+  for (const auto& t : unfused_attention_buffers(c, 1, 1024)) buffers += t.bytes();
+  // Two b x a x s^2 bf16 score matrices are among them.
+  EXPECT_GE(buffers, 2 * 2 * 32LL * 1024 * 1024);
+  EXPECT_EQ(unfused.workspace - fused.workspace, buffers);
+  EXPECT_EQ(unfused.activation_bytes, fused.activation_bytes);
+  EXPECT_EQ(parse_attention_choice("unfused"), AttentionChoice::unfused);
+  EXPECT_FALSE(parse_attention_choice("flash"));
+}

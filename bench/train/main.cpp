@@ -62,6 +62,9 @@ CLI::App* add_sweep(CLI::App& app, SweepFlags& f) {
   sweep->add_option("--max-mbs", f.max_mbs, "Largest micro-batch tried (default 1024)")->type_name("M");
   sweep->add_option("--device", f.device, "CUDA device index (default 0)")->type_name("I");
   sweep->add_option("--gpu", f.gpu, "Datasheet for MFU (default: the device's)")->type_name("NAME");
+  sweep->add_option("--gpu-memory", f.gpu_memory,
+                    "GPU memory in GiB: the memory model's largest fit is where each mode's bisection starts")
+      ->type_name("GiB");
   add_output_flags(*sweep, f.output);
   return sweep;
 }

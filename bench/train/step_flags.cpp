@@ -7,8 +7,7 @@ namespace redline::train {
 namespace {
 
 AttentionChoice attention_of(const std::string& text) {
-  if (text == "cudnn") return AttentionChoice::cudnn;
-  if (text == "unfused") return AttentionChoice::unfused;
+  if (const auto choice = parse_attention_choice(text)) return *choice;
   throw UsageError("--attention", text, "must be cudnn or unfused");
 }
 
@@ -17,10 +16,6 @@ int count_of(const char* flag, const std::string& text, std::int64_t lo, std::in
 }
 
 }  // namespace
-
-const char* attention_choice_name(AttentionChoice choice) {
-  return choice == AttentionChoice::cudnn ? "cudnn" : "unfused";
-}
 
 std::vector<Recompute> recompute_modes(const std::string& text, bool all_allowed) {
   if (all_allowed && text == "all") return {Recompute::none, Recompute::selective, Recompute::full};

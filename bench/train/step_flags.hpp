@@ -10,9 +10,6 @@
 
 namespace redline::train {
 
-enum class AttentionChoice { cudnn, unfused };
-const char* attention_choice_name(AttentionChoice choice);
-
 struct CheckedRun {
   ModelConfig config;
   std::int64_t seq = 0, mbs = 0;

@@ -58,8 +58,9 @@ BatchSweepOptions mode_options(const SweepFlags& f, const CheckedSweep& c, const
   if (c.gpu_memory_bytes) {
     const ModelConfig config = c.config;
     const std::int64_t seq = c.seq, memory = *c.gpu_memory_bytes;
-    o.sweep.predict_largest_fit = [config, seq, mode, memory]() -> std::optional<std::int64_t> {
-      const std::int64_t fits = max_fitting_mbs(config, seq, mode, memory);
+    const AttentionChoice attention = c.attention;
+    o.sweep.predict_largest_fit = [config, seq, mode, memory, attention]() -> std::optional<std::int64_t> {
+      const std::int64_t fits = max_fitting_mbs(config, seq, mode, memory, attention);
       if (fits < 1) return std::nullopt;
       return fits;
     };

@@ -104,7 +104,8 @@ std::int64_t workspace_bytes(const ModelConfig& config, std::int64_t mbs, std::i
 
 std::int64_t cublaslt_workspace_bytes() { return std::int64_t{32} << 20; }
 
-MemoryPrediction predict_memory(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, Recompute mode) {
+MemoryPrediction predict_memory(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, Recompute mode,
+                                AttentionChoice attention) {
   MemoryPrediction p;
   p.mode = mode;
   p.parameters = parameter_counts(config).total();
@@ -112,14 +113,18 @@ MemoryPrediction predict_memory(const ModelConfig& config, std::int64_t mbs, std
   p.activation_bytes_per_layer = total_bytes(saved_per_layer(config, mbs, seq, mode));
   p.activation_bytes = p.activation_bytes_per_layer * config.layers + total_bytes(saved_outside_layers(config, mbs, seq));
   p.working_bytes = total_bytes(backward_working_set(config, mbs, seq, mode));
+
   p.workspace = workspace_bytes(config, mbs, seq);
+  // The stack counts the unfused path's buffers with the workspaces (AllocatedBytes).
+  if (attention == AttentionChoice::unfused) p.workspace += total_bytes(unfused_attention_buffers(config, mbs, seq));
   const double s = static_cast<double>(seq), b = static_cast<double>(mbs), h = static_cast<double>(config.hidden);
   p.korthikanti_per_layer = s * b * h * (34 + 5 * static_cast<double>(config.heads) * s / h);
   return p;
 }
 
-std::int64_t max_fitting_mbs(const ModelConfig& config, std::int64_t seq, Recompute mode, std::int64_t memory_bytes) {
-  auto fits = [&](std::int64_t mbs) { return predict_memory(config, mbs, seq, mode).peak() <= memory_bytes; };
+std::int64_t max_fitting_mbs(const ModelConfig& config, std::int64_t seq, Recompute mode, std::int64_t memory_bytes,
+                             AttentionChoice attention) {
+  auto fits = [&](std::int64_t mbs) { return predict_memory(config, mbs, seq, mode, attention).peak() <= memory_bytes; };
   if (!fits(1)) return 0;
   // The peak grows with the micro-batch: double to bracket, then bisect.
   std::int64_t lo = 1, hi = 2;

@@ -101,10 +101,13 @@ struct MemoryPrediction {
   std::int64_t peak() const { return state.total() + activation_bytes + working_bytes + workspace; }
 };
 
-MemoryPrediction predict_memory(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, Recompute mode);
+// With the unfused attention path, its buffers count with the workspaces.
+MemoryPrediction predict_memory(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, Recompute mode,
+                                AttentionChoice attention = AttentionChoice::cudnn);
 
 // The largest micro-batch whose predicted peak fits `memory_bytes`; 0 when
 // not even 1 does.
-std::int64_t max_fitting_mbs(const ModelConfig& config, std::int64_t seq, Recompute mode, std::int64_t memory_bytes);
+std::int64_t max_fitting_mbs(const ModelConfig& config, std::int64_t seq, Recompute mode, std::int64_t memory_bytes,
+                             AttentionChoice attention = AttentionChoice::cudnn);
 
 }  // namespace redline

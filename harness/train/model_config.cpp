@@ -29,6 +29,16 @@ const std::vector<ModelConfig>& presets() {
 
 }  // namespace
 
+const char* attention_choice_name(AttentionChoice choice) {
+  return choice == AttentionChoice::cudnn ? "cudnn" : "unfused";
+}
+
+std::optional<AttentionChoice> parse_attention_choice(const std::string& text) {
+  for (AttentionChoice choice : {AttentionChoice::cudnn, AttentionChoice::unfused})
+    if (text == attention_choice_name(choice)) return choice;
+  return std::nullopt;
+}
+
 std::optional<ModelConfig> model_preset(const std::string& name) {
   for (const auto& c : presets())
     if (c.name == name) return c;

@@ -18,6 +18,12 @@
 
 namespace redline {
 
+// Which attention path the stack runs: cuDNN's fused kernel, or the
+// unfused GEMMs and softmax (with its s^2 scores in memory).
+enum class AttentionChoice { cudnn, unfused };
+const char* attention_choice_name(AttentionChoice choice);  // "cudnn", "unfused"
+std::optional<AttentionChoice> parse_attention_choice(const std::string& text);
+
 struct ModelConfig {
   std::string name;  // the preset's, or "custom"
   std::int64_t hidden = 0;

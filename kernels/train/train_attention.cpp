@@ -15,9 +15,6 @@
 
 namespace redline {
 
-const char* attention_choice_name(AttentionChoice choice) {
-  return choice == AttentionChoice::cudnn ? "cudnn" : "unfused";
-}
 
 struct TrainAttention::State {
   AttentionShape shape;

@@ -17,8 +17,6 @@
 
 namespace redline {
 
-enum class AttentionChoice { cudnn, unfused };
-const char* attention_choice_name(AttentionChoice choice);  // "cudnn", "unfused"
 
 class TrainAttention {
  public:

@@ -1,0 +1,198 @@
+// train_step_bench run: trains the CUDA stack at one configuration on a
+// fixed random batch: warm-up steps, then optimizer steps timed with CUDA
+// events (per phase too), one more step traced to split the time between
+// GEMMs, attention and the elementwise kernels, and the measured memory
+// beside the model's prediction. Prints the figures `sweep` reads from its
+// children ("tokens_per_s: ...", "measured_peak_bytes: ...").
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/train/step_flags.hpp"
+#include "bench/train/subcommands.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/units.hpp"
+#include "harness/core/usage_error.hpp"
+#include "harness/gpu/gpu_peaks.hpp"
+#include "harness/gpu/kernel_category.hpp"
+#include "harness/report/report.hpp"
+#include "harness/train/step_flops.hpp"
+#include "kernels/cuda_check.cuh"
+#include "kernels/device_query.cuh"
+#include "kernels/event_timer.cuh"
+#include "kernels/gpu_availability.cuh"
+#include "kernels/kernel_trace.cuh"
+#include "kernels/nvtx_range.cuh"
+#include "kernels/train/train_stack.cuh"
+
+namespace redline::train {
+namespace {
+
+// A fixed batch (so the loss must fall over the steps): random tokens, each
+// target the next token of its sequence.
+struct Batch {
+  std::vector<std::int32_t> tokens, targets;
+};
+
+Batch fixed_batch(const CheckedRun& c) {
+  std::mt19937 random(1234);
+  std::uniform_int_distribution<std::int32_t> token(0, static_cast<std::int32_t>(c.config.vocab - 1));
+  Batch b;
+  for (std::int64_t i = 0; i < c.mbs * c.seq; ++i) b.tokens.push_back(token(random));
+  for (std::int64_t i = 0; i < c.mbs * c.seq; ++i)
+    b.targets.push_back((i + 1) % c.seq == 0 ? token(random) : b.tokens[static_cast<std::size_t>(i + 1)]);
+  return b;
+}
+
+// Device memory this process holds now, from the driver's view.
+std::int64_t used_device_bytes(std::int64_t free_at_start) {
+  std::size_t free = 0, total = 0;
+  REDLINE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free_at_start - static_cast<std::int64_t>(free);
+}
+
+struct StepFigures {
+  std::vector<double> step_ms;
+  PhaseTimes phases;  // summed over the timed steps
+  std::vector<float> losses;
+  std::int64_t peak_used = 0;  // the largest cudaMemGetInfo delta seen after a step
+};
+
+float train_step(TrainStack& stack, const CheckedRun& c) {
+  stack.zero_grads();
+  float loss = 0;
+  for (int m = 0; m < c.ga; ++m) loss = stack.forward_backward();
+  stack.optimizer_step(AdamWSettings{});
+  return loss;
+}
+
+StepFigures timed_steps(TrainStack& stack, const CheckedRun& c, cudaStream_t stream, std::int64_t free_at_start) {
+  StepFigures f;
+  for (int i = 0; i < c.steps; ++i) {
+    EventTimer timer;
+    timer.start(stream);
+    f.losses.push_back(train_step(stack, c));
+    timer.stop(stream);
+    f.step_ms.push_back(timer.elapsed_seconds() * 1e3);
+    const PhaseTimes p = stack.last_phase_times();
+    f.phases.forward_ms += p.forward_ms, f.phases.backward_ms += p.backward_ms, f.phases.optimizer_ms += p.optimizer_ms;
+    f.peak_used = std::max(f.peak_used, used_device_bytes(free_at_start));
+  }
+  return f;
+}
+
+// One more step under CUPTI: each kernel's GPU time by category.
+std::map<KernelCategory, double> category_ms(TrainStack& stack, const CheckedRun& c, cudaStream_t stream,
+                                            std::string& note) {
+  std::map<KernelCategory, double> ms;
+  const KernelTrace trace = trace_kernels([&] {
+    train_step(stack, c);
+    REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  });
+  if (trace.unavailable) note = "kernel split not measured: " + *trace.unavailable;
+  for (const LaunchedKernel& k : trace.kernels) ms[kernel_category(k.name)] += k.duration_ns / 1e6;
+  return ms;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelCategory, double>& split,
+               const AllocatedBytes& allocated, std::optional<GpuPeaks> peaks) {
+  Row row;
+  row.param("model", c.config.name).param("layers", std::to_string(c.config.layers));
+  row.param("seq", std::to_string(c.seq)).param("mbs", std::to_string(c.mbs)).param("ga", std::to_string(c.ga));
+  row.param("recompute", recompute_name(c.recompute)).param("attention", attention_choice_name(c.attention));
+  const double step_s = median(f.step_ms) / 1e3;
+  const double tokens = static_cast<double>(c.mbs * c.seq * c.ga);
+  const StepFlops flops = step_flops(c.config, c.mbs, c.seq, c.recompute);
+  row.metric("tokens_per_s", tokens / step_s).metric("step_time_ms", step_s * 1e3);
+  const double steps = static_cast<double>(c.steps);
+  row.metric("forward_ms", f.phases.forward_ms / steps).metric("backward_ms", f.phases.backward_ms / steps);
+  row.metric("optimizer_ms", f.phases.optimizer_ms / steps);
+  row.metric("model_tflops", flops.model * c.ga / step_s / 1e12);
+  if (peaks && peaks->bf16_tflops > 0) {
+    row.metric("mfu_pct", 100 * flops.model * c.ga / step_s / (peaks->bf16_tflops * 1e12));
+    row.metric("hfu_pct", 100 * flops.hardware * c.ga / step_s / (peaks->bf16_tflops * 1e12));
+  }
+  for (const auto& [category, ms] : split) row.metric(std::string(kernel_category_name(category)) + "_ms", ms);
+  const MemoryPrediction predicted = predict_memory(c.config, c.mbs, c.seq, c.recompute, c.attention);
+  row.metric("allocated_bytes", static_cast<double>(allocated.total()));
+  row.metric("measured_peak_bytes", static_cast<double>(f.peak_used));
+  row.metric("predicted_peak_bytes", static_cast<double>(predicted.peak()));
+  row.metric("memory_error_pct", 100 * (static_cast<double>(predicted.peak()) / static_cast<double>(f.peak_used) - 1));
+  row.metric("loss_first", f.losses.front()).metric("loss_last", f.losses.back());
+  return row;
+}
+
+// The lines `sweep` reads from each trial (harness/batch extra_metrics).
+void print_trial_figures(const Row& row) {
+  for (const char* name : {"tokens_per_s", "measured_peak_bytes", "predicted_peak_bytes", "mfu_pct"})
+    if (const auto v = row.metric_value(name)) std::cout << name << ": " << metric_text(*v) << "\n";
+}
+
+}  // namespace
+
+void require_training_gpu(int device) {
+  if (const auto reason = no_usable_gpu_reason(device)) throw CannotRun(*reason);
+}
+
+int run_step(const RunFlags& f) {
+  const CheckedRun c = checked_run(f);
+  validate_output_paths(f.output);
+  require_training_gpu(c.device);
+  REDLINE_CUDA_CHECK(cudaSetDevice(c.device));
+  Environment env = capture_environment();
+  add_cuda_gpu_info(env);
+  Report report = start_report("train_step_bench", env);
+  const DeviceProperties props = query_device_properties(c.device);
+  const std::optional<GpuPeaks> peaks = f.gpu.empty() ? lookup_gpu_peaks(props.name) : lookup_gpu_peaks(f.gpu);
+  if (!f.gpu.empty() && !peaks) throw UsageError("--gpu", f.gpu, "unknown GPU (known: " + known_gpu_models() + ")");
+
+  cudaStream_t stream = nullptr;
+  REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::size_t free_at_start = 0, total = 0;
+  REDLINE_CUDA_CHECK(cudaMemGetInfo(&free_at_start, &total));
+  try {
+    TrainStack stack(c.config, c.mbs, c.seq, c.recompute, c.attention, stream);
+    const Batch batch = fixed_batch(c);
+    stack.set_batch(batch.tokens, batch.targets);
+    stack.set_gradient_accumulation(c.ga);
+    for (int i = 0; i < c.warmup; ++i) train_step(stack, c);
+    const StepFigures figures = timed_steps(stack, c, stream, static_cast<std::int64_t>(free_at_start));
+    std::string split_note;
+    const auto split = category_ms(stack, c, stream, split_note);
+    Row row = result_row(c, figures, split, stack.allocated(), peaks);
+    row.note = split_note;
+    print_trial_figures(row);
+    report.rows.push_back(std::move(row));
+  } catch (const CudaError& e) {
+    if (!e.is_out_of_memory()) throw;
+    // The batch-sweep engine reads this line as an out-of-memory trial.
+    std::cerr << "CUDA out of memory: " << e.what() << "\n";
+    return kExitCheckFailed;
+  }
+  (void)cudaStreamDestroy(stream);
+  const Row& row = report.rows.front();
+  report.summary.emplace_back("gpu", props.name + (peaks ? " (MFU against " + peaks->model + "'s dense bf16 peak)" : ""));
+  const bool fell = *row.metric_value("loss_last") < *row.metric_value("loss_first");
+  report.summary.emplace_back("loss", metric_text(*row.metric_value("loss_first")) + " -> " +
+                                          metric_text(*row.metric_value("loss_last")) + (fell ? " (falling)" : " (NOT falling)"));
+  write_reports(report, f.output);
+  if (f.check && !fell) {
+    std::cerr << "train_step_bench: FAILED: the loss did not fall over " << c.steps << " steps on a fixed batch\n";
+    return kExitCheckFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace redline::train
