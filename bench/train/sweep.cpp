@@ -20,6 +20,8 @@
 #include "harness/train/recompute_verdict.hpp"
 
 namespace redline::train {
+namespace fs = std::filesystem;
+
 namespace {
 
 // The child's command line: the same model, one micro-batch size ({bs}).
@@ -94,7 +96,11 @@ int run_sweep(const SweepFlags& f, const std::string& self) {
   const CheckedSweep c = checked_sweep(f);
   validate_output_paths(f.output);
   require_training_gpu(c.device);
-  const std::string program = std::filesystem::absolute(self).string();
+  // Each trial runs this very binary: /proc/self/exe, not argv[0], which a
+  // shell's PATH lookup leaves without a folder.
+  std::error_code no_proc;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", no_proc);
+  const std::string program = no_proc ? fs::absolute(self).string() : exe.string();
 
   Report report = start_report("train_step_bench", capture_environment());
   std::vector<ModeSweep> modes;
