@@ -187,8 +187,21 @@ TEST(ActivationMemory, TheUnfusedPathsBuffersCountWithTheWorkspaces) {
   for (const auto& t : unfused_attention_buffers(c, 1, 1024)) buffers += t.bytes();
   // Two b x a x s^2 bf16 score matrices are among them.
   EXPECT_GE(buffers, 2 * 2 * 32LL * 1024 * 1024);
-  EXPECT_EQ(unfused.workspace - fused.workspace, buffers);
+  // No cuDNN workspace there: cuBLASLt's and the unfused buffers.
+  EXPECT_EQ(unfused.workspace, cublaslt_workspace_bytes() + buffers);
+  // cuDNN's: the fp32 dQ accumulator and the softmax sums beside cuBLASLt's.
+  EXPECT_EQ(fused.workspace, cublaslt_workspace_bytes() + 1024LL * 4096 * 4 + 32LL * 1024 * 4);
   EXPECT_EQ(unfused.activation_bytes, fused.activation_bytes);
   EXPECT_EQ(parse_attention_choice("unfused"), AttentionChoice::unfused);
   EXPECT_FALSE(parse_attention_choice("flash"));
+}
+
+TEST(StepFlops, TheUnfusedPathComputesEveryScoreAndRerunsItsForward) {
+  const ModelConfig c = tiny();
+  const double per_score = 4.0 * 2 * 4 * 16;
+  const StepFlops fused = step_flops(c, 2, 16, Recompute::none, AttentionChoice::cudnn);
+  const StepFlops unfused = step_flops(c, 2, 16, Recompute::none, AttentionChoice::unfused);
+  EXPECT_DOUBLE_EQ(unfused.model, fused.model);  // MFU counts the same work
+  const double matmul = 6 * static_cast<double>(parameter_counts(c).matmul()) * 32;
+  EXPECT_DOUBLE_EQ(unfused.hardware, matmul + 4 * per_score * 16 * 16 * 2);  // 3 passes + the rerun, all 16^2 scores
 }

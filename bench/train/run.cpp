@@ -64,11 +64,21 @@ struct StepFigures {
   std::int64_t peak_used = 0;  // the largest cudaMemGetInfo delta seen after a step
 };
 
-float train_step(TrainStack& stack, const CheckedRun& c) {
+// One optimizer step over --ga micro-batches; `phases` (when given) gains
+// every micro-batch's forward and backward and the optimizer's time (the
+// stack's events hold only the last of each).
+float train_step(TrainStack& stack, const CheckedRun& c, PhaseTimes* phases = nullptr) {
   stack.zero_grads();
   float loss = 0;
-  for (int m = 0; m < c.ga; ++m) loss = stack.forward_backward();
+  for (int m = 0; m < c.ga; ++m) {
+    loss = stack.forward_backward();  // waits: its events are done
+    if (phases) {
+      const PhaseTimes p = stack.last_phase_times();
+      phases->forward_ms += p.forward_ms, phases->backward_ms += p.backward_ms;
+    }
+  }
   stack.optimizer_step(AdamWSettings{});
+  if (phases) phases->optimizer_ms += stack.last_phase_times().optimizer_ms;
   return loss;
 }
 
@@ -77,11 +87,9 @@ StepFigures timed_steps(TrainStack& stack, const CheckedRun& c, cudaStream_t str
   for (int i = 0; i < c.steps; ++i) {
     EventTimer timer;
     timer.start(stream);
-    f.losses.push_back(train_step(stack, c));
+    f.losses.push_back(train_step(stack, c, &f.phases));
     timer.stop(stream);
     f.step_ms.push_back(timer.elapsed_seconds() * 1e3);
-    const PhaseTimes p = stack.last_phase_times();
-    f.phases.forward_ms += p.forward_ms, f.phases.backward_ms += p.backward_ms, f.phases.optimizer_ms += p.optimizer_ms;
     f.peak_used = std::max(f.peak_used, used_device_bytes(free_at_start));
   }
   return f;
@@ -114,7 +122,7 @@ Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelC
   row.param("recompute", recompute_name(c.recompute)).param("attention", attention_choice_name(c.attention));
   const double step_s = median(f.step_ms) / 1e3;
   const double tokens = static_cast<double>(c.mbs * c.seq * c.ga);
-  const StepFlops flops = step_flops(c.config, c.mbs, c.seq, c.recompute);
+  const StepFlops flops = step_flops(c.config, c.mbs, c.seq, c.recompute, c.attention);
   row.metric("tokens_per_s", tokens / step_s).metric("step_time_ms", step_s * 1e3);
   const double steps = static_cast<double>(c.steps);
   row.metric("forward_ms", f.phases.forward_ms / steps).metric("backward_ms", f.phases.backward_ms / steps);
@@ -134,10 +142,13 @@ Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelC
   return row;
 }
 
-// The lines `sweep` reads from each trial (harness/batch extra_metrics).
+// The lines `sweep` reads from each trial (harness/batch extra_metrics);
+// byte counts as whole numbers, never in scientific form.
 void print_trial_figures(const Row& row) {
-  for (const char* name : {"tokens_per_s", "measured_peak_bytes", "predicted_peak_bytes", "mfu_pct"})
+  for (const char* name : {"tokens_per_s", "mfu_pct"})
     if (const auto v = row.metric_value(name)) std::cout << name << ": " << metric_text(*v) << "\n";
+  for (const char* name : {"measured_peak_bytes", "predicted_peak_bytes"})
+    if (const auto v = row.metric_value(name)) std::cout << name << ": " << static_cast<std::int64_t>(*v) << "\n";
 }
 
 }  // namespace

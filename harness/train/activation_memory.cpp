@@ -99,7 +99,8 @@ StateBytes state_bytes(const ModelConfig& config) {
 
 std::int64_t workspace_bytes(const ModelConfig& config, std::int64_t mbs, std::int64_t seq) {
   const Widths w = widths(config, mbs, seq);
-  return cublaslt_workspace_bytes() + w.tokens * w.h * kFp32;
+  // cuDNN's backward: the fp32 dQ accumulator and the per-row softmax sums.
+  return cublaslt_workspace_bytes() + w.tokens * w.h * kFp32 + w.heads * w.tokens * kFp32;
 }
 
 std::int64_t cublaslt_workspace_bytes() { return std::int64_t{32} << 20; }
@@ -114,9 +115,11 @@ MemoryPrediction predict_memory(const ModelConfig& config, std::int64_t mbs, std
   p.activation_bytes = p.activation_bytes_per_layer * config.layers + total_bytes(saved_outside_layers(config, mbs, seq));
   p.working_bytes = total_bytes(backward_working_set(config, mbs, seq, mode));
 
-  p.workspace = workspace_bytes(config, mbs, seq);
-  // The stack counts the unfused path's buffers with the workspaces (AllocatedBytes).
-  if (attention == AttentionChoice::unfused) p.workspace += total_bytes(unfused_attention_buffers(config, mbs, seq));
+  // The unfused path has no cuDNN workspace; the stack counts its buffers
+  // with the workspaces (AllocatedBytes).
+  p.workspace = attention == AttentionChoice::cudnn
+                    ? workspace_bytes(config, mbs, seq)
+                    : cublaslt_workspace_bytes() + total_bytes(unfused_attention_buffers(config, mbs, seq));
   const double s = static_cast<double>(seq), b = static_cast<double>(mbs), h = static_cast<double>(config.hidden);
   p.korthikanti_per_layer = s * b * h * (34 + 5 * static_cast<double>(config.heads) * s / h);
   return p;

@@ -79,8 +79,9 @@ struct StateBytes {
 StateBytes state_bytes(const ModelConfig& config);
 
 // cuBLASLt's one shared workspace (32 MiB, as PyTorch gives it on Hopper)
-// and cuDNN's attention backward's fp32 dQ accumulator (T x h x 4), the
-// largest workspace a fused FlashAttention-2-style backward takes.
+// and cuDNN's attention backward's: its fp32 dQ accumulator (T x h x 4) and
+// per-row softmax sums (a x T x 4), what the frontend's composite SDPA
+// backward asks for.
 std::int64_t workspace_bytes(const ModelConfig& config, std::int64_t mbs, std::int64_t seq);
 // The cuBLASLt part of it: the one workspace every GEMM of the step shares.
 std::int64_t cublaslt_workspace_bytes();

@@ -24,7 +24,10 @@ struct StepFlops {
   double attention = 0; // the attention part of `model` (3 x forward scores, all layers)
 };
 
-// One micro-batch's forward and backward: mbs x seq tokens.
-StepFlops step_flops(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, Recompute mode);
+// One micro-batch's forward and backward: mbs x seq tokens. The attention
+// path changes only the hardware FLOPs: the unfused GEMMs compute all s^2
+// scores (causal or not) and its backward reruns the whole forward.
+StepFlops step_flops(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, Recompute mode,
+                     AttentionChoice attention = AttentionChoice::cudnn);
 
 }  // namespace redline

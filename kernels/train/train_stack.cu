@@ -26,11 +26,15 @@ struct TrainStack::State {
   std::int64_t mbs, seq;
   Recompute mode;
   cudaStream_t stream;
+  // The GEMM plans and cuDNN's graphs first: their handles and workspaces are
+  // small but fail in ways that do not say "out of memory" (a cuDNN build
+  // error), so they must not be the allocation that meets a full GPU; the
+  // large arenas after them fail as CUDA out of memory.
+  TrainGemms gemms;
+  TrainAttention attention;
   TrainParameters parameters;
   std::vector<TensorArena> saved;  // per layer
   TensorArena outside, working;
-  TrainGemms gemms;
-  TrainAttention attention;
   DeviceBuffer<float> loss{1};
   std::int64_t accumulation = 1;
   EventTimer forward_timer, backward_timer, optimizer_timer;
@@ -55,11 +59,11 @@ TrainStack::State::State(const ModelConfig& c, std::int64_t b, std::int64_t s, R
       seq(s),
       mode(m),
       stream(st),
+      gemms(static_cast<std::size_t>(cublaslt_workspace_bytes())),
+      attention(c, b, s, a, gemms.workspace(), st),
       parameters(c, seed, st),
       outside(saved_outside_layers(c, b, s)),
-      working(backward_working_set(c, b, s, m)),
-      gemms(static_cast<std::size_t>(cublaslt_workspace_bytes())),
-      attention(c, b, s, a, gemms.workspace(), st) {
+      working(backward_working_set(c, b, s, m)) {
   for (std::int64_t i = 0; i < c.layers; ++i) saved.emplace_back(saved_per_layer(c, b, s, m));
 }
 
