@@ -133,6 +133,11 @@ Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelC
     row.metric("hfu_pct", 100 * flops.hardware * c.ga / step_s / (peaks->bf16_tflops * 1e12));
   }
   for (const auto& [category, ms] : split) row.metric(std::string(kernel_category_name(category)) + "_ms", ms);
+  // The target: the step within 10% of its GEMM and attention time,
+  // i.e. everything else (elementwise kernels, launch gaps) under ~9%.
+  if (split.count(KernelCategory::gemm) && split.count(KernelCategory::attention))
+    row.metric("other_pct", 100 * (1 - (split.at(KernelCategory::gemm) + split.at(KernelCategory::attention)) /
+                                           (step_s * 1e3)));
   const MemoryPrediction predicted = predict_memory(c.config, c.mbs, c.seq, c.recompute, c.attention);
   row.metric("allocated_bytes", static_cast<double>(allocated.total()));
   row.metric("measured_peak_bytes", static_cast<double>(f.peak_used));
