@@ -19,13 +19,8 @@ std::string case_name(const CaseKey& key) { return gbench_case_name(key.family, 
 
 std::string failure_status_text(const std::exception& e) {
   if (dynamic_cast<const CaseSkipped*>(&e)) return std::string("skipped: ") + e.what();
-  if (const auto* cuda = dynamic_cast<const CudaError*>(&e); cuda && cuda->is_out_of_memory())
-    return std::string("oom: ") + e.what();
-#if defined(REDLINE_HAVE_CUBLASLT)
-  // cuBLASLt's own allocations (workspace, plans) fail as ALLOC_FAILED.
-  if (const auto* cublas = dynamic_cast<const CublasError*>(&e); cublas && cublas->is_out_of_memory())
-    return std::string("oom: ") + e.what();
-#endif
+  // cuBLASLt's own allocations (workspace, plans) fail as ALLOC_FAILED: oom too.
+  if (is_out_of_memory(e)) return std::string("oom: ") + e.what();
   return std::string("error: ") + e.what();
 }
 

@@ -89,6 +89,17 @@ inline void throw_if_cublas_failed(cublasStatus_t status, const char* call, cons
 }
 #endif  // REDLINE_HAVE_CUBLASLT
 
+// Whether a failure is the GPU running out of memory: CUDA's allocation
+// error, or cuBLAS(Lt)'s own allocations failing. One rule for every tool
+// that turns it into an `oom` row or the line a batch sweep reads.
+inline bool is_out_of_memory(const std::exception& e) {
+  if (const auto* cuda = dynamic_cast<const CudaError*>(&e); cuda && cuda->is_out_of_memory()) return true;
+#if defined(REDLINE_HAVE_CUBLASLT)
+  if (const auto* cublas = dynamic_cast<const CublasError*>(&e); cublas && cublas->is_out_of_memory()) return true;
+#endif
+  return false;
+}
+
 #if defined(REDLINE_HAVE_NCCL)
 class NcclError : public std::runtime_error {
  public:

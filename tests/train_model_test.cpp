@@ -165,6 +165,8 @@ TEST_F(TrainStepBench, BadInputNamesTheFlag) {
   expect_usage_error({"run", "--preset", "llama3-8b", "--recompute", "all"}, "--recompute 'all'");
   expect_usage_error({"run", "--preset", "llama3-8b", "--attention", "flash"}, "--attention 'flash'");
   expect_usage_error({"sweep", "--preset", "llama3-8b", "--max-mbs", "0"}, "--max-mbs '0'");
+  expect_usage_error({"run", "--preset", "llama3-8b", "--gpu", "V100"}, "--gpu 'V100'");
+  expect_usage_error({"sweep", "--preset", "llama3-8b", "--gpu", "V100"}, "--gpu 'V100'");
 }
 
 TEST_F(TrainStepBench, RunAndSweepWithoutAGpuSkip) {

@@ -171,8 +171,7 @@ int run_step(const RunFlags& f) {
   add_cuda_gpu_info(env);
   Report report = start_report("train_step_bench", env);
   const DeviceProperties props = query_device_properties(c.device);
-  const std::optional<GpuPeaks> peaks = f.gpu.empty() ? lookup_gpu_peaks(props.name) : lookup_gpu_peaks(f.gpu);
-  if (!f.gpu.empty() && !peaks) throw UsageError("--gpu", f.gpu, "unknown GPU (known: " + known_gpu_models() + ")");
+  const std::optional<GpuPeaks> peaks = c.datasheet ? c.datasheet : lookup_gpu_peaks(props.name);
 
   cudaStream_t stream = nullptr;
   REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -191,8 +190,8 @@ int run_step(const RunFlags& f) {
     row.note = split_note;
     print_trial_figures(row);
     report.rows.push_back(std::move(row));
-  } catch (const CudaError& e) {
-    if (!e.is_out_of_memory()) throw;
+  } catch (const std::exception& e) {
+    if (!is_out_of_memory(e)) throw;
     // The batch-sweep engine reads this line as an out-of-memory trial.
     std::cerr << "CUDA out of memory: " << e.what() << "\n";
     return kExitCheckFailed;

@@ -11,6 +11,14 @@ AttentionChoice attention_of(const std::string& text) {
   throw UsageError("--attention", text, "must be cudnn or unfused");
 }
 
+// --gpu NAME, checked against the datasheet table before any GPU is looked for.
+std::optional<GpuPeaks> datasheet_of(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  const auto peaks = lookup_gpu_peaks(name);
+  if (!peaks) throw UsageError("--gpu", name, "unknown GPU (known: " + known_gpu_models() + ")");
+  return peaks;
+}
+
 int count_of(const char* flag, const std::string& text, std::int64_t lo, std::int64_t hi) {
   return static_cast<int>(parse_count_between(flag, text, lo, hi));
 }
@@ -35,6 +43,7 @@ CheckedRun checked_run(const RunFlags& f) {
   c.warmup = static_cast<int>(parse_count_between("--warmup", f.warmup, 0, 1000000));
   c.ga = count_of("--ga", f.ga, 1, 1 << 20);
   c.device = static_cast<int>(parse_count_between("--device", f.device, 0, 1024));
+  c.datasheet = datasheet_of(f.gpu);
   return c;
 }
 
@@ -48,6 +57,7 @@ CheckedSweep checked_sweep(const SweepFlags& f) {
   c.warmup = static_cast<int>(parse_count_between("--warmup", f.warmup, 0, 1000000));
   c.max_mbs = parse_count_between("--max-mbs", f.max_mbs, 1, 1 << 20);
   c.device = static_cast<int>(parse_count_between("--device", f.device, 0, 1024));
+  datasheet_of(f.gpu);  // each trial takes it; a bad name is refused here, once
   if (!f.gpu_memory.empty()) {
     const double gib = parse_number("--gpu-memory", f.gpu_memory);
     if (!(gib > 0) || gib > 1e6) throw UsageError("--gpu-memory", f.gpu_memory, "must be a positive number of GiB");

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "bench/train/subcommands.hpp"
+#include "harness/gpu/gpu_peaks.hpp"
 #include "harness/train/activation_memory.hpp"
 
 namespace redline::train {
@@ -16,6 +18,7 @@ struct CheckedRun {
   Recompute recompute = Recompute::none;
   AttentionChoice attention = AttentionChoice::cudnn;
   int steps = 10, warmup = 3, ga = 1, device = 0;
+  std::optional<GpuPeaks> datasheet;  // --gpu's; nullopt: the device's own
 };
 CheckedRun checked_run(const RunFlags& f);
 
