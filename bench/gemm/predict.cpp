@@ -25,7 +25,6 @@ struct PredictPlan {
   GemmDim pad_dim = GemmDim::n;
 };
 
-std::string percent_text(double fraction) { return format_number(100 * fraction, 1) + "%"; }
 
 GemmDim pad_dim(const PredictFlags& f, std::size_t m_count, std::size_t n_count) {
   if (f.pad_dim == "m") return GemmDim::m;
@@ -85,12 +84,12 @@ std::optional<std::pair<std::string, std::string>> padding_advice(const GemmProb
   const std::string time = same_waves ? "same predicted time, " + std::to_string(r.full_waves) + " waves"
                                       : std::to_string(a->after.full_waves) + " waves instead of " +
                                             std::to_string(r.full_waves);
-  row.note += std::string("; ") + dim_name + " " + std::to_string(a->to) + ": efficiency +" + percent_text(a->gain) +
+  row.note += std::string("; ") + dim_name + " " + std::to_string(a->to) + ": efficiency +" + format_percent(a->gain) +
               ", " + (same_waves ? std::string("same time") : time);
   return std::pair{"pad m=" + std::to_string(p.m) + " n=" + std::to_string(p.n),
                    std::string(dim_name) + " -> " + std::to_string(a->to) + ": predicted efficiency " +
                        format_number(r.predicted_efficiency, 3) + " -> " +
-                       format_number(a->after.predicted_efficiency, 3) + " (+" + percent_text(a->gain) + "; " + time +
+                       format_number(a->after.predicted_efficiency, 3) + " (+" + format_percent(a->gain) + "; " + time +
                        ")"};
 }
 
@@ -115,7 +114,7 @@ void add_model_summary(Report& report, const PredictPlan& plan, std::size_t flag
                    (plan.gpu ? ", SM count of " + plan.gpu->model : std::string()));
   report.summary.emplace_back("flagged", std::to_string(flagged) + " of " + std::to_string(report.rows.size()) +
                                              " shapes lose more than " +
-                                             percent_text(1 - kQuantizationLossThreshold) + " to quantization");
+                                             format_percent(1 - kQuantizationLossThreshold) + " to quantization");
 }
 
 }  // namespace
@@ -134,7 +133,7 @@ int run_predict(const PredictFlags& f) {
     Row row = prediction_row(p, r);
     if (r.predicted_efficiency < kQuantizationLossThreshold) {
       ++flagged;
-      row.note = "loses " + percent_text(1 - r.predicted_efficiency);
+      row.note = "loses " + format_percent(1 - r.predicted_efficiency);
       if (auto advice = padding_advice(p, r, plan.pad_dim, row)) advice_lines.push_back(std::move(*advice));
     }
     report.rows.push_back(std::move(row));

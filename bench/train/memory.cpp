@@ -30,7 +30,6 @@ std::optional<std::int64_t> gpu_memory_of(const std::string& text) {
   return static_cast<std::int64_t>(gib * static_cast<double>(std::int64_t{1} << 30));
 }
 
-std::string gib(double bytes) { return format_number(bytes / static_cast<double>(std::int64_t{1} << 30), 2) + " GiB"; }
 
 Row mode_row(const ModelConfig& c, std::int64_t seq, std::int64_t mbs, const MemoryPrediction& p,
              const std::optional<std::int64_t>& gpu_memory) {
@@ -53,14 +52,14 @@ Row mode_row(const ModelConfig& c, std::int64_t seq, std::int64_t mbs, const Mem
 
 std::string mode_summary(const ModelConfig& c, std::int64_t seq, const MemoryPrediction& p,
                          const std::optional<std::int64_t>& gpu_memory) {
-  std::string text = "peak " + gib(static_cast<double>(p.peak())) + ": state " + gib(static_cast<double>(p.state.total())) +
-                     ", activations " + gib(static_cast<double>(p.activation_bytes)) + " (" +
-                     gib(static_cast<double>(p.activation_bytes_per_layer)) + " per layer), backward working set " +
-                     gib(static_cast<double>(p.working_bytes)) + ", workspaces " + gib(static_cast<double>(p.workspace));
+  std::string text = "peak " + format_gib(static_cast<double>(p.peak())) + ": state " + format_gib(static_cast<double>(p.state.total())) +
+                     ", activations " + format_gib(static_cast<double>(p.activation_bytes)) + " (" +
+                     format_gib(static_cast<double>(p.activation_bytes_per_layer)) + " per layer), backward working set " +
+                     format_gib(static_cast<double>(p.working_bytes)) + ", workspaces " + format_gib(static_cast<double>(p.workspace));
   if (gpu_memory) {
     const std::int64_t fits = max_fitting_mbs(c, seq, p.mode, *gpu_memory);
-    text += fits > 0 ? "; fits micro-batches up to " + std::to_string(fits) + " in " + gib(static_cast<double>(*gpu_memory))
-                     : "; even micro-batch 1 does not fit " + gib(static_cast<double>(*gpu_memory));
+    text += fits > 0 ? "; fits micro-batches up to " + std::to_string(fits) + " in " + format_gib(static_cast<double>(*gpu_memory))
+                     : "; even micro-batch 1 does not fit " + format_gib(static_cast<double>(*gpu_memory));
   }
   return text;
 }
@@ -87,10 +86,10 @@ int run_memory(const MemoryFlags& f) {
   }
   const MemoryPrediction none = predict_memory(config, mbs, seq, Recompute::none);
   report.summary.emplace_back(
-      "korthikanti", "s b h (34 + 5 a s / h) = " + gib(none.korthikanti_per_layer) + " per layer (34 s b h alone, " +
+      "korthikanti", "s b h (34 + 5 a s / h) = " + format_gib(none.korthikanti_per_layer) + " per layer (34 s b h alone, " +
                          "without the attention scores a fused kernel never keeps: " +
-                         gib(34.0 * static_cast<double>(seq * mbs * config.hidden)) + ") against this stack's " +
-                         gib(static_cast<double>(none.activation_bytes_per_layer)) +
+                         format_gib(34.0 * static_cast<double>(seq * mbs * config.hidden)) + ") against this stack's " +
+                         format_gib(static_cast<double>(none.activation_bytes_per_layer)) +
                          " with recompute none: no dropout masks, GQA's smaller K and V, SwiGLU's three ffn-wide "
                          "tensors, fp32 LSE and rstd (docs/train_step_bench.md)");
   write_reports(report, f.output);

@@ -21,6 +21,7 @@
 #include "harness/core/usage_error.hpp"
 #include "harness/gpu/gpu_peaks.hpp"
 #include "harness/gpu/kernel_category.hpp"
+#include "harness/measure/stats.hpp"
 #include "harness/report/report.hpp"
 #include "harness/train/step_flops.hpp"
 #include "kernels/cuda_check.cuh"
@@ -108,19 +109,13 @@ std::map<KernelCategory, double> category_ms(TrainStack& stack, const CheckedRun
   return ms;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelCategory, double>& split,
                const AllocatedBytes& allocated, std::optional<GpuPeaks> peaks) {
   Row row;
   row.param("model", c.config.name).param("layers", std::to_string(c.config.layers));
   row.param("seq", std::to_string(c.seq)).param("mbs", std::to_string(c.mbs)).param("ga", std::to_string(c.ga));
   row.param("recompute", recompute_name(c.recompute)).param("attention", attention_choice_name(c.attention));
-  const double step_s = median(f.step_ms) / 1e3;
+  const double step_s = summarize(f.step_ms).median / 1e3;
   const double tokens = static_cast<double>(c.mbs * c.seq * c.ga);
   const StepFlops flops = step_flops(c.config, c.mbs, c.seq, c.recompute, c.attention);
   row.metric("tokens_per_s", tokens / step_s).metric("step_time_ms", step_s * 1e3);

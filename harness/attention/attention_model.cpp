@@ -12,7 +12,6 @@ namespace redline {
 namespace {
 
 std::string text(std::int64_t value) { return std::to_string(value); }
-std::string percent(double fraction) { return format_number(100 * fraction, 1) + "%"; }
 
 // Tensor-core pipelines consume K in slices of 64 16-bit elements (128
 // bytes): a K that is not a multiple of 64 pays for a whole last slice.
@@ -65,7 +64,7 @@ ModelFactor gemm_quantization(const std::vector<AttentionGemm>& gemms, int sm_co
   ModelFactor f{name, time_weighted(parts), ""};
   if (worst)
     f.why = "worst " + worst->name + " (" + text(worst->batch) + " x " + text(worst->m) + "x" + text(worst->n) + "x" +
-            text(worst->k) + ", tile " + tile_text(worst_estimate.tile) + "): " + percent(worst_estimate.efficiency);
+            text(worst->k) + ", tile " + tile_text(worst_estimate.tile) + "): " + format_percent(worst_estimate.efficiency);
   return f;
 }
 
@@ -103,7 +102,7 @@ ModelFactor sm_fill(const AttentionShape& shape, int sm_count) {
   const double value = static_cast<double>(ctas) / static_cast<double>(waves * sm_count);
   return {"sm_fill", value,
           text(ctas) + " CTAs (b x a_q x 128-query tiles) on " + text(sm_count) + " SMs: " + text(waves) +
-              (waves == 1 ? " wave" : " waves") + ", " + percent(value) + " of the slots busy"};
+              (waves == 1 ? " wave" : " waves") + ", " + format_percent(value) + " of the slots busy"};
 }
 
 ModelFactor exponentials(const AttentionShape& shape, AttentionDirection direction, GemmDtype dtype,
@@ -114,7 +113,7 @@ ModelFactor exponentials(const AttentionShape& shape, AttentionDirection directi
   const double value = tensor_flop / (tensor_flop + exp_cost);
   return {"exponentials", value,
           "per score " + format_number(tensor_flop, 0) + " tensor FLOPs beside one exp worth " +
-              format_number(exp_cost, 0) + ": at most " + percent(value) + " of the time is matmul unless they overlap"};
+              format_number(exp_cost, 0) + ": at most " + format_percent(value) + " of the time is matmul unless they overlap"};
 }
 
 PathPrediction predict_fused(const AttentionShape& shape, AttentionDirection direction, GemmDtype dtype,

@@ -10,7 +10,6 @@
 namespace redline {
 namespace {
 
-std::string percent(double fraction) { return format_number(100 * fraction, 1) + "%"; }
 
 const ModelFactor* find_factor(const std::vector<ModelFactor>& factors, const std::string& name) {
   for (const auto& f : factors)
@@ -25,7 +24,7 @@ std::vector<std::string> reasons_against(const RankCandidate& layout, const Rank
     if (!theirs) {
       reasons.push_back(f.name + ": " + f.why);
     } else if (f.value < theirs->value * (1 - kReasonMargin)) {
-      reasons.push_back(f.name + " " + percent(f.value) + " against " + percent(theirs->value) + ": " + f.why);
+      reasons.push_back(f.name + " " + format_percent(f.value) + " against " + format_percent(theirs->value) + ": " + f.why);
     }
   }
   return reasons;
@@ -58,7 +57,7 @@ std::vector<RankedLayout> rank_layouts(const std::vector<RankCandidate>& candida
 
 std::string ranking_verdict(const RankedLayout& ranked) {
   if (ranked.rank == 1) return "best";
-  std::string verdict = ranked.score > 0 ? percent(ranked.slower) + " slower" : "cannot run";
+  std::string verdict = ranked.score > 0 ? format_percent(ranked.slower) + " slower" : "cannot run";
   for (std::size_t i = 0; i < ranked.reasons.size(); ++i) verdict += (i == 0 ? ": " : "; ") + ranked.reasons[i];
   if (ranked.reasons.empty() && ranked.score > 0) verdict += " (no single factor stands out)";
   return verdict;

@@ -1,5 +1,6 @@
 #include "harness/core/units.hpp"
 
+#include <cstdint>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -110,6 +111,12 @@ std::string format_number(double value, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, value);
   return buf;
+}
+
+std::string format_percent(double fraction, int digits) { return format_number(100 * fraction, digits) + "%"; }
+
+std::string format_gib(double bytes, int digits) {
+  return format_number(bytes / static_cast<double>(std::int64_t{1} << 30), digits) + " GiB";
 }
 
 }  // namespace redline

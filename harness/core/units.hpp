@@ -34,4 +34,9 @@ std::string format_size(std::uint64_t bytes);
 // turned into text for tables and CSV.
 std::string format_number(double value, int digits);
 
+// 0.125 -> "12.5%" (format_number of the percentage, `digits` decimals).
+std::string format_percent(double fraction, int digits = 1);
+// Bytes in GiB, "1.50 GiB".
+std::string format_gib(double bytes, int digits = 2);
+
 }  // namespace redline

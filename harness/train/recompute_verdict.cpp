@@ -8,8 +8,6 @@
 namespace redline {
 namespace {
 
-std::string percent(double fraction) { return format_number(100 * fraction, 1) + "%"; }
-std::string gib(double bytes) { return format_number(bytes / static_cast<double>(std::int64_t{1} << 30), 2) + " GiB"; }
 
 // The largest batch every mode with results ran ok.
 std::optional<std::int64_t> common_batch(const std::vector<ModeSweep>& modes) {
@@ -27,7 +25,7 @@ std::string slowdown_line(const std::vector<ModeSweep>& modes, const ModeSweep& 
   for (const ModeSweep& m : modes) {
     if (m.mode == Recompute::none) continue;
     const double slower = none.tokens_per_s.at(batch) / m.tokens_per_s.at(batch) - 1;
-    text += std::string(" ") + recompute_name(m.mode) + " " + percent(slower) + " slower than none;";
+    text += std::string(" ") + recompute_name(m.mode) + " " + format_percent(slower) + " slower than none;";
   }
   text.pop_back();
   return text;
@@ -40,10 +38,10 @@ std::string memory_line(const std::vector<ModeSweep>& modes, const ModeSweep& no
     text += std::string(" ") + recompute_name(m.mode);
     if (auto p = none.predicted_peak_bytes.find(batch), q = m.predicted_peak_bytes.find(batch);
         p != none.predicted_peak_bytes.end() && q != m.predicted_peak_bytes.end())
-      text += " frees " + gib(p->second - q->second) + " predicted";
+      text += " frees " + format_gib(p->second - q->second) + " predicted";
     if (auto p = none.measured_peak_bytes.find(batch), q = m.measured_peak_bytes.find(batch);
         p != none.measured_peak_bytes.end() && q != m.measured_peak_bytes.end())
-      text += ", " + gib(p->second - q->second) + " measured";
+      text += ", " + format_gib(p->second - q->second) + " measured";
     text += ";";
   }
   text.pop_back();
@@ -94,7 +92,7 @@ std::vector<std::pair<std::string, std::string>> recompute_verdict(const std::ve
                      ": " + format_number(best.tokens_per_s, 0) + " tokens/s";
   if (none != ran.end() && best.mode->mode != Recompute::none) {
     const Best plain = best_of(*none);
-    text += ", " + percent(best.tokens_per_s / plain.tokens_per_s - 1) + " more than none's best (" +
+    text += ", " + format_percent(best.tokens_per_s / plain.tokens_per_s - 1) + " more than none's best (" +
             format_number(plain.tokens_per_s, 0) + " at " + std::to_string(plain.batch) +
             "): the memory it frees buys a batch that wins back its recompute";
   } else if (best.mode->mode == Recompute::none && ran.size() > 1) {
