@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -61,7 +62,8 @@ bool is_fp8(GemmDtype dtype) { return dtype == GemmDtype::fp8_e4m3 || dtype == G
 
 std::string shape_text(const GemmOptions& options, std::int64_t m, std::int64_t n, std::int64_t k) {
   return std::string(gemm_dtype_info(options.dtype).name) + " " + gemm_layout_name(options.layout) +
-         " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+         " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+         (options.batch > 1 ? " batch=" + std::to_string(options.batch) : std::string());
 }
 
 template <typename T>
@@ -127,24 +129,29 @@ struct LtGemm::State {
 };
 
 // Descriptors: the matmul (compute type, transposes) and the stored layouts
-// of A, B and C (column-major rows and columns as stored).
+// of A, B and C (column-major rows and columns as stored), each repeated
+// over the strided batch.
 void LtGemm::State::describe_problem() {
   const LeadingDims ld = leading_dims(options.layout, m, n, k);
-  const auto um = static_cast<std::uint64_t>(m), un = static_cast<std::uint64_t>(n),
-             uk = static_cast<std::uint64_t>(k);
+  const bool a_transposed = options.layout == GemmLayout::tn, b_transposed = options.layout == GemmLayout::nt;
   REDLINE_CUBLAS_CHECK(cublasLtCreate(handle.out()));
   REDLINE_CUBLAS_CHECK(cublasLtMatmulDescCreate(matmul.out(), types.compute, CUDA_R_32F));
-  const cublasOperation_t transa = options.layout == GemmLayout::tn ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t transb = CUBLAS_OP_N;
+  const cublasOperation_t transa = a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t transb = b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   REDLINE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(matmul.get(), CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
   REDLINE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(matmul.get(), CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
-  if (options.layout == GemmLayout::tn) {
-    REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(a_layout.out(), types.a, uk, um, ld.lda));
-  } else {
-    REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(a_layout.out(), types.a, um, uk, ld.lda));
-  }
-  REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(b_layout.out(), types.b, uk, un, ld.ldb));
-  REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(c_layout.out(), types.c, um, un, ld.ldc));
+  const auto stored = [](LtLayout& layout, cudaDataType_t type, std::int64_t rows, std::int64_t cols,
+                         std::int64_t leading) {
+    REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(layout.out(), type, static_cast<std::uint64_t>(rows),
+                                                    static_cast<std::uint64_t>(cols), leading));
+  };
+  stored(a_layout, types.a, a_transposed ? k : m, a_transposed ? m : k, ld.lda);
+  stored(b_layout, types.b, b_transposed ? n : k, b_transposed ? k : n, ld.ldb);
+  stored(c_layout, types.c, m, n, ld.ldc);
+  const GemmBatch batch = dense_batch(options.batch, m, n, k);
+  set_strided_batch(a_layout, batch.count, batch.stride_a);
+  set_strided_batch(b_layout, batch.count, batch.stride_b);
+  set_strided_batch(c_layout, batch.count, batch.stride_c);
 }
 
 // FP8's per-tensor scales. They go in before the heuristic: they narrow
@@ -175,6 +182,13 @@ void LtGemm::State::find_candidates() {
   const std::uint64_t max_workspace = options.workspace_bytes;
   REDLINE_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                             &max_workspace, sizeof max_workspace));
+  // What every batch's pointers keep, as LtMatmul tells it: a batched shape
+  // is the same problem to the heuristic in both.
+  const GemmDtypeInfo& info = gemm_dtype_info(options.dtype);
+  const GemmBatch batch = dense_batch(options.batch, m, n, k);
+  set_min_alignments(preference, strided_batch_alignment(batch.count, batch.stride_a * info.a_bytes),
+                     strided_batch_alignment(batch.count, batch.stride_b * info.b_bytes),
+                     strided_batch_alignment(batch.count, batch.stride_c * info.c_bytes));
   const int requested = std::max(1, options.heuristic_candidates);
   const auto results = std::make_unique<cublasLtMatmulHeuristicResult_t[]>(static_cast<std::size_t>(requested));
   int returned = 0;
@@ -205,9 +219,11 @@ void LtGemm::State::find_candidates() {
 // and rotation_bytes() lets the caller say so.
 void LtGemm::State::allocate_buffer_sets() {
   const GemmDtypeInfo& info = gemm_dtype_info(options.dtype);
-  const std::size_t a_bytes = static_cast<std::size_t>(m) * static_cast<std::size_t>(k) * info.a_bytes;
-  const std::size_t b_bytes = static_cast<std::size_t>(k) * static_cast<std::size_t>(n) * info.b_bytes;
-  const std::size_t c_bytes = static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * info.c_bytes;
+  const auto elements = [&](std::int64_t rows, std::int64_t cols) {
+    return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * static_cast<std::size_t>(options.batch);
+  };
+  const std::size_t a_count = elements(m, k), b_count = elements(k, n), c_count = elements(m, n);
+  const std::size_t a_bytes = a_count * info.a_bytes, b_bytes = b_count * info.b_bytes, c_bytes = c_count * info.c_bytes;
   bytes_per_set = a_bytes + b_bytes + c_bytes;
   std::size_t min_rotation = options.min_rotation_bytes;
   if (min_rotation == 0) {
@@ -221,18 +237,19 @@ void LtGemm::State::allocate_buffer_sets() {
   sets.reserve(set_count);
   for (std::size_t i = 0; i < set_count; ++i) {
     BufferSet set{DeviceBuffer<std::byte>(a_bytes), DeviceBuffer<std::byte>(b_bytes), DeviceBuffer<std::byte>(c_bytes)};
-    fill_as(types.a, set.a.data(), static_cast<std::size_t>(m * k), seed_for(i, 0), stream);
-    fill_as(types.b, set.b.data(), static_cast<std::size_t>(k * n), seed_for(i, 1), stream);
-    fill_as(types.c, set.c.data(), static_cast<std::size_t>(m * n), seed_for(i, 2), stream);
+    fill_as(types.a, set.a.data(), a_count, seed_for(i, 0), stream);
+    fill_as(types.b, set.b.data(), b_count, seed_for(i, 1), stream);
+    fill_as(types.c, set.c.data(), c_count, seed_for(i, 2), stream);
     sets.push_back(std::move(set));
   }
 }
 
 LtGemm::LtGemm(std::int64_t m, std::int64_t n, std::int64_t k, const GemmOptions& options, cudaStream_t stream)
     : state_(std::make_unique<State>()) {
-  if (m < 1 || n < 1 || k < 1) {
-    throw std::invalid_argument("LtGemm: m, n, k must be >= 1 (got " + std::to_string(m) + ", " +
-                                std::to_string(n) + ", " + std::to_string(k) + ")");
+  if (m < 1 || n < 1 || k < 1 || options.batch < 1 || options.batch > INT32_MAX) {
+    throw std::invalid_argument("LtGemm: m, n, k must be >= 1 and the batch 1 to 2^31-1 (got " + std::to_string(m) +
+                                ", " + std::to_string(n) + ", " + std::to_string(k) + ", batch " +
+                                std::to_string(options.batch) + ")");
   }
   if (const auto reason = gemm_unsupported_reason(options.dtype, options.layout, m, n, k))
     throw GemmUnsupported(*reason);
@@ -292,7 +309,8 @@ GemmCheck LtGemm::verify(int set) const {
   const bool fp8 = is_fp8(s.options.dtype);
   const ReferenceDifference difference =
       compare_with_reference(s.options.dtype, s.options.layout, s.m, s.n, s.k, buffers.a.data(), buffers.b.data(),
-                             buffers.c.data(), fp8 ? kFp8ScaleA : 1.0f, fp8 ? kFp8ScaleB : 1.0f, s.stream);
+                             buffers.c.data(), fp8 ? kFp8ScaleA : 1.0f, fp8 ? kFp8ScaleB : 1.0f, s.stream,
+                             dense_batch(s.options.batch, s.m, s.n, s.k));
   GemmCheck check;
   check.relative_error = difference.relative_error();
   check.nonfinite = difference.nonfinite;
@@ -300,7 +318,9 @@ GemmCheck LtGemm::verify(int set) const {
   return check;
 }
 
-double LtGemm::flop_count() const { return gemm_flop_count(state_->m, state_->n, state_->k); }
+double LtGemm::flop_count() const {
+  return gemm_flop_count(state_->m, state_->n, state_->k, state_->options.batch);
+}
 
 std::size_t LtGemm::bytes_per_set() const { return state_->bytes_per_set; }
 

@@ -13,7 +13,7 @@
 //   fp8_e4m3_e5m2  CUBLAS_COMPUTE_32F, A E4M3, B E5M2,     C/D CUDA_R_16BF
 // FP8 passes its per-tensor scales through CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER
 // (device floats, deliberately not 1 so the check proves they are applied).
-// alpha = 1, beta = 0.
+// alpha = 1, beta = 0. Layouts tn, nn and nt, optionally strided-batched.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -42,6 +42,10 @@ class GemmUnsupported : public std::runtime_error {
 struct GemmOptions {
   GemmDtype dtype = GemmDtype::bf16;
   GemmLayout layout = GemmLayout::tn;
+  // Independent GEMMs of the shape in one strided-batched call, each
+  // matrix dense and the batches back to back (dense_batch): what
+  // attention's per-head GEMMs are. A buffer set holds every batch.
+  std::int64_t batch = 1;
   // cuBLASLt workspace. 32 MiB is what PyTorch gives cuBLASLt on Hopper;
   // split-K and stream-K kernels need it.
   std::size_t workspace_bytes = std::size_t{32} << 20;
@@ -111,7 +115,7 @@ class LtGemm {
   // applied), compares, synchronizes and returns the result.
   GemmCheck verify(int set = 0) const;
 
-  double flop_count() const;  // 2*M*N*K
+  double flop_count() const;  // 2*M*N*K*batch
   std::size_t bytes_per_set() const;
   // Bytes of A, B and C the rotation cycles through: buffer_sets() x bytes_per_set().
   std::size_t rotation_bytes() const { return static_cast<std::size_t>(buffer_sets()) * bytes_per_set(); }

@@ -67,20 +67,28 @@ __device__ Partial block_sum(Partial value) {
 }
 
 // Element (row, kk) of op(A): A is stored K x M (lda = K) when transposed
-// (tn), M x K (lda = M) otherwise (nn); column-major either way.
+// (tn), M x K (lda = M) otherwise (nn, nt); column-major either way.
 template <bool kATransposed, typename TA>
 __device__ inline float op_a(const TA* a, std::int64_t lda, std::int64_t row, std::int64_t kk) {
   return kATransposed ? to_float(a[row * lda + kk]) : to_float(a[kk * lda + row]);
+}
+
+// Element (kk, col) of op(B): B is stored N x K (ldb = N) when transposed
+// (nt), K x N (ldb = K) otherwise (tn, nn).
+template <bool kBTransposed, typename TB>
+__device__ inline float op_b(const TB* b, std::int64_t ldb, std::int64_t kk, std::int64_t col) {
+  return kBTransposed ? to_float(b[kk * ldb + col]) : to_float(b[col * ldb + kk]);
 }
 
 using TileA = float[kTileK][kTile + 1];
 using TileB = float[kTileK][kTile + 1];
 using ThreadSums = float[kPerThread][kPerThread];
 
-// One K step of op(A) and B into shared memory. Consecutive threads take
-// consecutive addresses: along K for tn's A and for B, along M for nn's A.
-// Outside the matrix the tile holds zeros.
-template <bool kATransposed, typename TA, typename TB>
+// One K step of op(A) and op(B) into shared memory. Consecutive threads
+// take consecutive addresses: along K for tn's A and for tn's and nn's B,
+// along M for nn's and nt's A, along N for nt's B. Outside the matrix the
+// tile holds zeros.
+template <bool kATransposed, bool kBTransposed, typename TA, typename TB>
 __device__ __forceinline__ void load_tiles(const TA* __restrict__ a, const TB* __restrict__ b, std::int64_t m,
                                            std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
                                            std::int64_t row0, std::int64_t col0, std::int64_t k0, TileA& a_tile,
@@ -93,9 +101,10 @@ __device__ __forceinline__ void load_tiles(const TA* __restrict__ a, const TB* _
     const std::int64_t ar = row0 + a_row, ak = k0 + a_kk;
     a_tile[a_kk][a_row] = (ar < m && ak < k) ? op_a<kATransposed>(a, lda, ar, ak) : 0.0f;
 
-    const int b_kk = e % kTileK, b_col = e / kTileK;
+    const int b_kk = kBTransposed ? e / kTile : e % kTileK;
+    const int b_col = kBTransposed ? e % kTile : e / kTileK;
     const std::int64_t bk = k0 + b_kk, bc = col0 + b_col;
-    b_tile[b_kk][b_col] = (bk < k && bc < n) ? to_float(b[bc * ldb + bk]) : 0.0f;
+    b_tile[b_kk][b_col] = (bk < k && bc < n) ? op_b<kBTransposed>(b, ldb, bk, bc) : 0.0f;
   }
 }
 
@@ -165,11 +174,13 @@ __device__ __forceinline__ Partial difference_from_reference(const TC* __restric
 // eps * sqrt(K) relative (7e-6 at K = 16384), the size of the fp32
 // tolerance itself; compensated steps keep the reference well below it
 // without the fp64 rate that many GPUs lack.
-template <typename TA, typename TB, typename TC, bool kATransposed>
+// Batch blockIdx.z of a strided batch: its operands start stride elements
+// after the previous batch's, and its tiles' partials follow theirs.
+template <typename TA, typename TB, typename TC, bool kATransposed, bool kBTransposed>
 __global__ void __launch_bounds__(kThreads, 2)
     reference_difference_kernel(const TA* __restrict__ a, const TB* __restrict__ b, const TC* __restrict__ c,
                                 std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
-                                std::int64_t ldc, float scale, Partial* __restrict__ partials) {
+                                std::int64_t ldc, GemmBatch batch, float scale, Partial* __restrict__ partials) {
   // +1 column: the tn loads write down a column of the tile, which without
   // padding puts all 32 lanes of a warp in one bank.
   __shared__ TileA a_tile;
@@ -179,6 +190,10 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int ty = static_cast<int>(threadIdx.x) / kThreadsSide;
   const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
   const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
+  const auto z = static_cast<std::int64_t>(blockIdx.z);
+  a += z * batch.stride_a;
+  b += z * batch.stride_b;
+  c += z * batch.stride_c;
 
   ThreadSums sum, compensation;
 #pragma unroll
@@ -187,14 +202,15 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int s = 0; s < kPerThread; ++s) sum[r][s] = compensation[r][s] = 0.0f;
 
   for (std::int64_t k0 = 0; k0 < k; k0 += kTileK) {
-    load_tiles<kATransposed>(a, b, m, n, k, lda, ldb, row0, col0, k0, a_tile, b_tile);
+    load_tiles<kATransposed, kBTransposed>(a, b, m, n, k, lda, ldb, row0, col0, k0, a_tile, b_tile);
     __syncthreads();
     accumulate_step(a_tile, b_tile, tx, ty, sum, compensation);
     __syncthreads();
   }
 
   const Partial block = block_sum(difference_from_reference(c, m, n, ldc, scale, row0, col0, tx, ty, sum, compensation));
-  if (threadIdx.x == 0) partials[static_cast<std::int64_t>(blockIdx.y) * gridDim.x + blockIdx.x] = block;
+  if (threadIdx.x == 0)
+    partials[(z * gridDim.y + static_cast<std::int64_t>(blockIdx.y)) * gridDim.x + blockIdx.x] = block;
 }
 
 constexpr int kSumThreads = 1024;
@@ -209,36 +225,51 @@ __global__ void __launch_bounds__(kSumThreads)
   if (threadIdx.x == 0) *total = block;
 }
 
+template <typename TA, typename TB, typename TC, bool kATransposed, bool kBTransposed>
+void launch_reference(const dim3& grid, cudaStream_t stream, const void* a, const void* b, const void* c,
+                      std::int64_t m, std::int64_t n, std::int64_t k, const LeadingDims& ld, const GemmBatch& batch,
+                      float scale, Partial* partials) {
+  reference_difference_kernel<TA, TB, TC, kATransposed, kBTransposed><<<grid, kThreads, 0, stream>>>(
+      static_cast<const TA*>(a), static_cast<const TB*>(b), static_cast<const TC*>(c), m, n, k, ld.lda, ld.ldb,
+      ld.ldc, batch, scale, partials);
+}
+
 template <typename TA, typename TB, typename TC>
 ReferenceDifference run_reference(GemmLayout layout, std::int64_t m, std::int64_t n, std::int64_t k, const void* a,
-                                  const void* b, const void* c, float scale, cudaStream_t stream) {
+                                  const void* b, const void* c, float scale, const GemmBatch& batch,
+                                  cudaStream_t stream) {
   const LeadingDims ld = leading_dims(layout, m, n, k);
   const std::int64_t tiles_m = (m + kTile - 1) / kTile, tiles_n = (n + kTile - 1) / kTile;
-  // gridDim.y is limited to 65535; N beyond 4 Mi is no GEMM a sweep runs.
-  constexpr std::int64_t max_grid_x = std::numeric_limits<int>::max(), max_grid_y = 65535;
-  if (tiles_m > max_grid_x || tiles_n > max_grid_y) {
+  // gridDim.y and gridDim.z are limited to 65535; N beyond 4 Mi, or more
+  // batches, is no GEMM a sweep runs.
+  constexpr std::int64_t max_grid_x = std::numeric_limits<int>::max(), max_grid_yz = 65535;
+  if (tiles_m > max_grid_x || tiles_n > max_grid_yz || batch.count > max_grid_yz) {
     throw std::invalid_argument("compare_with_reference: m = " + std::to_string(m) + ", n = " + std::to_string(n) +
+                                ", batch = " + std::to_string(batch.count) +
                                 " exceeds the reference kernel's grid (n at most " +
-                                std::to_string(max_grid_y * kTile) + ")");
+                                std::to_string(max_grid_yz * kTile) + ", batch at most " +
+                                std::to_string(max_grid_yz) + ")");
   }
-  DeviceBuffer<Partial> partials(static_cast<std::size_t>(tiles_m * tiles_n));
+  const std::int64_t blocks = tiles_m * tiles_n * batch.count;
+  DeviceBuffer<Partial> partials(static_cast<std::size_t>(blocks));
   DeviceBuffer<Partial> total(1);
-  const dim3 grid(static_cast<unsigned>(tiles_m), static_cast<unsigned>(tiles_n));
-  const auto* typed_a = static_cast<const TA*>(a);
-  const auto* typed_b = static_cast<const TB*>(b);
-  const auto* typed_c = static_cast<const TC*>(c);
+  const dim3 grid(static_cast<unsigned>(tiles_m), static_cast<unsigned>(tiles_n), static_cast<unsigned>(batch.count));
   // Clear a non-sticky error an earlier call left, so the check after the
   // launch blames the launch only.
   (void)cudaGetLastError();
-  if (layout == GemmLayout::tn) {
-    reference_difference_kernel<TA, TB, TC, true><<<grid, kThreads, 0, stream>>>(
-        typed_a, typed_b, typed_c, m, n, k, ld.lda, ld.ldb, ld.ldc, scale, partials.data());
-  } else {
-    reference_difference_kernel<TA, TB, TC, false><<<grid, kThreads, 0, stream>>>(
-        typed_a, typed_b, typed_c, m, n, k, ld.lda, ld.ldb, ld.ldc, scale, partials.data());
+  switch (layout) {
+    case GemmLayout::tn:
+      launch_reference<TA, TB, TC, true, false>(grid, stream, a, b, c, m, n, k, ld, batch, scale, partials.data());
+      break;
+    case GemmLayout::nn:
+      launch_reference<TA, TB, TC, false, false>(grid, stream, a, b, c, m, n, k, ld, batch, scale, partials.data());
+      break;
+    case GemmLayout::nt:
+      launch_reference<TA, TB, TC, false, true>(grid, stream, a, b, c, m, n, k, ld, batch, scale, partials.data());
+      break;
   }
   REDLINE_CUDA_CHECK_LAST();
-  sum_partials_kernel<<<1, kSumThreads, 0, stream>>>(partials.data(), tiles_m * tiles_n, total.data());
+  sum_partials_kernel<<<1, kSumThreads, 0, stream>>>(partials.data(), blocks, total.data());
   REDLINE_CUDA_CHECK_LAST();
 
   Partial host{0, 0, 0};
@@ -262,24 +293,28 @@ double ReferenceDifference::relative_error() const {
 
 ReferenceDifference compare_with_reference(GemmDtype dtype, GemmLayout layout, std::int64_t m, std::int64_t n,
                                            std::int64_t k, const void* a, const void* b, const void* c,
-                                           float scale_a, float scale_b, cudaStream_t stream) {
-  if (m < 1 || n < 1 || k < 1) {
-    throw std::invalid_argument("compare_with_reference: m, n, k must be >= 1 (got " + std::to_string(m) + ", " +
-                                std::to_string(n) + ", " + std::to_string(k) + ")");
+                                           float scale_a, float scale_b, cudaStream_t stream,
+                                           const GemmBatch& batch) {
+  if (m < 1 || n < 1 || k < 1 || batch.count < 1) {
+    throw std::invalid_argument("compare_with_reference: m, n, k and the batch count must be >= 1 (got " +
+                                std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ", " +
+                                std::to_string(batch.count) + ")");
   }
+  if (batch.stride_a < 0 || batch.stride_b < 0 || batch.stride_c < 0)
+    throw std::invalid_argument("compare_with_reference: batch strides must be >= 0");
   const float scale = scale_a * scale_b;
   switch (dtype) {
     case GemmDtype::fp32:
     case GemmDtype::tf32:
-      return run_reference<float, float, float>(layout, m, n, k, a, b, c, scale, stream);
+      return run_reference<float, float, float>(layout, m, n, k, a, b, c, scale, batch, stream);
     case GemmDtype::fp16:
-      return run_reference<__half, __half, __half>(layout, m, n, k, a, b, c, scale, stream);
+      return run_reference<__half, __half, __half>(layout, m, n, k, a, b, c, scale, batch, stream);
     case GemmDtype::bf16:
-      return run_reference<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16>(layout, m, n, k, a, b, c, scale, stream);
+      return run_reference<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16>(layout, m, n, k, a, b, c, scale, batch, stream);
     case GemmDtype::fp8_e4m3:
-      return run_reference<__nv_fp8_e4m3, __nv_fp8_e4m3, __nv_bfloat16>(layout, m, n, k, a, b, c, scale, stream);
+      return run_reference<__nv_fp8_e4m3, __nv_fp8_e4m3, __nv_bfloat16>(layout, m, n, k, a, b, c, scale, batch, stream);
     case GemmDtype::fp8_e4m3_e5m2:
-      return run_reference<__nv_fp8_e4m3, __nv_fp8_e5m2, __nv_bfloat16>(layout, m, n, k, a, b, c, scale, stream);
+      return run_reference<__nv_fp8_e4m3, __nv_fp8_e5m2, __nv_bfloat16>(layout, m, n, k, a, b, c, scale, batch, stream);
   }
   throw std::invalid_argument("compare_with_reference: unknown dtype");
 }

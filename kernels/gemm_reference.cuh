@@ -23,11 +23,13 @@ struct ReferenceDifference {
 
 // `a`, `b` and `c` are stored as `dtype` stores them (harness/gpu/gemm_dtype.hpp:
 // fp8 C is bf16) in `layout`, with leading_dims(layout, m, n, k). Any
-// m, n, k >= 1. Runs on `stream`, synchronizes it and returns the sums.
-// Throws std::invalid_argument for sizes out of range, CudaError for CUDA
-// failures.
+// m, n, k >= 1; with `batch`, every batch of the strided batch is compared
+// and the sums cover them all. Runs on `stream`, synchronizes it and
+// returns the sums. Throws std::invalid_argument for sizes out of range,
+// CudaError for CUDA failures.
 ReferenceDifference compare_with_reference(GemmDtype dtype, GemmLayout layout, std::int64_t m, std::int64_t n,
                                            std::int64_t k, const void* a, const void* b, const void* c,
-                                           float scale_a, float scale_b, cudaStream_t stream);
+                                           float scale_a, float scale_b, cudaStream_t stream,
+                                           const GemmBatch& batch = {});
 
 }  // namespace redline

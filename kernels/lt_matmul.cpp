@@ -56,16 +56,6 @@ cudaDataType_t cuda_type(MatmulElement element) {
 
 std::int64_t element_bytes(MatmulElement element) { return element == MatmulElement::fp32 ? 4 : 2; }
 
-// The alignment every batch's pointer keeps, given a 256-byte aligned base
-// (cudaMalloc's): the largest power of two up to 256 dividing the stride.
-// The heuristic is told it, so it never picks a kernel that needs more.
-std::uint32_t batch_alignment(std::int64_t batch, std::int64_t stride_elements, MatmulElement element) {
-  if (batch == 1) return 256;
-  const auto bytes = static_cast<std::uint64_t>(stride_elements * element_bytes(element));
-  if (bytes == 0) return 256;
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(256, bytes & (~bytes + 1)));
-}
-
 void validate(const StridedMatmul& p) {
   if (p.m < 1 || p.n < 1 || p.k < 1 || p.batch < 1)
     throw std::invalid_argument("LtMatmul: m, n, k and batch must be >= 1 (" + describe(p) + ")");
@@ -81,11 +71,7 @@ void make_layout(LtLayout& layout, cudaDataType_t type, std::int64_t rows, std::
                  std::int64_t stride) {
   REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(layout.out(), type, static_cast<std::uint64_t>(rows),
                                                   static_cast<std::uint64_t>(cols), rows));
-  const auto count = static_cast<std::int32_t>(batch);
-  REDLINE_CUBLAS_CHECK(
-      cublasLtMatrixLayoutSetAttribute(layout.get(), CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
-  REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout.get(), CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                        &stride, sizeof stride));
+  set_strided_batch(layout, batch, stride);
 }
 
 }  // namespace
@@ -121,9 +107,9 @@ void LtMatmul::State::describe_problem() {
   if (p.transpose_a) make_layout(lt_b, in, p.m, p.k, p.batch, p.stride_a);
   else make_layout(lt_b, in, p.k, p.m, p.batch, p.stride_a);
   make_layout(lt_c, cuda_type(p.output), p.n, p.m, p.batch, p.stride_c);
-  align_a = batch_alignment(p.batch, p.stride_a, p.inputs);
-  align_b = batch_alignment(p.batch, p.stride_b, p.inputs);
-  align_c = batch_alignment(p.batch, p.stride_c, p.output);
+  align_a = strided_batch_alignment(p.batch, p.stride_a * element_bytes(p.inputs));
+  align_b = strided_batch_alignment(p.batch, p.stride_b * element_bytes(p.inputs));
+  align_c = strided_batch_alignment(p.batch, p.stride_c * element_bytes(p.output));
 }
 
 // The heuristic's first choice under the pointers' alignment and the
@@ -134,13 +120,7 @@ void LtMatmul::State::choose_algorithm(std::size_t max_workspace_bytes, void* sh
   const std::uint64_t max_workspace = max_workspace_bytes;
   REDLINE_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                             &max_workspace, sizeof max_workspace));
-  const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> alignments[] = {
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_b},  // cuBLASLt's A is the caller's B
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_a},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_c},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_c}};
-  for (const auto& [attribute, bytes] : alignments)
-    REDLINE_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference.get(), attribute, &bytes, sizeof bytes));
+  set_min_alignments(preference, align_b, align_a, align_c);  // cuBLASLt's A is the caller's B
   int returned = 0;
   const cublasStatus_t status =
       cublasLtMatmulAlgoGetHeuristic(handle.get(), matmul.get(), lt_a.get(), lt_b.get(), lt_c.get(), lt_c.get(),

@@ -1,6 +1,8 @@
 // describe_lt_algorithm: reads a cuBLASLt algorithm's config attributes into
 // GemmAlgorithm, one attribute at a time, tolerating a cuBLASLt that does
-// not report one (it stays -1 / nullopt).
+// not report one (it stays -1 / nullopt). And the layout and preference
+// settings LtGemm and LtMatmul share, so a shape both describe is the same
+// problem to the heuristic.
 #if defined(REDLINE_HAVE_CUBLASLT)
 
 #include "kernels/lt_objects.cuh"
@@ -9,6 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
+
+#include "kernels/cuda_check.cuh"
 
 namespace redline {
 
@@ -47,6 +52,30 @@ GemmAlgorithm describe_lt_algorithm(int candidate, const cublasLtMatmulHeuristic
   algorithm.heuristic_waves = result.wavesCount;
   algorithm.workspace_bytes = result.workspaceSize;
   return algorithm;
+}
+
+void set_strided_batch(const LtLayout& layout, std::int64_t batch, std::int64_t stride) {
+  const auto count = static_cast<std::int32_t>(batch);
+  REDLINE_CUBLAS_CHECK(
+      cublasLtMatrixLayoutSetAttribute(layout.get(), CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
+  REDLINE_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout.get(), CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                        &stride, sizeof stride));
+}
+
+std::uint32_t strided_batch_alignment(std::int64_t batch, std::int64_t stride_bytes) {
+  if (batch == 1 || stride_bytes <= 0) return 256;
+  const auto bytes = static_cast<std::uint64_t>(stride_bytes);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(256, bytes & (~bytes + 1)));
+}
+
+void set_min_alignments(const LtPreference& preference, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, c},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, c}};
+  for (const auto& [attribute, bytes] : alignments)
+    REDLINE_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(preference.get(), attribute, &bytes, sizeof bytes));
 }
 
 }  // namespace redline

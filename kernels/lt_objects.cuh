@@ -8,6 +8,7 @@
 
 #include <cublasLt.h>
 
+#include <cstdint>
 #include <memory>
 #include <type_traits>
 
@@ -51,5 +52,16 @@ using LtPreference = LtObject<cublasLtMatmulPreference_t, cublasLtMatmulPreferen
 // What a heuristic result is: its config attributes, cuBLASLt's wave count
 // and workspace. `candidate` is its index among the heuristic's results.
 GemmAlgorithm describe_lt_algorithm(int candidate, const cublasLtMatmulHeuristicResult_t& result);
+
+// `batch` matrices of `layout`, `stride` elements apart (a strided batch).
+void set_strided_batch(const LtLayout& layout, std::int64_t batch, std::int64_t stride);
+
+// The alignment every batch's pointer keeps, given a 256-byte aligned base
+// (cudaMalloc's): the largest power of two up to 256 dividing the stride.
+std::uint32_t strided_batch_alignment(std::int64_t batch, std::int64_t stride_bytes);
+
+// Tells the heuristic the pointers' alignment (bytes), so it never picks a
+// kernel that needs more. D shares C's.
+void set_min_alignments(const LtPreference& preference, std::uint32_t a, std::uint32_t b, std::uint32_t c);
 
 }  // namespace redline

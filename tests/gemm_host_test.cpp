@@ -120,14 +120,16 @@ TEST(GemmDtype, KnownNamesListEveryDtypeAndTheAliases) {
   EXPECT_NE(known.find("all"), std::string::npos) << known;
 }
 
-TEST(GemmLayout, ParsesAndNamesBothLayouts) {
+TEST(GemmLayout, ParsesAndNamesEveryLayout) {
   EXPECT_EQ(parse_gemm_layout("tn"), GemmLayout::tn);
   EXPECT_EQ(parse_gemm_layout("nn"), GemmLayout::nn);
-  EXPECT_EQ(parse_gemm_layout("nt"), std::nullopt);
+  EXPECT_EQ(parse_gemm_layout("nt"), GemmLayout::nt);
+  EXPECT_EQ(parse_gemm_layout("tt"), std::nullopt);
   EXPECT_EQ(parse_gemm_layout("TN"), std::nullopt);
   EXPECT_EQ(parse_gemm_layout(""), std::nullopt);
   EXPECT_STREQ(gemm_layout_name(GemmLayout::tn), "tn");
   EXPECT_STREQ(gemm_layout_name(GemmLayout::nn), "nn");
+  EXPECT_STREQ(gemm_layout_name(GemmLayout::nt), "nt");
 }
 
 TEST(GemmLayout, LeadingDimensions) {
@@ -139,6 +141,19 @@ TEST(GemmLayout, LeadingDimensions) {
   EXPECT_EQ(nn.lda, 1000);  // A stored M x K
   EXPECT_EQ(nn.ldb, 3000);
   EXPECT_EQ(nn.ldc, 1000);
+  const LeadingDims nt = leading_dims(GemmLayout::nt, 1000, 2000, 3000);
+  EXPECT_EQ(nt.lda, 1000);  // A stored M x K
+  EXPECT_EQ(nt.ldb, 2000);  // B stored N x K
+  EXPECT_EQ(nt.ldc, 1000);
+}
+
+TEST(GemmLayout, DenseBatchesFollowOneAnother) {
+  const GemmBatch batch = dense_batch(64, 100, 200, 300);
+  EXPECT_EQ(batch.count, 64);
+  EXPECT_EQ(batch.stride_a, 100 * 300);  // M x K
+  EXPECT_EQ(batch.stride_b, 300 * 200);  // K x N
+  EXPECT_EQ(batch.stride_c, 100 * 200);  // M x N
+  EXPECT_DOUBLE_EQ(gemm_flop_count(100, 200, 300, 64), 64 * gemm_flop_count(100, 200, 300));
 }
 
 TEST(GemmDtype, Fp8NeedsTnAndAlignedKAndM) {
@@ -150,10 +165,12 @@ TEST(GemmDtype, Fp8NeedsTnAndAlignedKAndM) {
     EXPECT_EQ(gemm_unsupported_reason(fp8, GemmLayout::tn, 16, 1, 16), std::nullopt) << name;
     EXPECT_EQ(gemm_unsupported_reason(fp8, GemmLayout::tn, 4112, 4097, 4112), std::nullopt) << name;
 
-    const auto nn = gemm_unsupported_reason(fp8, GemmLayout::nn, 4096, 4096, 4096);
-    ASSERT_TRUE(nn) << name;
-    EXPECT_NE(nn->find("tn"), std::string::npos) << *nn;
-    EXPECT_NE(nn->find(name), std::string::npos) << *nn;
+    for (GemmLayout other : {GemmLayout::nn, GemmLayout::nt}) {
+      const auto refused = gemm_unsupported_reason(fp8, other, 4096, 4096, 4096);
+      ASSERT_TRUE(refused) << name;
+      EXPECT_NE(refused->find("tn"), std::string::npos) << *refused;
+      EXPECT_NE(refused->find(name), std::string::npos) << *refused;
+    }
 
     const auto k = gemm_unsupported_reason(fp8, GemmLayout::tn, 4096, 4096, 4104);  // 4104 % 16 = 8
     ASSERT_TRUE(k) << name;
@@ -169,7 +186,7 @@ TEST(GemmDtype, Fp8NeedsTnAndAlignedKAndM) {
 
 TEST(GemmDtype, OtherDtypesAlwaysRun) {
   for (GemmDtype d : {GemmDtype::fp32, GemmDtype::tf32, GemmDtype::fp16, GemmDtype::bf16})
-    for (GemmLayout layout : {GemmLayout::tn, GemmLayout::nn}) {
+    for (GemmLayout layout : {GemmLayout::tn, GemmLayout::nn, GemmLayout::nt}) {
       EXPECT_EQ(gemm_unsupported_reason(d, layout, 4096, 4096, 4096), std::nullopt);
       EXPECT_EQ(gemm_unsupported_reason(d, layout, 4097, 4099, 4101), std::nullopt);
       EXPECT_EQ(gemm_unsupported_reason(d, layout, 1, 1, 1), std::nullopt);
@@ -191,6 +208,11 @@ TEST(GemmDtype, AlignmentNoteNamesTheMisalignedLeadingDimension) {
   EXPECT_NE(note->find("lda=4100"), std::string::npos) << *note;
   EXPECT_NE(note->find("ldc=4100"), std::string::npos) << *note;
   EXPECT_EQ(note->find("ldb"), std::string::npos) << *note;
+  // bf16 nt, N = 4100: ldb = N misaligned, M and K fine.
+  note = gemm_alignment_note(GemmDtype::bf16, GemmLayout::nt, 4096, 4100, 4096);
+  ASSERT_TRUE(note);
+  EXPECT_NE(note->find("ldb=4100"), std::string::npos) << *note;
+  EXPECT_EQ(note->find("lda"), std::string::npos) << *note;
   // Element size matters: K = 4100 fp32 is 16400 bytes (aligned), K = 4098 is not.
   EXPECT_EQ(gemm_alignment_note(GemmDtype::fp32, GemmLayout::tn, 4096, 4096, 4100), std::nullopt);
   EXPECT_TRUE(gemm_alignment_note(GemmDtype::fp32, GemmLayout::tn, 4096, 4096, 4098));

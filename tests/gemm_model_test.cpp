@@ -60,6 +60,26 @@ TEST(GemmModel, SplitKAndCtasPerSmChangeTheWaves) {
   EXPECT_NEAR(r.wave_efficiency, 512.0 / 528, 1e-12);
 }
 
+TEST(GemmModel, BatchesFillTheWavesTogether) {
+  // 4 batches of a 512 x 1024 C in 128 x 256 tiles: 16 tiles each, 64 CTAs
+  // in one wave of 132 slots; each batch's tiles are full.
+  auto p = problem(512, 1024, 128, {128, 256}, 132);
+  p.batch = 4;
+  auto r = predict_gemm(p);
+  EXPECT_EQ(r.tiles, 64);
+  EXPECT_EQ(r.full_waves, 1);
+  EXPECT_DOUBLE_EQ(r.tile_efficiency, 1.0);
+  EXPECT_NEAR(r.wave_efficiency, 64.0 / 132, 1e-12);
+  // 9 batches: 144 tiles, a second wave holding 12.
+  p.batch = 9;
+  r = predict_gemm(p);
+  EXPECT_EQ(r.tiles, 144);
+  EXPECT_EQ(r.full_waves, 2);
+  EXPECT_NEAR(r.wave_efficiency, 144.0 / 264, 1e-12);
+  p.batch = 0;
+  EXPECT_THROW(predict_gemm(p), std::invalid_argument);
+}
+
 TEST(GemmModel, RejectsEmptyShapes) {
   EXPECT_THROW(predict_gemm(problem(0, 1, 1, {128, 128}, 132)), std::invalid_argument);
   EXPECT_THROW(predict_gemm(problem(1, 1, 1, {0, 128}, 132)), std::invalid_argument);
@@ -291,6 +311,9 @@ TEST_F(GemmBenchPredict, MeasuringSubcommandsRejectBadInputBeforeLookingForAGpu)
   };
   expect_usage_error(sweep({"--dtype", "bf17"}), "--dtype 'bf17'");
   expect_usage_error(sweep({"--layout", "tt"}), "--layout 'tt'");
+  expect_usage_error(sweep({"--batch", "0"}), "--batch '0'");
+  expect_usage_error(sweep({"--batch", "65536"}), "--batch '65536'");
+  expect_usage_error(sweep({"--dtype", "fp8", "--layout", "nt"}), "needs the tn layout");
   expect_usage_error(sweep({"--target-cv", "1.5"}), "--target-cv '1.5'");
   expect_usage_error(sweep({"--min-reps", "10", "--max-reps", "5"}), "--max-reps '5'");
   expect_usage_error(sweep({"--warmup", "-1"}), "--warmup '-1'");
@@ -339,6 +362,10 @@ TEST_F(GemmBenchPredict, MeasuringWithoutAGpuSkipsWithTheReason) {
   // FP8 cannot run nn, but the other dtypes can: not bad input.
   const ChildResult nn = run({"sweep", "--m", "256", "--n", "256", "--k", "256", "--dtype", "all", "--layout", "nn"});
   EXPECT_EQ(nn.exit_code, 77) << nn.output;
+  // A batched nt sweep (attention's dV GEMM) is good input too.
+  const ChildResult batched =
+      run({"sweep", "--m", "128", "--n", "4096", "--k", "4096", "--layout", "nt", "--batch", "64"});
+  EXPECT_EQ(batched.exit_code, 77) << batched.output;
 }
 
 }  // namespace

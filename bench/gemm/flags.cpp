@@ -26,7 +26,9 @@ std::vector<GemmSize> checked_grid(const std::string& m, const std::string& n, c
 void add_measure_flags(CLI::App& app, MeasureFlags& f, const char* default_dtype) {
   f.dtype = default_dtype;
   app.add_option("--dtype", f.dtype, "Comma list or all: " + known_gemm_dtypes())->type_name("LIST");
-  app.add_option("--layout", f.layout, "tn (default: A transposed, as FP8 needs) or nn")->type_name("tn|nn");
+  app.add_option("--layout", f.layout,
+                 "tn (default: A transposed, as FP8 needs), nn, or nt (B transposed: a weight gradient's GEMM)")
+      ->type_name("tn|nn|nt");
   app.add_option("--algos", f.algos,
                  "cuBLASLt heuristic candidates to time, keeping the fastest (default 1: the heuristic's choice, "
                  "as torch.matmul runs)")

@@ -41,7 +41,11 @@ struct PeakFlags {
 struct SweepFlags {
   MeasureFlags measure;
   std::string m, n, k;
+  std::string batch = "1";  // strided-batched GEMMs per call
 };
+
+// The reference check's grid holds at most this many batches.
+inline constexpr std::int64_t kMaxBatch = 65535;
 
 struct ModelFlags {
   MeasureFlags measure;

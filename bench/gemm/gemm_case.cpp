@@ -54,6 +54,7 @@ GemmOptions lt_options(const GemmCaseSpec& spec, const GemmCaseOptions& options)
   GemmOptions lt;
   lt.dtype = spec.dtype;
   lt.layout = spec.layout;
+  lt.batch = spec.batch;
   lt.heuristic_candidates = options.heuristic_candidates;
   return lt;
 }
@@ -125,8 +126,8 @@ class PreparedGemm final : public PreparedCase {
     row.counter("tile_m", static_cast<double>(tile->rows));
     row.counter("tile_n", static_cast<double>(tile->cols));
     const GemmSize& s = spec_.size;
-    const GemmPrediction p =
-        predict_gemm(GemmProblem{s.m, s.n, s.k, *tile, device_.sm_count, 1, std::max(1, algo.split_k)});
+    const GemmPrediction p = predict_gemm(
+        GemmProblem{s.m, s.n, s.k, *tile, device_.sm_count, 1, std::max(1, algo.split_k), spec_.batch});
     row.counter("tiles", static_cast<double>(p.tiles));
     row.counter("waves", p.waves);
     row.counter("tile_efficiency", p.tile_efficiency);
@@ -166,6 +167,9 @@ CaseKey gemm_case_key(const GemmCaseSpec& spec) {
                {"m", std::to_string(spec.size.m)},
                {"n", std::to_string(spec.size.n)},
                {"k", std::to_string(spec.size.k)}}};
+  // Only a batched case names its batch, so unbatched keys (and the
+  // baselines that hold them) stay as they were.
+  if (spec.batch > 1) key.params.emplace_back("batch", std::to_string(spec.batch));
   key.params.insert(key.params.end(), spec.extra_params.begin(), spec.extra_params.end());
   return key;
 }
@@ -174,9 +178,10 @@ std::unique_ptr<GpuCase> make_gemm_case(const GemmCaseSpec& spec, const GemmCase
   return std::make_unique<GemmCase>(spec, options);
 }
 
-std::vector<GemmCaseSpec> gemm_specs(const std::vector<GemmSize>& sizes, GemmDtype dtype, GemmLayout layout) {
+std::vector<GemmCaseSpec> gemm_specs(const std::vector<GemmSize>& sizes, GemmDtype dtype, GemmLayout layout,
+                                     std::int64_t batch) {
   std::vector<GemmCaseSpec> specs;
-  for (const auto& s : sizes) specs.push_back({s, dtype, layout, {}});
+  for (const auto& s : sizes) specs.push_back({s, dtype, layout, batch, {}});
   return specs;
 }
 

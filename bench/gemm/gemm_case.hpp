@@ -21,6 +21,7 @@ struct GemmCaseSpec {
   GemmSize size;
   GemmDtype dtype = GemmDtype::bf16;
   GemmLayout layout = GemmLayout::tn;
+  std::int64_t batch = 1;  // strided-batched GEMMs per call
   // Parameters that name the case beyond dtype, layout and shape (layer and
   // pass for `model`, timing=sustained for `peak`); they become row parameters.
   std::vector<std::pair<std::string, std::string>> extra_params;
@@ -32,12 +33,13 @@ struct GemmCaseOptions {
   std::optional<GpuPeaks> peaks;  // the datasheet; nullopt: no percentages
 };
 
-// "gemm/dtype:bf16/layout:tn/m:4096/n:4096/k:4096[/layer:qkv/pass:fwd]".
+// "gemm/dtype:bf16/layout:tn/m:4096/n:4096/k:4096[/batch:64][/layer:qkv/pass:fwd]".
 CaseKey gemm_case_key(const GemmCaseSpec& spec);
 
 std::unique_ptr<GpuCase> make_gemm_case(const GemmCaseSpec& spec, const GemmCaseOptions& options);
 
-// The spec of each size, at one dtype and layout.
-std::vector<GemmCaseSpec> gemm_specs(const std::vector<GemmSize>& sizes, GemmDtype dtype, GemmLayout layout);
+// The spec of each size, at one dtype, layout and batch count.
+std::vector<GemmCaseSpec> gemm_specs(const std::vector<GemmSize>& sizes, GemmDtype dtype, GemmLayout layout,
+                                     std::int64_t batch = 1);
 
 }  // namespace redline::gemm

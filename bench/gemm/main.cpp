@@ -91,6 +91,10 @@ CLI::App* add_sweep(CLI::App& app, SweepFlags& f) {
       "N).",
       f.measure);
   add_shape_axes(*sweep, f.m, f.n, f.k);
+  sweep->add_option("--batch", f.batch,
+                    "Strided-batched GEMMs of each shape per call, dense and back to back (default 1; at most "
+                    "65535): attention's per-head GEMMs, as attention_bench sweep --unfused-gemms lists them")
+      ->type_name("B");
   return sweep;
 }
 

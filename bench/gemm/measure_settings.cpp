@@ -9,7 +9,7 @@ std::vector<GemmDtype> dtypes_of(const MeasureFlags& f) { return parse_gemm_dtyp
 
 GemmLayout layout_of(const MeasureFlags& f) {
   const auto layout = parse_gemm_layout(f.layout);
-  if (!layout) throw UsageError("--layout", f.layout, "must be tn or nn");
+  if (!layout) throw UsageError("--layout", f.layout, "must be tn, nn or nt");
   return *layout;
 }
 

@@ -71,7 +71,7 @@ std::vector<Row> sustained_rows(Session& s, const std::vector<Row>& rows, GemmDt
   for (const Row* row : ok) {
     const GemmSize size = size_of(*row);
     if (std::any_of(specs.begin(), specs.end(), [&](const GemmCaseSpec& c) { return c.size == size; })) continue;
-    specs.push_back({size, dtype, s.layout, {{"timing", "sustained"}}});
+    specs.push_back({size, dtype, s.layout, 1, {{"timing", "sustained"}}});
     if (specs.size() == kSustainedShapes) break;
   }
   MeasurementPolicy sustained = s.policy;

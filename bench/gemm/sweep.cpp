@@ -76,10 +76,11 @@ void add_saturation(Session& s, const std::vector<std::int64_t>& ms, const std::
 int run_sweep(SweepFlags& f, const BenchmarkArgs& bench_args) {
   const auto ms = dim_axis("--m", f.m), ns = dim_axis("--n", f.n), ks = dim_axis("--k", f.k);
   const auto grid = checked_grid(f.m, f.n, f.k);
+  const std::int64_t batch = parse_count_between("--batch", f.batch, 1, kMaxBatch);
   Session s = start_session(f.measure, bench_args, grid);
   for (GemmDtype dtype : s.dtypes) {
     if (interrupted()) break;
-    append(s.report.rows, s.run(gemm_specs(grid, dtype, s.layout)));
+    append(s.report.rows, s.run(gemm_specs(grid, dtype, s.layout, batch)));
   }
   add_quantization_losses(s.report);
   add_saturation(s, ms, ns, ks);

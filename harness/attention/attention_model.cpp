@@ -176,9 +176,7 @@ double best_tile_efficiency(std::int64_t m, std::int64_t n, std::int64_t batch, 
   for (const TileShape& tile : kTiles) {
     GemmProblem problem;
     problem.m = m, problem.n = n, problem.k = 1, problem.tile = tile, problem.sm_count = sm_count;
-    // Independent batches launch tiles the way split-K does: tiles x batch
-    // CTAs, the tile efficiency of one.
-    problem.split_k = static_cast<int>(std::min<std::int64_t>(batch, 1 << 30));
+    problem.batch = batch;
     const double efficiency = predict_gemm(problem).predicted_efficiency;
     if (efficiency > best + 1e-12) {
       best = efficiency;

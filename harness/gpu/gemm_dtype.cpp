@@ -1,6 +1,7 @@
 #include "harness/gpu/gemm_dtype.hpp"
 
 #include <array>
+#include <stdexcept>
 
 #include "harness/core/usage_error.hpp"
 
@@ -64,13 +65,26 @@ std::vector<GemmDtype> parse_gemm_dtypes(const char* flag, const std::string& te
 std::optional<GemmLayout> parse_gemm_layout(std::string_view text) {
   if (text == "tn") return GemmLayout::tn;
   if (text == "nn") return GemmLayout::nn;
+  if (text == "nt") return GemmLayout::nt;
   return std::nullopt;
 }
 
-const char* gemm_layout_name(GemmLayout layout) { return layout == GemmLayout::tn ? "tn" : "nn"; }
+const char* gemm_layout_name(GemmLayout layout) {
+  switch (layout) {
+    case GemmLayout::tn: return "tn";
+    case GemmLayout::nn: return "nn";
+    case GemmLayout::nt: return "nt";
+  }
+  return "?";
+}
 
-LeadingDims leading_dims(GemmLayout layout, std::int64_t m, std::int64_t /*n*/, std::int64_t k) {
-  return layout == GemmLayout::tn ? LeadingDims{k, k, m} : LeadingDims{m, k, m};
+LeadingDims leading_dims(GemmLayout layout, std::int64_t m, std::int64_t n, std::int64_t k) {
+  switch (layout) {
+    case GemmLayout::tn: return {k, k, m};
+    case GemmLayout::nn: return {m, k, m};
+    case GemmLayout::nt: return {m, n, m};
+  }
+  throw std::invalid_argument("leading_dims: unknown layout");
 }
 
 std::optional<std::string> gemm_unsupported_reason(GemmDtype dtype, GemmLayout layout, std::int64_t m,
@@ -107,8 +121,12 @@ std::optional<std::string> gemm_alignment_note(GemmDtype dtype, GemmLayout layou
   return "leading dimension not a multiple of 16 bytes (" + misaligned + "): slower kernels";
 }
 
-double gemm_flop_count(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+GemmBatch dense_batch(std::int64_t count, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return {count, m * k, k * n, m * n};
+}
+
+double gemm_flop_count(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
 }
 
 double gemm_min_bytes(GemmDtype dtype, std::int64_t m, std::int64_t n, std::int64_t k) {

@@ -9,6 +9,11 @@
 //       what FP8 tensor-core GEMMs require and what a Linear layer's
 //       activations x weights^T looks like.
 //   nn: A stored M x K (lda = M), B stored K x N (ldb = K).
+//   nt: op(A) = none, op(B) = transpose. A stored M x K (lda = M), B stored
+//       N x K (ldb = N): the layout of a weight gradient's GEMM, and of
+//       attention's dV = P^T dO and dK = dS^T Q seen column-major.
+// A batched GEMM (gemm_bench sweep --batch) repeats the layout, each
+// matrix dense and the batches one after another (strided batches).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +27,7 @@
 namespace redline {
 
 enum class GemmDtype { fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e4m3_e5m2 };
-enum class GemmLayout { tn, nn };
+enum class GemmLayout { tn, nn, nt };
 
 struct GemmDtypeInfo {
   GemmDtype dtype;
@@ -52,13 +57,22 @@ std::vector<GemmDtype> parse_gemm_dtypes(const char* flag, const std::string& te
 // The names parse_gemm_dtype accepts, for help and error messages.
 std::string known_gemm_dtypes();
 
-std::optional<GemmLayout> parse_gemm_layout(std::string_view text);  // "tn", "nn"
+std::optional<GemmLayout> parse_gemm_layout(std::string_view text);  // "tn", "nn", "nt"
 const char* gemm_layout_name(GemmLayout layout);
 
 struct LeadingDims {
   std::int64_t lda = 0, ldb = 0, ldc = 0;
 };
 LeadingDims leading_dims(GemmLayout layout, std::int64_t m, std::int64_t n, std::int64_t k);
+
+// A strided batch: `count` GEMMs of one shape, batch i's A at
+// a + i * stride_a elements, B and C likewise.
+struct GemmBatch {
+  std::int64_t count = 1;
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+};
+// `count` dense matrices back to back: strides M*K, K*N and M*N.
+GemmBatch dense_batch(std::int64_t count, std::int64_t m, std::int64_t n, std::int64_t k);
 
 // Why cuBLASLt cannot run this combination, or nullopt. FP8 needs the tn
 // layout, K a multiple of 16 (16-byte aligned A and B) and M a multiple of
@@ -70,8 +84,8 @@ std::optional<std::string> gemm_unsupported_reason(GemmDtype dtype, GemmLayout l
 std::optional<std::string> gemm_alignment_note(GemmDtype dtype, GemmLayout layout, std::int64_t m, std::int64_t n,
                                                std::int64_t k);
 
-// 2*M*N*K: the FLOP count TFLOPS figures are computed from.
-double gemm_flop_count(std::int64_t m, std::int64_t n, std::int64_t k);
+// 2*M*N*K (times the batch count): the FLOP count TFLOPS figures are computed from.
+double gemm_flop_count(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1);
 // Bytes of A, B and C one GEMM touches at least once.
 double gemm_min_bytes(GemmDtype dtype, std::int64_t m, std::int64_t n, std::int64_t k);
 

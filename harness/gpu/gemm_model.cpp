@@ -154,14 +154,14 @@ static_assert(ids_are_dense(), "tile_from_cublaslt_id indexes the table by id - 
 GemmPrediction predict_gemm(const GemmProblem& p) {
   if (p.m < 1 || p.n < 1 || p.k < 1) throw std::invalid_argument("GEMM dimensions must be at least 1");
   if (p.tile.rows < 1 || p.tile.cols < 1) throw std::invalid_argument("tile edges must be at least 1");
-  if (p.sm_count < 1 || p.ctas_per_sm < 1 || p.split_k < 1)
-    throw std::invalid_argument("SM count, CTAs per SM and split-K must be at least 1");
+  if (p.sm_count < 1 || p.ctas_per_sm < 1 || p.split_k < 1 || p.batch < 1)
+    throw std::invalid_argument("SM count, CTAs per SM, split-K and batch must be at least 1");
   GemmPrediction r;
   r.tiles_m = ceil_div(p.m, p.tile.rows);
   r.tiles_n = ceil_div(p.n, p.tile.cols);
   constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
-  if (r.tiles_m > kMax / r.tiles_n / p.split_k) throw std::invalid_argument("the tile count overflows");
-  r.tiles = r.tiles_m * r.tiles_n * p.split_k;
+  if (r.tiles_m > kMax / r.tiles_n / p.split_k / p.batch) throw std::invalid_argument("the tile count overflows");
+  r.tiles = r.tiles_m * r.tiles_n * p.split_k * p.batch;
   r.slots = std::int64_t{p.sm_count} * p.ctas_per_sm;
   r.waves = static_cast<double>(r.tiles) / static_cast<double>(r.slots);
   r.full_waves = ceil_div(r.tiles, r.slots);

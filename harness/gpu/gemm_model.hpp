@@ -46,11 +46,14 @@ struct GemmProblem {
   int sm_count = 0;
   int ctas_per_sm = 1;
   int split_k = 1;
+  // Independent GEMMs of the same shape in one launch (a strided batch):
+  // their tiles fill the waves together, as split-K's do.
+  std::int64_t batch = 1;
 };
 
 struct GemmPrediction {
   std::int64_t tiles_m = 0, tiles_n = 0;
-  std::int64_t tiles = 0;       // tiles_m * tiles_n * split_k: CTAs launched
+  std::int64_t tiles = 0;       // tiles_m * tiles_n * split_k * batch: CTAs launched
   std::int64_t slots = 0;       // sm_count * ctas_per_sm: CTAs resident at once
   double waves = 0;             // tiles / slots
   std::int64_t full_waves = 0;  // ceil(waves): what the time is proportional to
@@ -60,7 +63,7 @@ struct GemmPrediction {
 };
 
 // Throws std::invalid_argument when a dimension, the tile, the SM count,
-// ctas_per_sm or split_k is below 1.
+// ctas_per_sm, split_k or batch is below 1.
 GemmPrediction predict_gemm(const GemmProblem& problem);
 
 enum class GemmDim { m, n };

@@ -80,6 +80,7 @@ struct GemmCase {
   GemmDtype dtype;
   GemmLayout layout;
   std::int64_t m, n, k;
+  std::int64_t batch = 1;
 };
 
 std::vector<GemmCase> verify_cases() {
@@ -90,20 +91,25 @@ std::vector<GemmCase> verify_cases() {
       cases.push_back({dtype, GemmLayout::tn, 128, 256, 512});
       cases.push_back({dtype, GemmLayout::tn, 272, 129, 96});
     } else {
-      for (const GemmLayout layout : {GemmLayout::tn, GemmLayout::nn}) {
+      for (const GemmLayout layout : {GemmLayout::tn, GemmLayout::nn, GemmLayout::nt}) {
         cases.push_back({dtype, layout, 128, 256, 512});
         cases.push_back({dtype, layout, 257, 129, 96});  // partial tiles on every edge
       }
     }
   }
   cases.push_back({GemmDtype::bf16, GemmLayout::tn, 4096, 4096, 4096});
+  // Strided batches, as attention's GEMMs run (its dV and dK are nt).
+  cases.push_back({GemmDtype::bf16, GemmLayout::nt, 128, 256, 512, 3});
+  cases.push_back({GemmDtype::fp16, GemmLayout::tn, 257, 129, 96, 5});
+  cases.push_back({GemmDtype::bf16, GemmLayout::nn, 128, 64, 1024, 4});
   return cases;
 }
 
 std::string case_name(const testing::TestParamInfo<GemmCase>& info) {
   const GemmCase& c = info.param;
   return std::string(redline::gemm_dtype_info(c.dtype).name) + "_" + redline::gemm_layout_name(c.layout) + "_" +
-         std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
+         std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
+         (c.batch > 1 ? "_batch" + std::to_string(c.batch) : "");
 }
 
 class LtGemmVerify : public testing::TestWithParam<GemmCase> {};
@@ -114,8 +120,9 @@ TEST_P(LtGemmVerify, MatchesTheReferenceOnFirstAndLastBufferSet) {
   GemmOptions options;
   options.dtype = c.dtype;
   options.layout = c.layout;
+  options.batch = c.batch;
   const LtGemm gemm(c.m, c.n, c.k, options, nullptr);
-  EXPECT_DOUBLE_EQ(gemm.flop_count(), 2.0 * c.m * c.n * c.k);
+  EXPECT_DOUBLE_EQ(gemm.flop_count(), 2.0 * c.m * c.n * c.k * c.batch);
 
   for (const int set : {0, gemm.buffer_sets() - 1}) {
     const GemmCheck check = gemm.verify(set);
@@ -133,34 +140,40 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, LtGemmVerify, testing::ValuesIn(verify_cases
 // The reference against a host computation from the same stored inputs:
 // proves it right on edge tiles, and that it catches a wrong C.
 
+// Two batches: an error in the second is caught only if the reference
+// reads every batch at its own offset.
 template <typename TA, typename TB, typename TC>
 void check_reference_against_host(GemmDtype dtype, GemmLayout layout, float scale_a, float scale_b) {
   // Not multiples of the 64 x 64 x 32 reference tiles in any dimension.
   const std::int64_t m = 67, n = 45, k = 33;
   const redline::LeadingDims ld = redline::leading_dims(layout, m, n, k);
+  const redline::GemmBatch batch = redline::dense_batch(2, m, n, k);
   const std::uint64_t seed_a = 11, seed_b = 12;
-  DeviceBuffer<TA> a(static_cast<std::size_t>(m * k));
-  DeviceBuffer<TB> b(static_cast<std::size_t>(k * n));
+  DeviceBuffer<TA> a(static_cast<std::size_t>(batch.count * m * k));
+  DeviceBuffer<TB> b(static_cast<std::size_t>(batch.count * k * n));
   random_fill(a.data(), a.size(), seed_a);
   random_fill(b.data(), b.size(), seed_b);
 
-  std::vector<double> expected(static_cast<std::size_t>(m * n));
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = 0; i < m; ++i) {
-      double sum = 0;
-      for (std::int64_t p = 0; p < k; ++p) {
-        const std::int64_t a_index = layout == GemmLayout::tn ? i * ld.lda + p : p * ld.lda + i;
-        sum += to_double(random_value_at<TA>(seed_a, static_cast<std::uint64_t>(a_index))) *
-               to_double(random_value_at<TB>(seed_b, static_cast<std::uint64_t>(j * ld.ldb + p)));
+  std::vector<double> expected(static_cast<std::size_t>(batch.count * m * n));
+  for (std::int64_t z = 0; z < batch.count; ++z)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < m; ++i) {
+        double sum = 0;
+        for (std::int64_t p = 0; p < k; ++p) {
+          const std::int64_t a_index = layout == GemmLayout::tn ? i * ld.lda + p : p * ld.lda + i;
+          const std::int64_t b_index = layout == GemmLayout::nt ? p * ld.ldb + j : j * ld.ldb + p;
+          sum += to_double(random_value_at<TA>(seed_a, static_cast<std::uint64_t>(z * batch.stride_a + a_index))) *
+                 to_double(random_value_at<TB>(seed_b, static_cast<std::uint64_t>(z * batch.stride_b + b_index)));
+        }
+        expected[static_cast<std::size_t>(z * batch.stride_c + j * ld.ldc + i)] =
+            static_cast<double>(scale_a) * scale_b * sum;
       }
-      expected[static_cast<std::size_t>(j * ld.ldc + i)] = static_cast<double>(scale_a) * scale_b * sum;
-    }
   std::vector<TC> host_c(expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) host_c[i] = from_double<TC>(expected[i]);
   DeviceBuffer<TC> c(host_c.size());
   auto compare = [&](float sa, float sb) {
     c.copy_from_host(host_c);
-    return compare_with_reference(dtype, layout, m, n, k, a.data(), b.data(), c.data(), sa, sb, nullptr);
+    return compare_with_reference(dtype, layout, m, n, k, a.data(), b.data(), c.data(), sa, sb, nullptr, batch);
   };
 
   // C is the exact product rounded once to TC: the only error is that rounding.
@@ -178,7 +191,7 @@ void check_reference_against_host(GemmDtype dtype, GemmLayout layout, float scal
     EXPECT_GT(unscaled.relative_error(), tolerance) << "the reference ignores the scales";
   }
 
-  // One element far off, in the last (partial) tile.
+  // One element far off, in the last (partial) tile of the second batch.
   const std::size_t last = host_c.size() - 1;
   const TC kept = host_c[last];
   host_c[last] = from_double<TC>(expected[last] + 100.0);
@@ -199,7 +212,7 @@ void check_reference_against_host(GemmDtype dtype, GemmLayout layout, float scal
 }
 
 TEST(GemmReference, MatchesHostAndCatchesWrongResults) {
-  for (const GemmLayout layout : {GemmLayout::tn, GemmLayout::nn}) {
+  for (const GemmLayout layout : {GemmLayout::tn, GemmLayout::nn, GemmLayout::nt}) {
     SCOPED_TRACE(redline::gemm_layout_name(layout));
     check_reference_against_host<float, float, float>(GemmDtype::fp32, layout, 1.0f, 1.0f);
     check_reference_against_host<float, float, float>(GemmDtype::tf32, layout, 1.0f, 1.0f);
