@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "kernels/cuda_check.cuh"
@@ -187,21 +188,49 @@ UnfusedAttention::~UnfusedAttention() = default;
 
 void UnfusedAttention::forward(const AttentionTensors& t) const {
   const State& s = *state_;
-  s.plans[0].enqueue(t.q, t.k, s.scores.data(), s.stream);
+  enqueue_gemm(0, t);
   if (s.dtype == GemmDtype::bf16) s.enqueue_softmax<__nv_bfloat16>(t);
   else s.enqueue_softmax<__half>(t);
-  s.plans[1].enqueue(s.scores.data(), t.v, t.o, s.stream);
+  enqueue_gemm(1, t);
 }
 
 void UnfusedAttention::backward(const AttentionTensors& t) const {
   const State& s = *state_;
   if (s.plans.size() < 6) throw std::logic_error("UnfusedAttention::backward: planned without the backward");
-  s.plans[2].enqueue(s.scores.data(), t.d_o, t.dv, s.stream);
-  s.plans[3].enqueue(t.d_o, t.v, s.grad_scores.data(), s.stream);
+  enqueue_gemm(2, t);
+  enqueue_gemm(3, t);
   if (s.dtype == GemmDtype::bf16) s.enqueue_softmax_grad<__nv_bfloat16>(t);
   else s.enqueue_softmax_grad<__half>(t);
-  s.plans[4].enqueue(s.grad_scores.data(), t.k, t.dq, s.stream);
-  s.plans[5].enqueue(s.grad_scores.data(), t.q, t.dk, s.stream);
+  enqueue_gemm(4, t);
+  enqueue_gemm(5, t);
+}
+
+// Where each GEMM of unfused_attention_gemms' list reads and writes: S/P in
+// `scores`, dP/dS in `grad_scores`.
+UnfusedAttention::Operands UnfusedAttention::gemm_operands(std::size_t index, const AttentionTensors& t) const {
+  const State& s = *state_;
+  void* scores = s.scores.data();
+  void* grad_scores = s.grad_scores.data();
+  switch (index) {
+    case 0: return {t.q, t.k, scores};          // S = scale Q K^T
+    case 1: return {scores, t.v, t.o};          // O = P V
+    case 2: return {scores, t.d_o, t.dv};       // dV = P^T dO
+    case 3: return {t.d_o, t.v, grad_scores};   // dP = dO V^T
+    case 4: return {grad_scores, t.k, t.dq};    // dQ = dS K
+    case 5: return {grad_scores, t.q, t.dk};    // dK = dS^T Q
+  }
+  throw std::out_of_range("UnfusedAttention: no GEMM " + std::to_string(index));
+}
+
+void UnfusedAttention::enqueue_gemm(std::size_t index, const AttentionTensors& t) const {
+  const Operands operands = gemm_operands(index, t);
+  gemm_plan(index).enqueue(operands.a, operands.b, operands.c, state_->stream);
+}
+
+const LtMatmul& UnfusedAttention::gemm_plan(std::size_t index) const {
+  if (index >= state_->plans.size())
+    throw std::out_of_range("UnfusedAttention: GEMM " + std::to_string(index) + " is not planned");
+  return state_->plans[index];
 }
 
 const std::vector<UnfusedGemm>& UnfusedAttention::gemms() const { return state_->gemms; }

@@ -71,6 +71,18 @@ class UnfusedAttention {
   void forward(const AttentionTensors& tensors) const;   // writes o and lse
   void backward(const AttentionTensors& tensors) const;  // writes dq, dk, dv; needs the last forward's P
 
+  // GEMM `index` of gemms() (a backward one only when planned with the
+  // backward): the tensors it reads and writes, and the GEMM enqueued alone
+  // as forward/backward run it, to be checked or timed by itself.
+  struct Operands {
+    const void* a = nullptr;
+    const void* b = nullptr;
+    void* c = nullptr;
+  };
+  Operands gemm_operands(std::size_t index, const AttentionTensors& tensors) const;
+  void enqueue_gemm(std::size_t index, const AttentionTensors& tensors) const;
+  const LtMatmul& gemm_plan(std::size_t index) const;
+
   const std::vector<UnfusedGemm>& gemms() const;
   std::size_t workspace_bytes() const;  // S/P and dP/dS, without cuBLASLt's own workspaces
 

@@ -41,6 +41,14 @@ double matmul_flop_count(const StridedMatmul& p) {
          static_cast<double>(p.batch);
 }
 
+std::optional<ColumnMajorGemm> column_major_equivalent(const StridedMatmul& p) {
+  if (p.transpose_a && p.transpose_b) return std::nullopt;
+  const bool dense = p.batch == 1 || (p.stride_a == p.m * p.k && p.stride_b == p.k * p.n && p.stride_c == p.m * p.n);
+  if (!dense) return std::nullopt;
+  const GemmLayout layout = p.transpose_b ? GemmLayout::tn : p.transpose_a ? GemmLayout::nt : GemmLayout::nn;
+  return ColumnMajorGemm{layout, p.n, p.m, p.k, p.batch};
+}
+
 #if defined(REDLINE_HAVE_CUBLASLT)
 
 namespace {

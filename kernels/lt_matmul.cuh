@@ -21,8 +21,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "harness/gpu/gemm_dtype.hpp"
 #include "kernels/gemm_lt.cuh"
 
 namespace redline {
@@ -54,6 +56,18 @@ struct LtWorkspace {
 std::string describe(const StridedMatmul& problem);
 // 2 * m * n * k * batch.
 double matmul_flop_count(const StridedMatmul& problem);
+
+// The problem as gemm_bench runs it (column-major, harness/gpu/gemm_dtype.hpp):
+// C^T = op(B)^T op(A)^T, so its M is this N, its N this M, its A this B.
+// A transposed here is B transposed there (nt), B transposed here is A
+// transposed there (tn). nullopt where gemm_bench has no such GEMM: both
+// operands transposed, or batches that are not dense and back to back.
+struct ColumnMajorGemm {
+  GemmLayout layout = GemmLayout::tn;
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  GemmBatch strides() const { return dense_batch(batch, m, n, k); }
+};
+std::optional<ColumnMajorGemm> column_major_equivalent(const StridedMatmul& problem);
 
 // Throws std::invalid_argument for sizes below 1 or inputs stored as fp32
 // (the attention paths never need it), GemmUnsupported when cuBLASLt offers

@@ -82,12 +82,15 @@ TEST_F(AttentionBenchPlan, BadInputNamesTheFlag) {
   expect_usage_error({"sweep", "--hidden", "4096", "--direction", "up"}, "--direction 'up'");
   expect_usage_error({"sweep", "--hidden", "4096", "--max-time", "-1"}, "--max-time '-1'");
   expect_usage_error({"sweep", "--hidden", "4096", "--dtype", "fp8", "--path", "unfused"}, "--path 'unfused'");
+  expect_usage_error({"sweep", "--hidden", "4096", "--path", "cudnn", "--unfused-gemms"}, "--path 'cudnn'");
+  expect_usage_error({"sweep", "--hidden", "4096", "--dtype", "fp8", "--unfused-gemms"}, "--dtype 'fp8'");
 }
 
 // Good input without a GPU is "cannot run here" (77) with the reason.
 TEST_F(AttentionBenchPlan, SweepWithoutAGpuSkipsWithTheReason) {
   const auto csv = dir_ / "sweep.csv";
-  const ChildResult child = run({"sweep", "--hidden", "1024", "--heads", "8", "--seq", "256", "--csv", csv.string()});
+  const ChildResult child = run({"sweep", "--hidden", "1024", "--heads", "8", "--seq", "256", "--unfused-gemms",
+                                 "--csv", csv.string()});
   if (child.exit_code == 0) GTEST_SKIP() << "this machine has a GPU: covered by scripts/gpu-check";
   EXPECT_EQ(child.exit_code, 77) << child.output;
   EXPECT_CONTAINS(child.output, "attention_bench: skipped: ");

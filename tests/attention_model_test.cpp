@@ -507,6 +507,8 @@ TEST(AttentionSweep, SaturationOverBatchTimesHeads) {
   const std::vector<std::pair<int, double>> curve = {{1, 200}, {2, 380}, {4, 400}, {8, 405}, {16, 406}};
   for (const auto& [batch, tflops] : curve) rows.push_back(measured("32", std::to_string(batch), "cudnn", "fwd", 10, tflops));
   rows.push_back(measured("32", "1", "projections", "fwd", 10, 500));  // not attention: no series
+  for (const auto& [batch, tflops] : curve)  // one unfused GEMM alone, per batch: a part, no series
+    rows.push_back(measured("32", std::to_string(batch), "unfused_gemm", "fwd", 5, tflops / 2));
   const auto lines = attention_saturation(rows);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0].first, "saturation a_q=32 a_kv=32 d=128 cudnn fwd");

@@ -12,6 +12,7 @@
 #include "kernels/attention_tensors.cuh"
 #include "kernels/attention_unfused.cuh"
 #include "kernels/gemm_lt.cuh"
+#include "kernels/gemm_reference.cuh"
 
 namespace redline::attention {
 namespace {
@@ -202,6 +203,108 @@ class ProjectionCase : public GpuCase {
   AttentionCaseSpec spec_;
 };
 
+// The unfused path's GEMM as gemm_bench names it; every GEMM the path plans
+// has one (tests/gpu/attention_host_test).
+ColumnMajorGemm equivalent_of(const UnfusedGemm& gemm) {
+  const auto equivalent = column_major_equivalent(gemm.problem);
+  if (!equivalent) throw std::logic_error("unfused GEMM " + gemm.name + " has no gemm_bench equivalent");
+  return *equivalent;
+}
+
+// One GEMM of the unfused path alone, on the path's own tensors: the
+// forward (and backward) run once first, so it reads what it reads inside
+// the path (P, dS: real values, never zeros) and its plan is the path's.
+class PreparedUnfusedGemm : public PreparedCase {
+ public:
+  PreparedUnfusedGemm(const AttentionCaseSpec& spec, std::size_t index, cudaStream_t stream)
+      : spec_(spec), index_(index), stream_(stream),
+        buffers_(spec.shape, spec.dtype, spec.direction == AttentionDirection::backward, kSeed, stream),
+        unfused_(spec.shape, spec.dtype, spec.direction == AttentionDirection::backward, stream),
+        gemm_(unfused_.gemms().at(index)), equivalent_(equivalent_of(gemm_)) {
+    unfused_.forward(buffers_.tensors());
+    if (spec.direction == AttentionDirection::backward) unfused_.backward(buffers_.tensors());
+  }
+
+  CaseWork work() const override {
+    CaseWork w;
+    w.flop = matmul_flop_count(gemm_.problem);
+    w.datasheet = ceiling(spec_);
+    return w;
+  }
+
+  // The GEMM against the GEMM reference, every batch: column-major, so the
+  // reference's A is the path's B (lt_matmul.cuh), and alpha its scale.
+  CaseCheck verify(cudaStream_t) override {
+    const UnfusedAttention::Operands operands = unfused_.gemm_operands(index_, buffers_.tensors());
+    unfused_.enqueue_gemm(index_, buffers_.tensors());
+    const ColumnMajorGemm& e = equivalent_;
+    const ReferenceDifference difference =
+        compare_with_reference(spec_.dtype, e.layout, e.m, e.n, e.k, operands.b, operands.a, operands.c,
+                               gemm_.problem.alpha, 1.0f, stream_, e.strides());
+    rel_error_ = difference.relative_error();
+    const double tolerance = gemm_dtype_info(spec_.dtype).tolerance;
+    if (difference.nonfinite == 0 && rel_error_ <= tolerance) return CaseCheck::pass();
+    return CaseCheck::fail(gemm_.name + ": relative error " + std::to_string(rel_error_) + " (tolerance " +
+                               std::to_string(tolerance) + "), " + std::to_string(difference.nonfinite) +
+                               " non-finite",
+                           static_cast<double>(difference.nonfinite), {{"rel_error", rel_error_}});
+  }
+
+  void enqueue(cudaStream_t, int) override { unfused_.enqueue_gemm(index_, buffers_.tensors()); }
+
+  void describe(CaseRow& row) const override {
+    row.counter("rel_error", rel_error_);
+    const GemmAlgorithm& algo = unfused_.gemm_plan(index_).algorithm();
+    row.counter("split_k", algo.split_k);
+    if (algo.tile) {
+      row.counter("tile_m", static_cast<double>(algo.tile->rows));
+      row.counter("tile_n", static_cast<double>(algo.tile->cols));
+    }
+    const ColumnMajorGemm& e = equivalent_;
+    row.note(gemm_.name + " (" + redline::describe(gemm_.problem) + ") alone, on the path's tensors; as gemm_bench runs it: " +
+             "sweep --dtype " + gemm_dtype_info(spec_.dtype).name + " --layout " + gemm_layout_name(e.layout) +
+             " --m " + std::to_string(e.m) + " --n " + std::to_string(e.n) + " --k " + std::to_string(e.k) +
+             " --batch " + std::to_string(e.batch));
+  }
+
+ private:
+  AttentionCaseSpec spec_;
+  std::size_t index_;
+  cudaStream_t stream_;
+  AttentionBuffers buffers_;
+  UnfusedAttention unfused_;
+  UnfusedGemm gemm_;
+  ColumnMajorGemm equivalent_;
+  double rel_error_ = 0;
+};
+
+class UnfusedGemmCase : public GpuCase {
+ public:
+  UnfusedGemmCase(AttentionCaseSpec spec, std::size_t index) : spec_(std::move(spec)), index_(index) {}
+
+  // The layout's parameters, path unfused_gemm, then the GEMM and its
+  // gemm_bench shape.
+  CaseKey key() const override {
+    CaseKey key = case_key(spec_, "unfused_gemm");
+    const UnfusedGemm gemm = unfused_attention_gemms(spec_.shape, spec_.dtype).at(index_);
+    const ColumnMajorGemm e = equivalent_of(gemm);
+    key.params.emplace_back("gemm", gemm.name);
+    key.params.emplace_back("gemm_layout", gemm_layout_name(e.layout));
+    key.params.emplace_back("gemm_m", std::to_string(e.m));
+    key.params.emplace_back("gemm_n", std::to_string(e.n));
+    key.params.emplace_back("gemm_k", std::to_string(e.k));
+    key.params.emplace_back("gemm_batch", std::to_string(e.batch));
+    return key;
+  }
+  std::unique_ptr<PreparedCase> set_up(CaseSetUp& setup) const override {
+    return std::make_unique<PreparedUnfusedGemm>(spec_, index_, setup.stream());
+  }
+
+ private:
+  AttentionCaseSpec spec_;
+  std::size_t index_;
+};
+
 }  // namespace
 
 std::unique_ptr<GpuCase> make_attention_case(const AttentionCaseSpec& spec, AttentionPath path) {
@@ -210,6 +313,10 @@ std::unique_ptr<GpuCase> make_attention_case(const AttentionCaseSpec& spec, Atte
 
 std::unique_ptr<GpuCase> make_projection_case(const AttentionCaseSpec& spec) {
   return std::make_unique<ProjectionCase>(spec);
+}
+
+std::unique_ptr<GpuCase> make_unfused_gemm_case(const AttentionCaseSpec& spec, std::size_t index) {
+  return std::make_unique<UnfusedGemmCase>(spec, index);
 }
 
 }  // namespace redline::attention

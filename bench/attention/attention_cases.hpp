@@ -6,7 +6,13 @@
 //                refusal a skipped row with cuDNN's reason;
 //   projections  the QKV and output projections around it (forward: two
 //                GEMMs; backward: their input and weight gradients), each
-//                cuBLASLt's choice, verified, timed back to back.
+//                cuBLASLt's choice, verified, timed back to back;
+//   unfused_gemm one GEMM of the unfused path alone (sweep --unfused-gemms),
+//                on the tensors the path leaves after a forward and
+//                backward, verified against the GEMM reference, and named
+//                with its gemm_bench equivalent (gemm_layout, gemm_m, gemm_n,
+//                gemm_k, gemm_batch) so scripts/compare-attention-gemms can
+//                run gemm_bench on the same shape.
 // Every case is named by the layout's parameters, then path and direction.
 #pragma once
 
@@ -31,5 +37,8 @@ struct AttentionCaseSpec {
 
 std::unique_ptr<GpuCase> make_attention_case(const AttentionCaseSpec& spec, AttentionPath path);
 std::unique_ptr<GpuCase> make_projection_case(const AttentionCaseSpec& spec);
+// GEMM `index` of unfused_attention_gemms(spec.shape, spec.dtype); the spec's
+// direction must be the GEMM's.
+std::unique_ptr<GpuCase> make_unfused_gemm_case(const AttentionCaseSpec& spec, std::size_t index);
 
 }  // namespace redline::attention

@@ -41,6 +41,9 @@ CLI::App* add_sweep(CLI::App& app, SweepFlags& f) {
   add_layout_flags(*sweep, f.layout, true);
   sweep->add_option("--path", f.path, "unfused, cudnn, or both: unfused,cudnn or all (default)")->type_name("LIST");
   sweep->add_option("--direction", f.direction, "fwd, bwd or fwd,bwd (default)")->type_name("LIST");
+  sweep->add_flag("--unfused-gemms", f.unfused_gemms,
+                  "Also time each GEMM of the unfused path alone, verified, with the gemm_bench shape that runs it "
+                  "(scripts/compare-attention-gemms reads them)");
   sweep->add_option("--device", f.device, "CUDA device index (default 0)")->type_name("I");
   add_policy_flags(*sweep, f.policy, "case");
   sweep->add_option("--first-warmup", f.first_warmup,

@@ -23,6 +23,7 @@ struct SweepFlags {
   std::string path = "all", direction = "fwd,bwd", device = "0", first_warmup = "1";
   PolicyFlags policy;
   bool progress = false;
+  bool unfused_gemms = false;
   OutputOptions output;
 };
 

@@ -21,6 +21,7 @@
 #include "harness/report/output.hpp"
 #include "harness/tracking/sweep_charts.hpp"
 #include "kernels/attention_cudnn.cuh"
+#include "kernels/attention_unfused.cuh"
 #include "kernels/case_runner.hpp"
 #include "kernels/device_query.cuh"
 #include "kernels/gemm_lt.cuh"
@@ -52,6 +53,15 @@ std::string unmet_constraints(const HeadLayout& layout) {
   return text;
 }
 
+// With --unfused-gemms: each GEMM of the unfused path in `spec`'s direction,
+// alone.
+void add_unfused_gemm_cases(const AttentionCaseSpec& spec, std::vector<std::unique_ptr<GpuCase>>& cases) {
+  const auto gemms = unfused_attention_gemms(spec.shape, spec.dtype);
+  for (std::size_t i = 0; i < gemms.size(); ++i)
+    if (gemms[i].backward == (spec.direction == AttentionDirection::backward))
+      cases.push_back(make_unfused_gemm_case(spec, i));
+}
+
 // The cases of one layout at one batch: projections, then each path's
 // directions.
 void add_layout_cases(const CheckedSweep& c, const AttentionCaseSpec& base, std::vector<std::unique_ptr<GpuCase>>& cases,
@@ -71,6 +81,7 @@ void add_layout_cases(const CheckedSweep& c, const AttentionCaseSpec& base, std:
       AttentionCaseSpec spec = base;
       spec.direction = direction;
       cases.push_back(make_attention_case(spec, path));
+      if (path == AttentionPath::unfused && c.unfused_gemms) add_unfused_gemm_cases(spec, cases);
     }
   }
 }

@@ -59,6 +59,12 @@ CheckedSweep checked_sweep(const SweepFlags& f) {
   c.device = static_cast<int>(parse_count_between("--device", f.device, 0, 1024));
   if (c.grid.dtype == GemmDtype::fp8_e4m3 && c.paths == std::vector<AttentionPath>{AttentionPath::unfused})
     throw UsageError("--path", f.path, "the unfused path runs bf16 and fp16 only; FP8 runs on cudnn");
+  c.unfused_gemms = f.unfused_gemms;
+  const bool runs_unfused = std::find(c.paths.begin(), c.paths.end(), AttentionPath::unfused) != c.paths.end();
+  if (c.unfused_gemms && !runs_unfused)
+    throw UsageError("--path", f.path, "--unfused-gemms times the unfused path's GEMMs: the path must include unfused");
+  if (c.unfused_gemms && c.grid.dtype == GemmDtype::fp8_e4m3)
+    throw UsageError("--dtype", f.layout.dtype, "--unfused-gemms: the unfused path runs bf16 and fp16 only");
   return c;
 }
 

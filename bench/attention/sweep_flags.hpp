@@ -21,6 +21,7 @@ struct CheckedSweep {
   MeasurementPolicy policy;
   double first_warmup = 1;
   int device = 0;
+  bool unfused_gemms = false;  // each unfused GEMM alone too
 };
 
 CheckedSweep checked_sweep(const SweepFlags& f);

@@ -152,7 +152,10 @@ std::vector<std::pair<std::string, std::string>> attention_saturation(const std:
   // Per layout (without the batch), path and direction.
   std::map<std::string, std::pair<std::string, std::vector<ThroughputPoint>>> series;
   for (const Row& row : rows) {
-    if (!ok_with_time(row) || param(row, "path") == "projections") continue;
+    // The attention paths only: projections and the unfused GEMMs timed
+    // alone (unfused_gemm) are parts, not a path of their own.
+    const std::string path = param(row, "path");
+    if (!ok_with_time(row) || (path != "unfused" && path != "cudnn")) continue;
     const auto batch = parameter_number(param(row, "batch"));
     const auto heads = parameter_number(param(row, "heads"));
     const auto tp = parameter_number(param(row, "tp"));

@@ -22,6 +22,7 @@
 #include "kernels/attention_tensors.cuh"
 #include "kernels/attention_unfused.cuh"
 #include "kernels/cuda_check.cuh"
+#include "kernels/gemm_reference.cuh"
 
 namespace {
 
@@ -78,6 +79,42 @@ TEST_F(AttentionGpu, UnfusedMatchesTheReference) {
                     "unfused " + what(shape, dtype));
     }
   }
+}
+
+// Each GEMM alone on the path's tensors (what attention_bench sweep
+// --unfused-gemms times), checked by the GEMM reference through its
+// gemm_bench equivalent: proves the operands, the plans and the column-major
+// mapping agree.
+TEST_F(AttentionGpu, EveryUnfusedGemmAloneMatchesTheGemmReference) {
+  const AttentionShape shape = make_shape(2, 128, 8, 2, 64, true);
+  const GemmDtype dtype = GemmDtype::bf16;
+  AttentionBuffers buffers(shape, dtype, true, 7, stream_);
+  UnfusedAttention attention(shape, dtype, true, stream_);
+  attention.forward(buffers.tensors());
+  attention.backward(buffers.tensors());
+  const double tolerance = redline::gemm_dtype_info(dtype).tolerance;
+  for (std::size_t i = 0; i < attention.gemms().size(); ++i) {
+    const redline::UnfusedGemm& gemm = attention.gemms()[i];
+    SCOPED_TRACE(gemm.name);
+    const auto e = redline::column_major_equivalent(gemm.problem);
+    ASSERT_TRUE(e);
+    const UnfusedAttention::Operands operands = attention.gemm_operands(i, buffers.tensors());
+    attention.enqueue_gemm(i, buffers.tensors());
+    const auto difference = redline::compare_with_reference(dtype, e->layout, e->m, e->n, e->k, operands.b, operands.a,
+                                                            operands.c, gemm.problem.alpha, 1.0f, stream_, e->strides());
+    EXPECT_EQ(difference.nonfinite, 0);
+    EXPECT_LE(difference.relative_error(), tolerance);
+    EXPECT_GT(difference.relative_error(), 0.0) << "a bf16 result equal to the fp32 reference: compared with itself?";
+  }
+  // The scores checked without their softmax scale (1/sqrt(64)): wrong, so
+  // the check above did compare the scaled product.
+  const auto scores = redline::column_major_equivalent(attention.gemms()[0].problem);
+  const UnfusedAttention::Operands s_operands = attention.gemm_operands(0, buffers.tensors());
+  attention.enqueue_gemm(0, buffers.tensors());
+  const auto wrong = redline::compare_with_reference(dtype, scores->layout, scores->m, scores->n, scores->k,
+                                                     s_operands.b, s_operands.a, s_operands.c, 1.0f, 1.0f, stream_,
+                                                     scores->strides());
+  EXPECT_GT(wrong.relative_error(), tolerance);
 }
 
 TEST_F(AttentionGpu, CudnnMatchesTheReference) {

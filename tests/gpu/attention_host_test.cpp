@@ -38,6 +38,57 @@ TEST(AttentionHost, UnfusedGemmsFoldTheKvGroupIntoOneMatrix) {
   EXPECT_TRUE(grad_k.transpose_a);
 }
 
+// gemm_bench's name for each GEMM: column-major, so M and N swap and a
+// transpose moves to the other operand. d = 128, g*s = 4096, s = 1024,
+// 16 groups.
+TEST(AttentionHost, EveryUnfusedGemmHasAGemmBenchEquivalent) {
+  using redline::GemmLayout;
+  struct Expected {
+    GemmLayout layout;
+    std::int64_t m, n, k;
+  };
+  const Expected expected[] = {
+      {GemmLayout::tn, 1024, 4096, 128},   // scores: S^T = K Q^T
+      {GemmLayout::nn, 128, 4096, 1024},   // output: O^T = V^T P^T
+      {GemmLayout::nt, 128, 1024, 4096},   // grad_v: dV^T = dO^T P
+      {GemmLayout::tn, 1024, 4096, 128},   // grad_p: dP^T = V dO^T
+      {GemmLayout::nn, 128, 4096, 1024},   // grad_q: dQ^T = K^T dS^T
+      {GemmLayout::nt, 128, 1024, 4096}};  // grad_k: dK^T = Q^T dS
+  const auto gemms = redline::unfused_attention_gemms(gqa_shape(), GemmDtype::bf16);
+  ASSERT_EQ(gemms.size(), 6u);
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    SCOPED_TRACE(gemms[i].name);
+    const auto equivalent = redline::column_major_equivalent(gemms[i].problem);
+    ASSERT_TRUE(equivalent);
+    EXPECT_EQ(equivalent->layout, expected[i].layout);
+    EXPECT_EQ(equivalent->m, expected[i].m);
+    EXPECT_EQ(equivalent->n, expected[i].n);
+    EXPECT_EQ(equivalent->k, expected[i].k);
+    EXPECT_EQ(equivalent->batch, 16);
+    // The same FLOPs, and the same dense strides the path's tensors have.
+    EXPECT_DOUBLE_EQ(redline::gemm_flop_count(equivalent->m, equivalent->n, equivalent->k, equivalent->batch),
+                     redline::matmul_flop_count(gemms[i].problem));
+    const redline::GemmBatch strides = equivalent->strides();
+    EXPECT_EQ(strides.stride_a, gemms[i].problem.stride_b);  // gemm_bench's A is the row-major B
+    EXPECT_EQ(strides.stride_b, gemms[i].problem.stride_a);
+    EXPECT_EQ(strides.stride_c, gemms[i].problem.stride_c);
+  }
+}
+
+TEST(AttentionHost, GemmBenchHasNoEquivalentForDoubleTransposesOrGappedBatches) {
+  redline::StridedMatmul p;
+  p.m = 64, p.n = 32, p.k = 16, p.batch = 2;
+  p.stride_a = 64 * 16, p.stride_b = 16 * 32, p.stride_c = 64 * 32;
+  EXPECT_TRUE(redline::column_major_equivalent(p));
+  p.transpose_a = p.transpose_b = true;
+  EXPECT_FALSE(redline::column_major_equivalent(p));
+  p.transpose_a = p.transpose_b = false;
+  p.stride_c += 8;  // a gap between batches
+  EXPECT_FALSE(redline::column_major_equivalent(p));
+  p.batch = 1;  // one matrix has no stride to speak of
+  EXPECT_TRUE(redline::column_major_equivalent(p));
+}
+
 TEST(AttentionHost, UnfusedGemmFlopsFollowTheConvention) {
   double forward = 0, backward = 0;
   for (const auto& gemm : redline::unfused_attention_gemms(gqa_shape(), GemmDtype::fp16))
