@@ -1,15 +1,21 @@
 // RMSNorm kernels: one block per row for the row reductions; the weight
-// gradient's column sums by 32-column tiles with a fixed summation order.
+// gradient's column sums over (256-column tile x row chunk) blocks, 8 bf16
+// per thread at a time (bf16_pack.cuh), into scratch, then the chunks added
+// in a fixed order.
 #include "kernels/train/rmsnorm.cuh"
 
+#include "harness/train/activation_memory.hpp"
 #include "kernels/cuda_check.cuh"
+#include "kernels/train/bf16_pack.cuh"
 #include "kernels/train/block_reduce.cuh"
 
 namespace redline {
 namespace {
 
 using train_detail::block_sum;
+using train_detail::kPack;
 using train_detail::kRowThreads;
+using train_detail::load_pack;
 
 __global__ void rmsnorm_rows(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, float* rstd,
                              std::int64_t width, float eps) {
@@ -46,23 +52,47 @@ __global__ void rmsnorm_backward_rows(const __nv_bfloat16* d_y, const __nv_bfloa
   }
 }
 
-constexpr int kColumns = 32, kLanes = 8;
+constexpr int kTileThreads = 32, kLanes = 8;
+constexpr int kTileColumns = kTileThreads * kPack;
 
-// Block (32, 8): each of 32 columns summed by 8 lanes over every 8th row,
-// then the 8 partials added in lane order.
-__global__ void rmsnorm_weight_grad_columns(const __nv_bfloat16* d_y, const __nv_bfloat16* x, const float* rstd,
-                                            float* d_weight, std::int64_t rows, std::int64_t width) {
-  __shared__ float partial[kLanes][kColumns];
-  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kColumns + threadIdx.x;
-  float sum = 0.0f;
+// Block (32, 8) on one 256-column tile and one chunk of rows: each thread
+// sums its 8 columns over every 8th row of the chunk, then the 8 lanes'
+// sums are added in lane order into the chunk's column sums.
+template <bool kAligned>
+__global__ void rmsnorm_weight_grad_partials(const __nv_bfloat16* d_y, const __nv_bfloat16* x, const float* rstd,
+                                             float* partials, std::int64_t rows, std::int64_t width,
+                                             std::int64_t rows_per_chunk) {
+  __shared__ float lanes[kLanes][kTileColumns];
+  const std::int64_t tile = static_cast<std::int64_t>(blockIdx.x) * kTileColumns;
+  const std::int64_t j = tile + static_cast<std::int64_t>(threadIdx.x) * kPack;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * rows_per_chunk;
+  const std::int64_t end = rows < first + rows_per_chunk ? rows : first + rows_per_chunk;
+  float sum[kPack] = {};
   if (j < width)
-    for (std::int64_t t = threadIdx.y; t < rows; t += kLanes)
-      sum += __bfloat162float(d_y[t * width + j]) * __bfloat162float(x[t * width + j]) * rstd[t];
-  partial[threadIdx.y][threadIdx.x] = sum;
+    for (std::int64_t t = first + threadIdx.y; t < end; t += kLanes) {
+      float dy[kPack], xv[kPack];
+      load_pack<kAligned>(d_y + t * width + j, width - j, dy);
+      load_pack<kAligned>(x + t * width + j, width - j, xv);
+      const float r = rstd[t];
+#pragma unroll
+      for (int e = 0; e < kPack; ++e) sum[e] += dy[e] * xv[e] * r;
+    }
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) lanes[threadIdx.y][threadIdx.x * kPack + e] = sum[e];
   __syncthreads();
-  if (threadIdx.y != 0 || j >= width) return;
+  const int column = static_cast<int>(threadIdx.y) * kTileThreads + static_cast<int>(threadIdx.x);
+  if (tile + column >= width) return;
   float total = 0.0f;
-  for (int lane = 0; lane < kLanes; ++lane) total += partial[lane][threadIdx.x];
+  for (int lane = 0; lane < kLanes; ++lane) total += lanes[lane][column];
+  partials[static_cast<std::int64_t>(blockIdx.y) * width + tile + column] = total;
+}
+
+// d_weight[j] += the chunks' sums of column j, added in chunk order.
+__global__ void add_chunk_sums(const float* partials, float* d_weight, std::int64_t chunks, std::int64_t width) {
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= width) return;
+  float total = 0.0f;
+  for (std::int64_t c = 0; c < chunks; ++c) total += partials[c * width + j];
   d_weight[j] += total;
 }
 
@@ -83,10 +113,19 @@ void rmsnorm_backward(const __nv_bfloat16* d_y, const __nv_bfloat16* x, const __
 }
 
 void rmsnorm_weight_grad(const __nv_bfloat16* d_y, const __nv_bfloat16* x, const float* rstd, float* d_weight,
-                         std::int64_t rows, std::int64_t width, cudaStream_t stream) {
-  const dim3 block(kColumns, kLanes);
-  rmsnorm_weight_grad_columns<<<static_cast<unsigned>((width + kColumns - 1) / kColumns), block, 0, stream>>>(
-      d_y, x, rstd, d_weight, rows, width);
+                         std::int64_t rows, std::int64_t width, void* scratch, std::size_t scratch_bytes,
+                         cudaStream_t stream) {
+  const NormGradChunks plan = norm_grad_chunks(rows, width, static_cast<std::int64_t>(scratch_bytes));
+  float* partials = static_cast<float*>(scratch);
+  const dim3 grid(static_cast<unsigned>((width + kTileColumns - 1) / kTileColumns), static_cast<unsigned>(plan.chunks));
+  const dim3 block(kTileThreads, kLanes);
+  const bool aligned = width % kPack == 0 && train_detail::pack_aligned({d_y, x});
+  train_detail::with_alignment(aligned, [&](auto a) {
+    rmsnorm_weight_grad_partials<decltype(a)::value><<<grid, block, 0, stream>>>(d_y, x, rstd, partials, rows, width,
+                                                                                 plan.rows_per_chunk);
+  });
+  REDLINE_CUDA_CHECK(cudaGetLastError());
+  add_chunk_sums<<<train_detail::grid_for(width), kRowThreads, 0, stream>>>(partials, d_weight, plan.chunks, width);
   REDLINE_CUDA_CHECK(cudaGetLastError());
 }
 

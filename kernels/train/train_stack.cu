@@ -124,7 +124,9 @@ void TrainStack::State::backward() {
   gemms.weight_grad(out("logits"), out("final_n"), parameters.grad(last), t, h, v, stream);
   gemms.data_grad(out("logits"), parameters.weight(last), g.d_n, t, h, v, false, stream);
   const float* final_rstd = outside.get<float>("final_rstd");
-  rmsnorm_weight_grad(g.d_n, out("final_x"), final_rstd, parameters.grad(last - 1), t, h, stream);
+  const LtWorkspace scratch = gemms.workspace();  // between GEMMs, as the layers' norms (train_layer.cu)
+  rmsnorm_weight_grad(g.d_n, out("final_x"), final_rstd, parameters.grad(last - 1), t, h, scratch.data, scratch.bytes,
+                      stream);
   rmsnorm_backward(g.d_n, out("final_x"), parameters.weight(last - 1), final_rstd, nullptr, g.d_residual_a, t, h,
                    stream);
   for (std::int64_t i = config.layers - 1; i >= 0; --i) {

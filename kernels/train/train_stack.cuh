@@ -5,8 +5,8 @@
 // (saved_per_layer per layer, saved_outside_layers, backward_working_set,
 // unfused_attention_buffers on the unfused path), the state arrays
 // (state_bytes, padded per tensor) and the workspaces: one cuBLASLt
-// workspace every GEMM shares and cuDNN's own. allocated_bytes() says what
-// that came to.
+// workspace every GEMM shares (and the RMSNorm weight gradients borrow
+// between GEMMs) and cuDNN's own. allocated_bytes() says what that came to.
 //
 // Conventions (the CPU reference's, harness/train/train_reference.hpp):
 // tokens and targets [mbs * seq], token t = batch_index * seq + position;
