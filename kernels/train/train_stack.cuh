@@ -17,8 +17,9 @@
 //   TrainStack stack(config, mbs, seq, Recompute::selective, AttentionChoice::cudnn, stream);
 //   for (step) {
 //     stack.zero_grads();
-//     for (micro-batch) { stack.set_batch(tokens, targets); loss = stack.forward_backward(); }
+//     for (micro-batch) { stack.set_batch_device(tokens, targets); stack.enqueue_forward_backward(); }
 //     stack.optimizer_step(adamw);
+//     loss = stack.last_loss();  // the step's one wait: no idle GPU between micro-batches
 //   }
 // With gradient accumulation over n micro-batches, set_gradient_accumulation(n)
 // scales each micro-batch's gradient by 1/n, so the step sees the mean.
@@ -40,9 +41,10 @@
 
 namespace redline {
 
-// Milliseconds from CUDA events around each phase: the last micro-batch's
-// forward (embedding to loss) and backward, and the last optimizer step
-// (0 before the first).
+// Milliseconds from CUDA events around each phase: the forward (embedding
+// to loss) and backward of every micro-batch since the last zero_grads() (the
+// micro-batches whose gradients are accumulated), summed, and the last
+// optimizer step (0 before the first).
 struct PhaseTimes {
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
 };
@@ -78,12 +80,13 @@ class TrainStack {
 
   // One micro-batch's forward and backward, adding its gradients into the
   // fp32 gradients. The enqueue form returns at once; forward_backward()
-  // also waits and returns the micro-batch's mean loss.
+  // also waits and returns the micro-batch's mean loss. Each micro-batch
+  // since zero_grads() keeps its own phase timers (a pair of events each).
   void enqueue_forward_backward();
   float forward_backward();
-  float last_loss() const;  // waits for the stream
+  float last_loss() const;  // the last micro-batch's mean loss; waits for the stream
 
-  void zero_grads();
+  void zero_grads();  // also starts a new accumulation's phase times
   // AdamW on every tensor from the accumulated gradients, then the bf16
   // weights refreshed from the master weights. Gradients are left as they
   // are (zero_grads() before the next accumulation).
