@@ -23,6 +23,15 @@ inline bool pack_aligned(std::initializer_list<const void*> pointers) {
   return true;
 }
 
+// In a block-per-row kernel, each thread takes the packs starting at
+// elements first, first + stride, ... of its row, so a thread's share of a
+// row reduction is summed in a fixed order.
+struct RowPacks {
+  std::int64_t first, stride;
+  __device__ RowPacks()
+      : first(static_cast<std::int64_t>(threadIdx.x) * kPack), stride(static_cast<std::int64_t>(blockDim.x) * kPack) {}
+};
+
 // Calls launch(std::true_type{}) when `aligned`, else launch(std::false_type{}):
 // a kernel's template argument kAligned from one runtime test.
 template <typename Launch>

@@ -16,15 +16,8 @@ using train_detail::block_sum;
 using train_detail::kPack;
 using train_detail::kRowThreads;
 using train_detail::load_pack;
+using train_detail::RowPacks;
 using train_detail::store_pack;
-
-// Each thread takes the packs first, first + stride, ... of its row, so a
-// thread's share of a row reduction is summed in a fixed order.
-struct RowPacks {
-  std::int64_t first, stride;
-  __device__ RowPacks()
-      : first(static_cast<std::int64_t>(threadIdx.x) * kPack), stride(static_cast<std::int64_t>(blockDim.x) * kPack) {}
-};
 
 template <bool kAligned>
 __global__ void rmsnorm_rows(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, float* rstd,

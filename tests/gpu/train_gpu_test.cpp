@@ -7,9 +7,9 @@
 // the same initial weights, the loss and every weight gradient within bf16
 // tolerance (3e-2 relative Frobenius) in every recompute mode and on both
 // attention paths, and one AdamW step on the stack's own gradients.
-// Micro-batches enqueued back to back keep every phase time; the RMSNorm
-// and SwiGLU kernels' 16-byte path and their element-at-a-time fallback give
-// the same bits.
+// Micro-batches enqueued back to back keep every phase time; the RMSNorm,
+// SwiGLU and cross-entropy kernels' 16-byte path and their element-at-a-time
+// fallback give the same bits.
 // Exits 77 (skipped) without a GPU, like kernels_gpu_test.
 #include <gtest/gtest.h>
 
@@ -30,6 +30,7 @@
 #include "harness/train/train_reference.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
+#include "kernels/train/cross_entropy.cuh"
 #include "kernels/train/rmsnorm.cuh"
 #include "kernels/train/swiglu.cuh"
 #include "kernels/train/train_stack.cuh"
@@ -339,13 +340,29 @@ std::vector<T> to_host(const redline::DeviceBuffer<T>& buffer) {
 }
 
 struct KernelOutputs {
-  std::vector<std::uint16_t> y, d_x, act, d_gate, d_up;
-  std::vector<float> rstd, d_weight;
+  std::vector<std::uint16_t> y, d_x, act, d_gate, d_up, d_logits;
+  std::vector<float> rstd, d_weight, losses;
 };
+
+// Cross-entropy on 40 rows of a vocabulary of 72 (x as the logits).
+void run_cross_entropy(const ShiftedBf16& logits, KernelOutputs& out, cudaStream_t stream) {
+  constexpr std::int64_t rows = 40, vocab = 72;
+  std::vector<std::int32_t> host_targets(rows);
+  for (std::int64_t t = 0; t < rows; ++t)
+    host_targets[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(t * 7 % vocab);
+  redline::DeviceBuffer<std::int32_t> targets(rows);
+  redline::DeviceBuffer<float> losses(rows);
+  REDLINE_CUDA_CHECK(
+      cudaMemcpyAsync(targets.data(), host_targets.data(), targets.bytes(), cudaMemcpyHostToDevice, stream));
+  redline::cross_entropy_forward_backward(logits.data, targets.data(), losses.data(), rows, vocab, 0.25f, stream);
+  REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  out.d_logits = logits.bits(rows * vocab);
+  out.losses = to_host(losses);
+}
 
 // RMSNorm forward, backward and weight gradient, and SwiGLU forward and
 // backward on 40 rows of 72 (the weight gradient in 5 chunks of 8 rows),
-// SwiGLU on a count that leaves a partial last pack.
+// SwiGLU on a count that leaves a partial last pack; then cross-entropy.
 KernelOutputs run_packed_kernels(int shift, cudaStream_t stream) {
   constexpr std::int64_t rows = 40, width = 72, n = rows * width, count = n - 3;
   // The outputs start random too: what a kernel leaves unwritten must match.
@@ -361,15 +378,19 @@ KernelOutputs run_packed_kernels(int shift, cudaStream_t stream) {
   redline::swiglu_forward(x.data, d_y.data, act.data, count, stream);
   redline::swiglu_backward(residual.data, x.data, d_y.data, d_gate.data, d_up.data, count, stream);
   REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return {y.bits(n), d_x.bits(n), act.bits(n), d_gate.bits(n), d_up.bits(n), to_host(rstd), to_host(d_weight)};
+  KernelOutputs out{y.bits(n), d_x.bits(n), act.bits(n), d_gate.bits(n), d_up.bits(n), {}, to_host(rstd),
+                    to_host(d_weight), {}};
+  run_cross_entropy(x, out, stream);
+  return out;
 }
 
 }  // namespace
 
 // The 16-byte path and the element-at-a-time fallback give the same bits:
 // each thread reads the same elements and sums them in the same order either
-// way. The stack's arenas always take the 16-byte path, so only this test
-// runs the fallback.
+// way. The stack's arenas take the 16-byte path wherever the width allows
+// (the tiny stack's vocabulary of 50 does not: its cross-entropy takes the
+// fallback), so this test is what runs the other path of each kernel.
 TEST_F(TrainGpu, PackedAndElementwiseAccessGiveTheSameBits) {
   const KernelOutputs packed = run_packed_kernels(0, stream_), elementwise = run_packed_kernels(1, stream_);
   EXPECT_EQ(packed.y, elementwise.y);
@@ -379,5 +400,8 @@ TEST_F(TrainGpu, PackedAndElementwiseAccessGiveTheSameBits) {
   EXPECT_EQ(packed.d_up, elementwise.d_up);
   EXPECT_EQ(packed.rstd, elementwise.rstd);
   EXPECT_EQ(packed.d_weight, elementwise.d_weight);
+  EXPECT_EQ(packed.d_logits, elementwise.d_logits);
+  EXPECT_EQ(packed.losses, elementwise.losses);
+  for (float loss : packed.losses) EXPECT_TRUE(std::isfinite(loss) && loss > 0);
   for (float r : packed.rstd) EXPECT_TRUE(std::isfinite(r) && r > 0);
 }
