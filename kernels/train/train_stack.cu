@@ -236,6 +236,7 @@ PhaseTimes TrainStack::last_phase_times() const {
     times.forward_ms += s.micro_batch_timers[i].forward.elapsed_seconds() * 1e3;
     times.backward_ms += s.micro_batch_timers[i].backward.elapsed_seconds() * 1e3;
   }
+  times.micro_batches = static_cast<std::int64_t>(s.timed_micro_batches);
   if (s.optimizer_timed) times.optimizer_ms = s.optimizer_timer.elapsed_seconds() * 1e3;
   return times;
 }

@@ -47,6 +47,7 @@ namespace redline {
 // optimizer step (0 before the first).
 struct PhaseTimes {
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
+  std::int64_t micro_batches = 0;  // how many forward and backward times the sums hold
 };
 
 // Device bytes the stack allocated, by what they hold.
