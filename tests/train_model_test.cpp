@@ -3,6 +3,7 @@
 // and `memory` end to end (the real binary, TRAIN_STEP_BENCH_BIN).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -178,6 +179,46 @@ TEST_F(TrainStepBench, RunAndSweepWithoutAGpuSkip) {
     EXPECT_CONTAINS(child.output, "train_step_bench: skipped: ");
     EXPECT_FALSE(fs::exists(csv));
   }
+}
+
+// The RMSNorm weight gradients keep their chunks' column sums in cuBLASLt's
+// workspace, which the memory model already counts: at Llama-3-8B's shapes
+// (4k to 16k tokens, hidden 4096) 64 chunks, 1 MiB, and every preset's
+// hidden fits 64 chunks in the 32 MiB.
+TEST(ActivationMemory, TheNormGradientsPartialSumsFitCublasLtsWorkspace) {
+  for (std::int64_t mbs : {1, 2, 4}) {
+    const NormGradChunks c = norm_grad_chunks(mbs * 4096, 4096, cublaslt_workspace_bytes());
+    EXPECT_EQ(c.chunks, 64);
+    EXPECT_EQ(c.rows_per_chunk, mbs * 64);
+    EXPECT_EQ(c.partial_bytes(4096), 1 << 20);
+  }
+  for (const std::string& name : model_preset_names()) {
+    const std::int64_t hidden = model_preset(name)->hidden;
+    const NormGradChunks c = norm_grad_chunks(8192, hidden, cublaslt_workspace_bytes());
+    EXPECT_EQ(c.chunks, 64) << name;
+    EXPECT_LE(c.partial_bytes(hidden), cublaslt_workspace_bytes()) << name;
+  }
+}
+
+// Chunks are whole multiples of the kernel's 8 row lanes and cover every row
+// once; a small scratch takes fewer, longer chunks; none fitting throws.
+TEST(ActivationMemory, NormGradChunksCoverEveryRowWithinTheScratch) {
+  EXPECT_EQ(norm_grad_chunks(32, 64, 1 << 20).rows_per_chunk, 8);  // the GPU test's tiny stack: 4 chunks
+  EXPECT_EQ(norm_grad_chunks(32, 64, 1 << 20).chunks, 4);
+  EXPECT_EQ(norm_grad_chunks(33, 64, 1 << 20).chunks, 5);  // the last chunk has one row
+  EXPECT_EQ(norm_grad_chunks(1, 64, 1 << 20).chunks, 1);
+  for (std::int64_t rows : {1, 7, 8, 100, 4095, 4096, 16384, 100000})
+    for (std::int64_t fitting : {1, 3, 64, 1000}) {
+      const std::int64_t width = 4096, scratch = fitting * width * 4;
+      const NormGradChunks c = norm_grad_chunks(rows, width, scratch);
+      EXPECT_EQ(c.rows_per_chunk % 8, 0);
+      EXPECT_GE(c.chunks * c.rows_per_chunk, rows);
+      EXPECT_LT((c.chunks - 1) * c.rows_per_chunk, rows);  // no empty chunk
+      EXPECT_LE(c.chunks, std::min<std::int64_t>(fitting, 64));
+      EXPECT_LE(c.partial_bytes(width), scratch);
+    }
+  EXPECT_THROW(norm_grad_chunks(4096, 4096, 4096 * 4 - 1), std::invalid_argument);
+  EXPECT_THROW(norm_grad_chunks(0, 4096, 1 << 20), std::invalid_argument);
 }
 
 TEST(ActivationMemory, TheUnfusedPathsBuffersCountWithTheWorkspaces) {

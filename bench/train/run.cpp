@@ -65,22 +65,17 @@ struct StepFigures {
   std::int64_t peak_used = 0;  // the largest cudaMemGetInfo delta seen after a step
 };
 
-// One optimizer step over --ga micro-batches; `phases` (when given) gains
-// every micro-batch's forward and backward and the optimizer's time (the
-// stack's events hold only the last of each).
-float train_step(TrainStack& stack, const CheckedRun& c, PhaseTimes* phases = nullptr) {
+// One optimizer step over --ga micro-batches, enqueued back to back with no
+// wait in between: the host enqueues ahead while the GPU runs, so the GPU
+// does not wait for the host between micro-batches.
+void enqueue_train_step(TrainStack& stack, const CheckedRun& c) {
   stack.zero_grads();
-  float loss = 0;
-  for (int m = 0; m < c.ga; ++m) {
-    loss = stack.forward_backward();  // waits: its events are done
-    if (phases) {
-      const PhaseTimes p = stack.last_phase_times();
-      phases->forward_ms += p.forward_ms, phases->backward_ms += p.backward_ms;
-    }
-  }
+  for (int m = 0; m < c.ga; ++m) stack.enqueue_forward_backward();
   stack.optimizer_step(AdamWSettings{});
-  if (phases) phases->optimizer_ms += stack.last_phase_times().optimizer_ms;
-  return loss;
+}
+
+void add_phase_times(PhaseTimes& sum, const PhaseTimes& step) {
+  sum.forward_ms += step.forward_ms, sum.backward_ms += step.backward_ms, sum.optimizer_ms += step.optimizer_ms;
 }
 
 StepFigures timed_steps(TrainStack& stack, const CheckedRun& c, cudaStream_t stream, std::int64_t free_at_start) {
@@ -88,8 +83,12 @@ StepFigures timed_steps(TrainStack& stack, const CheckedRun& c, cudaStream_t str
   for (int i = 0; i < c.steps; ++i) {
     EventTimer timer;
     timer.start(stream);
-    f.losses.push_back(train_step(stack, c, &f.phases));
+    enqueue_train_step(stack, c);
     timer.stop(stream);
+    f.losses.push_back(stack.last_loss());  // the step's one wait
+    // Every micro-batch's forward and backward (the stack keeps a timer pair
+    // per micro-batch of the accumulation) and the optimizer.
+    add_phase_times(f.phases, stack.last_phase_times());
     f.step_ms.push_back(timer.elapsed_seconds() * 1e3);
     f.peak_used = std::max(f.peak_used, used_device_bytes(free_at_start));
   }
@@ -101,7 +100,7 @@ std::map<KernelCategory, double> category_ms(TrainStack& stack, const CheckedRun
                                             std::string& note) {
   std::map<KernelCategory, double> ms;
   const KernelTrace trace = trace_kernels([&] {
-    train_step(stack, c);
+    enqueue_train_step(stack, c);
     REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
   });
   if (trace.unavailable) note = "kernel split not measured: " + *trace.unavailable;
@@ -177,7 +176,8 @@ int run_step(const RunFlags& f) {
     const Batch batch = fixed_batch(c);
     stack.set_batch(batch.tokens, batch.targets);
     stack.set_gradient_accumulation(c.ga);
-    for (int i = 0; i < c.warmup; ++i) train_step(stack, c);
+    for (int i = 0; i < c.warmup; ++i) enqueue_train_step(stack, c);
+    REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));  // a warm-up failure surfaces here, not in a timed step
     const StepFigures figures = timed_steps(stack, c, stream, static_cast<std::int64_t>(free_at_start));
     std::string split_note;
     const auto split = category_ms(stack, c, stream, split_note);

@@ -1,6 +1,8 @@
 #include "harness/train/activation_memory.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace redline {
 namespace {
@@ -104,6 +106,20 @@ std::int64_t workspace_bytes(const ModelConfig& config, std::int64_t mbs, std::i
 }
 
 std::int64_t cublaslt_workspace_bytes() { return std::int64_t{32} << 20; }
+
+NormGradChunks norm_grad_chunks(std::int64_t rows, std::int64_t width, std::int64_t scratch_bytes) {
+  constexpr std::int64_t kMaxChunks = 64, kLanes = 8;
+  if (rows < 1 || width < 1) throw std::invalid_argument("norm_grad_chunks: rows and width must be at least 1");
+  const std::int64_t fitting = std::min(kMaxChunks, scratch_bytes / (width * kFp32));
+  if (fitting < 1)
+    throw std::invalid_argument("norm_grad_chunks: " + std::to_string(scratch_bytes) + " bytes of scratch hold no " +
+                                std::to_string(width) + "-column fp32 sums");
+  const std::int64_t even = (rows + fitting - 1) / fitting;
+  NormGradChunks c;
+  c.rows_per_chunk = (even + kLanes - 1) / kLanes * kLanes;
+  c.chunks = (rows + c.rows_per_chunk - 1) / c.rows_per_chunk;
+  return c;
+}
 
 MemoryPrediction predict_memory(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, Recompute mode,
                                 AttentionChoice attention) {

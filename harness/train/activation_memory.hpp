@@ -84,7 +84,24 @@ StateBytes state_bytes(const ModelConfig& config);
 // backward asks for.
 std::int64_t workspace_bytes(const ModelConfig& config, std::int64_t mbs, std::int64_t seq);
 // The cuBLASLt part of it: the one workspace every GEMM of the step shares.
+// The RMSNorm weight gradients borrow it between GEMMs (same stream) for
+// their chunks' column sums (norm_grad_chunks), so they allocate nothing.
 std::int64_t cublaslt_workspace_bytes();
+
+// How an RMSNorm weight gradient (a sum over `rows` per column) splits its
+// rows: `chunks` chunks of rows_per_chunk rows (a multiple of 8, the
+// kernel's row lanes; the last chunk may be shorter), each chunk's fp32
+// column sums kept in scratch until a second pass adds them in chunk order.
+// Many chunks fill the GPU where one block per column tile could not, and
+// the fixed order needs no atomics. At most 64 chunks (at width 4096, 16
+// tiles of 256 columns x 64 chunks: 1024 blocks of 256 threads, several per
+// SM of an H100), and no more than `scratch_bytes` of column sums hold. Throws
+// std::invalid_argument when not even one chunk's sums fit.
+struct NormGradChunks {
+  std::int64_t rows_per_chunk = 0, chunks = 0;
+  std::int64_t partial_bytes(std::int64_t width) const { return chunks * width * 4; }
+};
+NormGradChunks norm_grad_chunks(std::int64_t rows, std::int64_t width, std::int64_t scratch_bytes);
 
 struct MemoryPrediction {
   Recompute mode = Recompute::none;

@@ -1,33 +1,59 @@
 // Cross-entropy kernels: one block per token row (max, sum of exponentials,
-// then the gradient written over the row), and one block for the mean.
+// then the gradient written over the row), 8 bf16 per 16-byte access
+// (bf16_pack.cuh): the logits are T x vocab, the step's largest activation.
+// One block for the mean.
 #include "kernels/train/cross_entropy.cuh"
 
 #include "kernels/cuda_check.cuh"
+#include "kernels/train/bf16_pack.cuh"
 #include "kernels/train/block_reduce.cuh"
 
 namespace redline {
 namespace {
 
+using train_detail::kPack;
 using train_detail::kRowThreads;
+using train_detail::load_pack;
+using train_detail::RowPacks;
+using train_detail::store_pack;
 
+// Padding past the row's end (a partial last pack) must not enter the max
+// or the sum: `valid` counts the pack's real elements.
+template <bool kAligned>
 __global__ void cross_entropy_rows(__nv_bfloat16* logits, const std::int32_t* targets, float* losses,
                                    std::int64_t vocab, float grad_scale) {
   __shared__ float shared[32];
   const std::int64_t row = blockIdx.x;
   __nv_bfloat16* x = logits + row * vocab;
   const std::int64_t target = targets[row];
+  const RowPacks packs;
+  float v[kPack];
   float max_value = -INFINITY;
-  for (std::int64_t j = threadIdx.x; j < vocab; j += blockDim.x) max_value = fmaxf(max_value, __bfloat162float(x[j]));
+  for (std::int64_t j = packs.first; j < vocab; j += packs.stride) {
+    load_pack<kAligned>(x + j, vocab - j, v);
+    const std::int64_t valid = vocab - j;
+#pragma unroll
+    for (int e = 0; e < kPack; ++e)
+      if (e < valid) max_value = fmaxf(max_value, v[e]);
+  }
   max_value = train_detail::block_max(max_value, shared);
   float sum = 0.0f;
-  for (std::int64_t j = threadIdx.x; j < vocab; j += blockDim.x) sum += expf(__bfloat162float(x[j]) - max_value);
+  for (std::int64_t j = packs.first; j < vocab; j += packs.stride) {
+    load_pack<kAligned>(x + j, vocab - j, v);
+    const std::int64_t valid = vocab - j;
+#pragma unroll
+    for (int e = 0; e < kPack; ++e)
+      if (e < valid) sum += expf(v[e] - max_value);
+  }
   // Read before block_sum's barriers: after them the row is overwritten.
   const float target_logit = __bfloat162float(x[target]);
   sum = train_detail::block_sum(sum, shared);
   const float lse = max_value + logf(sum);
-  for (std::int64_t j = threadIdx.x; j < vocab; j += blockDim.x) {
-    const float p = expf(__bfloat162float(x[j]) - lse);
-    x[j] = __float2bfloat16((p - (j == target ? 1.0f : 0.0f)) * grad_scale);
+  for (std::int64_t j = packs.first; j < vocab; j += packs.stride) {
+    load_pack<kAligned>(x + j, vocab - j, v);
+#pragma unroll
+    for (int e = 0; e < kPack; ++e) v[e] = (expf(v[e] - lse) - (j + e == target ? 1.0f : 0.0f)) * grad_scale;
+    store_pack<kAligned>(x + j, vocab - j, v);
   }
   if (threadIdx.x == 0) losses[row] = lse - target_logit;
 }
@@ -44,8 +70,11 @@ __global__ void mean_of(const float* values, std::int64_t count, float* mean) {
 
 void cross_entropy_forward_backward(__nv_bfloat16* logits, const std::int32_t* targets, float* losses,
                                     std::int64_t tokens, std::int64_t vocab, float grad_scale, cudaStream_t stream) {
-  cross_entropy_rows<<<static_cast<unsigned>(tokens), kRowThreads, 0, stream>>>(logits, targets, losses, vocab,
-                                                                                grad_scale);
+  const bool aligned = vocab % kPack == 0 && train_detail::pack_aligned({logits});
+  train_detail::with_alignment(aligned, [&](auto a) {
+    cross_entropy_rows<decltype(a)::value><<<static_cast<unsigned>(tokens), kRowThreads, 0, stream>>>(
+        logits, targets, losses, vocab, grad_scale);
+  });
   REDLINE_CUDA_CHECK(cudaGetLastError());
 }
 

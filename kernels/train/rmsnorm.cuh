@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace redline {
@@ -23,8 +24,14 @@ void rmsnorm_backward(const __nv_bfloat16* d_y, const __nv_bfloat16* x, const __
                       std::int64_t width, cudaStream_t stream);
 
 // d_weight[j] += sum over rows of d_y[t, j] * x[t, j] * rstd[t], in a fixed
-// order (no atomics): the same inputs give the same bits.
+// order (no atomics): the same inputs give the same bits. The rows' chunks
+// (norm_grad_chunks in harness/train/activation_memory.hpp) keep their column
+// sums in `scratch` until the call's second kernel adds them up, so no other
+// stream may touch it meanwhile (the stack lends it cuBLASLt's workspace,
+// whose GEMMs run on the same stream); std::invalid_argument when it cannot
+// hold one chunk's sums.
 void rmsnorm_weight_grad(const __nv_bfloat16* d_y, const __nv_bfloat16* x, const float* rstd, float* d_weight,
-                         std::int64_t rows, std::int64_t width, cudaStream_t stream);
+                         std::int64_t rows, std::int64_t width, void* scratch, std::size_t scratch_bytes,
+                         cudaStream_t stream);
 
 }  // namespace redline

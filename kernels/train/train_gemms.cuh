@@ -2,7 +2,8 @@
 // three products of a linear layer y = x W^T (W [out, in] as nn.Linear;
 // activations [rows, width] row-major). Plans are made on first use of a
 // shape and kept; every plan shares the one workspace, so all run on one
-// stream.
+// stream. The RMSNorm weight gradients borrow it between GEMMs on that
+// stream for their partial sums (rmsnorm.cuh).
 #pragma once
 
 #include <cuda_bf16.h>

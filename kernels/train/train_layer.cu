@@ -34,6 +34,15 @@ void attention_block_forward(const LayerContext& c, const LayerTensorIndex& w, c
   c.gemms->linear(a.o, p.weight(w.wo), a.h1, t, h, h, a.x, c.stream);  // h1 = x + o Wo^T
 }
 
+// The norm weight gradients keep their partial sums in the GEMMs' workspace:
+// on the same stream, no GEMM runs while they use it, and the memory model
+// counts no buffer of their own.
+void norm_weight_grad(const LayerContext& c, const __nv_bfloat16* d_n, const __nv_bfloat16* x, const float* rstd,
+                      float* d_weight) {
+  const LtWorkspace scratch = c.gemms->workspace();
+  rmsnorm_weight_grad(d_n, x, rstd, d_weight, c.tokens(), c.config->hidden, scratch.data, scratch.bytes, c.stream);
+}
+
 void mlp_norm_and_act(const LayerContext& c, const LayerTensorIndex& w, const LayerActivations& a) {
   const TrainParameters& p = *c.parameters;
   rmsnorm_forward(a.h1, p.weight(w.mlp_norm), a.n2, a.rstd2, c.tokens(), c.config->hidden,
@@ -51,7 +60,7 @@ void mlp_block_backward(const LayerContext& c, const LayerTensorIndex& w, const 
   c.gemms->data_grad(g.d_up, p.weight(w.w_up), g.d_n, t, h, f, true, c.stream);
   c.gemms->weight_grad(g.d_gate, a.n2, p.grad(w.w_gate), t, h, f, c.stream);
   c.gemms->weight_grad(g.d_up, a.n2, p.grad(w.w_up), t, h, f, c.stream);
-  rmsnorm_weight_grad(g.d_n, a.h1, a.rstd2, p.grad(w.mlp_norm), t, h, c.stream);
+  norm_weight_grad(c, g.d_n, a.h1, a.rstd2, p.grad(w.mlp_norm));
   // d h1 = d out (around the MLP) + the MLP's path back through RMSNorm 2.
   rmsnorm_backward(g.d_n, a.h1, p.weight(w.mlp_norm), a.rstd2, g.d_residual_a, g.d_residual_b, t, h, c.stream);
 }
@@ -74,7 +83,7 @@ void attention_block_backward(const LayerContext& c, const LayerTensorIndex& w, 
   c.gemms->weight_grad(g.d_q, a.n1, p.grad(w.wq), t, h, h, c.stream);
   c.gemms->weight_grad(g.d_k, a.n1, p.grad(w.wk), t, h, kv, c.stream);
   c.gemms->weight_grad(g.d_v, a.n1, p.grad(w.wv), t, h, kv, c.stream);
-  rmsnorm_weight_grad(g.d_n, a.x, a.rstd1, p.grad(w.attn_norm), t, h, c.stream);
+  norm_weight_grad(c, g.d_n, a.x, a.rstd1, p.grad(w.attn_norm));
   rmsnorm_backward(g.d_n, a.x, p.weight(w.attn_norm), a.rstd1, g.d_residual_b, g.d_residual_a, t, h, c.stream);
 }
 

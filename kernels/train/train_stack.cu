@@ -37,8 +37,16 @@ struct TrainStack::State {
   TensorArena outside, working;
   DeviceBuffer<float> loss{1};
   std::int64_t accumulation = 1;
-  EventTimer forward_timer, backward_timer, optimizer_timer;
-  bool optimizer_timed = false, step_timed = false;
+  // A pair of timers per micro-batch since zero_grads(), so micro-batches
+  // enqueued back to back keep every elapsed time until last_phase_times()
+  // reads them after a single wait.
+  struct MicroBatchTimers {
+    EventTimer forward, backward;
+  };
+  std::vector<MicroBatchTimers> micro_batch_timers;
+  std::size_t timed_micro_batches = 0;
+  EventTimer optimizer_timer;
+  bool optimizer_timed = false;
 
   State(const ModelConfig& c, std::int64_t b, std::int64_t s, Recompute m, AttentionChoice a, cudaStream_t st,
         std::uint64_t seed);
@@ -124,7 +132,9 @@ void TrainStack::State::backward() {
   gemms.weight_grad(out("logits"), out("final_n"), parameters.grad(last), t, h, v, stream);
   gemms.data_grad(out("logits"), parameters.weight(last), g.d_n, t, h, v, false, stream);
   const float* final_rstd = outside.get<float>("final_rstd");
-  rmsnorm_weight_grad(g.d_n, out("final_x"), final_rstd, parameters.grad(last - 1), t, h, stream);
+  const LtWorkspace scratch = gemms.workspace();  // between GEMMs, as the layers' norms (train_layer.cu)
+  rmsnorm_weight_grad(g.d_n, out("final_x"), final_rstd, parameters.grad(last - 1), t, h, scratch.data, scratch.bytes,
+                      stream);
   rmsnorm_backward(g.d_n, out("final_x"), parameters.weight(last - 1), final_rstd, nullptr, g.d_residual_a, t, h,
                    stream);
   for (std::int64_t i = config.layers - 1; i >= 0; --i) {
@@ -179,13 +189,15 @@ void TrainStack::set_gradient_accumulation(std::int64_t micro_batches) {
 
 void TrainStack::enqueue_forward_backward() {
   State& s = *state_;
-  s.forward_timer.start(s.stream);
+  if (s.timed_micro_batches == s.micro_batch_timers.size()) s.micro_batch_timers.emplace_back();
+  State::MicroBatchTimers& timers = s.micro_batch_timers[s.timed_micro_batches];
+  timers.forward.start(s.stream);
   s.forward();
-  s.forward_timer.stop(s.stream);
-  s.backward_timer.start(s.stream);
+  timers.forward.stop(s.stream);
+  timers.backward.start(s.stream);
   s.backward();
-  s.backward_timer.stop(s.stream);
-  s.step_timed = true;
+  timers.backward.stop(s.stream);
+  ++s.timed_micro_batches;  // only once both pairs are recorded
 }
 
 float TrainStack::forward_backward() {
@@ -201,7 +213,10 @@ float TrainStack::last_loss() const {
   return value;
 }
 
-void TrainStack::zero_grads() { state_->parameters.zero_grads(state_->stream); }
+void TrainStack::zero_grads() {
+  state_->parameters.zero_grads(state_->stream);
+  state_->timed_micro_batches = 0;  // a new accumulation: its timers are reused from the first
+}
 
 void TrainStack::optimizer_step(const AdamWSettings& settings) {
   State& s = *state_;
@@ -217,10 +232,11 @@ std::int64_t TrainStack::optimizer_steps() const { return state_->parameters.ste
 PhaseTimes TrainStack::last_phase_times() const {
   const State& s = *state_;
   PhaseTimes times;
-  if (s.step_timed) {
-    times.forward_ms = s.forward_timer.elapsed_seconds() * 1e3;
-    times.backward_ms = s.backward_timer.elapsed_seconds() * 1e3;
+  for (std::size_t i = 0; i < s.timed_micro_batches; ++i) {
+    times.forward_ms += s.micro_batch_timers[i].forward.elapsed_seconds() * 1e3;
+    times.backward_ms += s.micro_batch_timers[i].backward.elapsed_seconds() * 1e3;
   }
+  times.micro_batches = static_cast<std::int64_t>(s.timed_micro_batches);
   if (s.optimizer_timed) times.optimizer_ms = s.optimizer_timer.elapsed_seconds() * 1e3;
   return times;
 }

@@ -5,8 +5,8 @@
 // (saved_per_layer per layer, saved_outside_layers, backward_working_set,
 // unfused_attention_buffers on the unfused path), the state arrays
 // (state_bytes, padded per tensor) and the workspaces: one cuBLASLt
-// workspace every GEMM shares and cuDNN's own. allocated_bytes() says what
-// that came to.
+// workspace every GEMM shares (and the RMSNorm weight gradients borrow
+// between GEMMs) and cuDNN's own. allocated_bytes() says what that came to.
 //
 // Conventions (the CPU reference's, harness/train/train_reference.hpp):
 // tokens and targets [mbs * seq], token t = batch_index * seq + position;
@@ -17,8 +17,9 @@
 //   TrainStack stack(config, mbs, seq, Recompute::selective, AttentionChoice::cudnn, stream);
 //   for (step) {
 //     stack.zero_grads();
-//     for (micro-batch) { stack.set_batch(tokens, targets); loss = stack.forward_backward(); }
+//     for (micro-batch) { stack.set_batch_device(tokens, targets); stack.enqueue_forward_backward(); }
 //     stack.optimizer_step(adamw);
+//     loss = stack.last_loss();  // the step's one wait: no idle GPU between micro-batches
 //   }
 // With gradient accumulation over n micro-batches, set_gradient_accumulation(n)
 // scales each micro-batch's gradient by 1/n, so the step sees the mean.
@@ -40,11 +41,13 @@
 
 namespace redline {
 
-// Milliseconds from CUDA events around each phase: the last micro-batch's
-// forward (embedding to loss) and backward, and the last optimizer step
-// (0 before the first).
+// Milliseconds from CUDA events around each phase: the forward (embedding
+// to loss) and backward of every micro-batch since the last zero_grads() (the
+// micro-batches whose gradients are accumulated), summed, and the last
+// optimizer step (0 before the first).
 struct PhaseTimes {
   double forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
+  std::int64_t micro_batches = 0;  // how many forward and backward times the sums hold
 };
 
 // Device bytes the stack allocated, by what they hold.
@@ -78,12 +81,13 @@ class TrainStack {
 
   // One micro-batch's forward and backward, adding its gradients into the
   // fp32 gradients. The enqueue form returns at once; forward_backward()
-  // also waits and returns the micro-batch's mean loss.
+  // also waits and returns the micro-batch's mean loss. Each micro-batch
+  // since zero_grads() keeps its own phase timers (a pair of events each).
   void enqueue_forward_backward();
   float forward_backward();
-  float last_loss() const;  // waits for the stream
+  float last_loss() const;  // the last micro-batch's mean loss; waits for the stream
 
-  void zero_grads();
+  void zero_grads();  // also starts a new accumulation's phase times
   // AdamW on every tensor from the accumulated gradients, then the bf16
   // weights refreshed from the master weights. Gradients are left as they
   // are (zero_grads() before the next accumulation).
