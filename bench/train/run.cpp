@@ -1,8 +1,9 @@
 // train_step_bench run: trains the CUDA stack at one configuration on a
 // fixed random batch: warm-up steps, then optimizer steps timed with CUDA
 // events (per phase too), one more step traced to split the time between
-// GEMMs, attention and the elementwise kernels, and the measured memory
-// beside the model's prediction. Prints the figures `sweep` reads from its
+// GEMMs, attention and the elementwise kernels, one micro-batch's GEMM and
+// attention calls timed alone, and the measured memory beside the model's
+// prediction. Prints the figures `sweep` reads from its
 // children ("tokens_per_s: ...", "measured_peak_bytes: ...").
 #include <cuda_runtime_api.h>
 
@@ -108,8 +109,21 @@ std::map<KernelCategory, double> category_ms(TrainStack& stack, const CheckedRun
   return ms;
 }
 
+// Each GEMM and attention call of a micro-batch timed alone this many times
+// (after one untimed run): they are milliseconds each at real shapes.
+constexpr int kAloneRepetitions = 5;
+
+// The step beside its GEMM and attention calls measured alone (every
+// micro-batch of --ga runs the same calls): the step-time target is
+// step_over_alone at most 1.10.
+void add_parts_alone(Row& row, const CheckedRun& c, const PartsAlone& alone, double step_ms) {
+  const double gemm_ms = alone.gemm_ms * c.ga, attention_ms = alone.attention_ms * c.ga;
+  row.metric("gemm_alone_ms", gemm_ms).metric("attention_alone_ms", attention_ms);
+  if (gemm_ms + attention_ms > 0) row.metric("step_over_alone", step_ms / (gemm_ms + attention_ms));
+}
+
 Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelCategory, double>& split,
-               const AllocatedBytes& allocated, std::optional<GpuPeaks> peaks) {
+               const PartsAlone& alone, const AllocatedBytes& allocated, std::optional<GpuPeaks> peaks) {
   Row row;
   row.param("model", c.config.name).param("layers", std::to_string(c.config.layers));
   row.param("seq", std::to_string(c.seq)).param("mbs", std::to_string(c.mbs)).param("ga", std::to_string(c.ga));
@@ -132,6 +146,7 @@ Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelC
   if (split.count(KernelCategory::gemm) && split.count(KernelCategory::attention))
     row.metric("other_pct", 100 * (1 - (split.at(KernelCategory::gemm) + split.at(KernelCategory::attention)) /
                                            (step_s * 1e3)));
+  add_parts_alone(row, c, alone, step_s * 1e3);
   const MemoryPrediction predicted = predict_memory(c.config, c.mbs, c.seq, c.recompute, c.attention);
   row.metric("allocated_bytes", static_cast<double>(allocated.total()));
   row.metric("measured_peak_bytes", static_cast<double>(f.peak_used));
@@ -181,7 +196,8 @@ int run_step(const RunFlags& f) {
     const StepFigures figures = timed_steps(stack, c, stream, static_cast<std::int64_t>(free_at_start));
     std::string split_note;
     const auto split = category_ms(stack, c, stream, split_note);
-    Row row = result_row(c, figures, split, stack.allocated(), peaks);
+    const PartsAlone alone = stack.time_parts_alone(kAloneRepetitions);  // last: it changes the gradients
+    Row row = result_row(c, figures, split, alone, stack.allocated(), peaks);
     row.note = split_note;
     print_trial_figures(row);
     report.rows.push_back(std::move(row));
@@ -197,6 +213,10 @@ int run_step(const RunFlags& f) {
   const bool fell = *row.metric_value("loss_last") < *row.metric_value("loss_first");
   report.summary.emplace_back("loss", metric_text(*row.metric_value("loss_first")) + " -> " +
                                           metric_text(*row.metric_value("loss_last")) + (fell ? " (falling)" : " (NOT falling)"));
+  if (const auto ratio = row.metric_value("step_over_alone"))
+    report.summary.emplace_back("step vs parts alone",
+                                metric_text(*ratio) + "x the step's GEMM and attention calls timed alone (target: at "
+                                                      "most 1.10)");
   write_reports(report, f.output);
   if (f.check && !fell) {
     std::cerr << "train_step_bench: FAILED: the loss did not fall over " << c.steps << " steps on a fixed batch\n";

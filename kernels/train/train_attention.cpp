@@ -22,6 +22,7 @@ struct TrainAttention::State {
   std::optional<CudnnAttention> cudnn;
   std::optional<UnfusedAttention> unfused;
   TensorArena copies;  // unfused only
+  RecordedCalls* recorder = nullptr;
 
   __nv_bfloat16* copy(const char* name) const { return copies.get<__nv_bfloat16>(name); }
   HeadsShape heads(std::int64_t count) const { return {shape.batch, shape.seq, count, shape.head_dim}; }
@@ -71,8 +72,12 @@ TrainAttention::TrainAttention(const ModelConfig& config, std::int64_t mbs, std:
 
 TrainAttention::~TrainAttention() = default;
 
+void TrainAttention::record_into(RecordedCalls* calls) { state_->recorder = calls; }
+
 void TrainAttention::forward(const AttentionTensors& t) const {
   const State& s = *state_;
+  // Recorded before it runs: the replay runs with the recorder cleared.
+  if (s.recorder != nullptr) s.recorder->push_back([this, t] { forward(t); });
   if (s.cudnn) return s.cudnn->forward(t);
   s.to_bhsd(t);
   const AttentionTensors b = s.bhsd_tensors(t.lse);
@@ -82,6 +87,7 @@ void TrainAttention::forward(const AttentionTensors& t) const {
 
 void TrainAttention::backward(const AttentionTensors& t) const {
   const State& s = *state_;
+  if (s.recorder != nullptr) s.recorder->push_back([this, t] { backward(t); });
   if (s.cudnn) return s.cudnn->backward(t);
   s.to_bhsd(t);
   const AttentionTensors b = s.bhsd_tensors(t.lse);

@@ -14,6 +14,7 @@
 #include "harness/train/model_config.hpp"
 #include "kernels/attention_tensors.cuh"
 #include "kernels/lt_matmul.cuh"
+#include "kernels/train/recorded_calls.cuh"
 
 namespace redline {
 
@@ -37,6 +38,10 @@ class TrainAttention {
   // Device bytes this object allocated: cuDNN's workspace, or the unfused
   // path's copies and score matrices.
   std::int64_t bytes() const;
+
+  // While set, every forward and backward is also appended to `calls`
+  // (nullptr stops), to be timed alone afterwards.
+  void record_into(RecordedCalls* calls);
 
  private:
   struct State;

@@ -16,6 +16,7 @@
 
 #include "kernels/device_buffer.cuh"
 #include "kernels/lt_matmul.cuh"
+#include "kernels/train/recorded_calls.cuh"
 
 namespace redline {
 
@@ -39,11 +40,18 @@ class TrainGemms {
   LtWorkspace workspace() const { return {workspace_.data(), workspace_.bytes()}; }
   std::size_t workspace_bytes() const { return workspace_.bytes(); }
 
+  // While set, every GEMM enqueued is also appended to `calls` (nullptr
+  // stops), to be timed alone afterwards.
+  void record_into(RecordedCalls* calls) { recorder_ = calls; }
+
  private:
   const LtMatmul& plan(const StridedMatmul& problem);
+  void enqueue(const LtMatmul& plan, const void* a, const void* b, const void* c, void* d, cudaStream_t stream);
 
   DeviceBuffer<std::byte> workspace_;
+  // std::map: a plan never moves, so a recorded call may hold it.
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, bool, int, float>, LtMatmul> plans_;
+  RecordedCalls* recorder_ = nullptr;
 };
 
 }  // namespace redline

@@ -229,6 +229,31 @@ void TrainStack::optimizer_step(const AdamWSettings& settings) {
 
 std::int64_t TrainStack::optimizer_steps() const { return state_->parameters.steps(); }
 
+PartsAlone TrainStack::time_parts_alone(int repetitions) {
+  State& s = *state_;
+  RecordedCalls gemm_calls, attention_calls;
+  {
+    struct StopRecording {  // however the micro-batch ends
+      State& s;
+      ~StopRecording() {
+        s.gemms.record_into(nullptr);
+        s.attention.record_into(nullptr);
+      }
+    } stop{s};
+    s.gemms.record_into(&gemm_calls);
+    s.attention.record_into(&attention_calls);
+    s.forward();
+    s.backward();
+  }
+  const NvtxRange range("parts alone");
+  PartsAlone parts;
+  parts.gemm_calls = static_cast<std::int64_t>(gemm_calls.size());
+  parts.attention_calls = static_cast<std::int64_t>(attention_calls.size());
+  parts.gemm_ms = time_each_alone(gemm_calls, repetitions, s.stream);
+  parts.attention_ms = time_each_alone(attention_calls, repetitions, s.stream);
+  return parts;
+}
+
 PhaseTimes TrainStack::last_phase_times() const {
   const State& s = *state_;
   PhaseTimes times;

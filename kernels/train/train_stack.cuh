@@ -60,6 +60,13 @@ struct AllocatedBytes {
   std::int64_t total() const { return state + activations + working + workspace + small; }
 };
 
+// One micro-batch's GEMM and attention calls, each timed alone
+// (TrainStack::time_parts_alone): the sum of each kind's mean times.
+struct PartsAlone {
+  double gemm_ms = 0, attention_ms = 0;
+  std::int64_t gemm_calls = 0, attention_calls = 0;
+};
+
 class TrainStack {
  public:
   // Allocates everything and draws the initial weights from `seed` (the
@@ -95,6 +102,14 @@ class TrainStack {
   std::int64_t optimizer_steps() const;
 
   PhaseTimes last_phase_times() const;  // waits for the recorded events
+
+  // One micro-batch's forward and backward with every GEMM and attention
+  // call recorded, then each call enqueued again by itself and timed
+  // (time_each_alone, `repetitions` per call): what the step's GEMMs and
+  // attention take measured alone, on the step's own plans and tensors. It
+  // changes the gradients (the weight-gradient GEMMs accumulate again), so
+  // it comes after the figures that need them. Synchronous.
+  PartsAlone time_parts_alone(int repetitions);
   AllocatedBytes allocated() const;
   std::int64_t allocated_bytes() const { return allocated().total(); }
 

@@ -175,6 +175,29 @@ TEST_F(TrainGpu, MicroBatchesEnqueuedBackToBackKeepEveryPhaseTime) {
   EXPECT_EQ(stack->last_phase_times().micro_batches, 0) << "zero_grads starts a new accumulation";
 }
 
+// The calls timed alone are every GEMM and attention call of one
+// micro-batch: per layer 7 forward GEMMs (q, k, v, o, gate, up, down) and
+// 14 backward (data and weight gradients), full recompute's rerun adding 6
+// (no down projection: its output is not needed), and the logits' 3; one
+// attention forward and one backward per layer, full adding a forward.
+TEST_F(TrainGpu, PartsAloneTimeEveryGemmAndAttentionCall) {
+  const std::int64_t layers = tiny_config().layers;
+  for (Recompute mode : {Recompute::none, Recompute::selective, Recompute::full}) {
+    SCOPED_TRACE(redline::recompute_name(mode));
+    auto stack = make(mode, AttentionChoice::unfused);
+    one_step(*stack);
+    const redline::PartsAlone parts = stack->time_parts_alone(2);
+    const bool full = mode == Recompute::full;
+    EXPECT_EQ(parts.gemm_calls, layers * (full ? 27 : 21) + 3);
+    EXPECT_EQ(parts.attention_calls, layers * (full ? 3 : 2));
+    EXPECT_GT(parts.gemm_ms, 0);
+    EXPECT_GT(parts.attention_ms, 0);
+    // Recording stopped with the call: a later micro-batch still trains (a
+    // recorder left set would append to the lists time_parts_alone freed).
+    EXPECT_TRUE(std::isfinite(one_step(*stack).loss));
+  }
+}
+
 // Weights drawn at 1/sqrt(fan-in): the first loss is near ln(vocab).
 TEST_F(TrainGpu, TheFirstLossIsNearUniform) {
   auto stack = make(Recompute::none, AttentionChoice::unfused);
