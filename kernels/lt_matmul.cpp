@@ -43,6 +43,7 @@ double matmul_flop_count(const StridedMatmul& p) {
 
 std::optional<ColumnMajorGemm> column_major_equivalent(const StridedMatmul& p) {
   if (p.transpose_a && p.transpose_b) return std::nullopt;
+  if (p.output != p.inputs || p.beta != 0.0f) return std::nullopt;
   const bool dense = p.batch == 1 || (p.stride_a == p.m * p.k && p.stride_b == p.k * p.n && p.stride_c == p.m * p.n);
   if (!dense) return std::nullopt;
   const GemmLayout layout = p.transpose_b ? GemmLayout::tn : p.transpose_a ? GemmLayout::nt : GemmLayout::nn;

@@ -61,7 +61,9 @@ double matmul_flop_count(const StridedMatmul& problem);
 // C^T = op(B)^T op(A)^T, so its M is this N, its N this M, its A this B.
 // A transposed here is B transposed there (nt), B transposed here is A
 // transposed there (tn). nullopt where gemm_bench has no such GEMM: both
-// operands transposed, or batches that are not dense and back to back.
+// operands transposed, batches that are not dense and back to back, an
+// output type other than the inputs', or beta other than 0 (gemm_bench
+// writes C of its input type, with beta 0).
 struct ColumnMajorGemm {
   GemmLayout layout = GemmLayout::tn;
   std::int64_t m = 0, n = 0, k = 0, batch = 1;

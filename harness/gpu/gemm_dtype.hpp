@@ -71,7 +71,10 @@ struct GemmBatch {
   std::int64_t count = 1;
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 };
-// `count` dense matrices back to back: strides M*K, K*N and M*N.
+// `count` dense matrices back to back: strides M*K, K*N and M*N. Each is a
+// multiple of its matrix's leading dimension in every layout, so where the
+// leading dimensions are 16-byte aligned every batch's start is too:
+// gemm_alignment_note's check covers batches.
 GemmBatch dense_batch(std::int64_t count, std::int64_t m, std::int64_t n, std::int64_t k);
 
 // Why cuBLASLt cannot run this combination, or nullopt. FP8 needs the tn

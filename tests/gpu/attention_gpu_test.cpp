@@ -93,7 +93,9 @@ TEST_F(AttentionGpu, EveryUnfusedGemmAloneMatchesTheGemmReference) {
   attention.forward(buffers.tensors());
   attention.backward(buffers.tensors());
   const double tolerance = redline::gemm_dtype_info(dtype).tolerance;
-  for (std::size_t i = 0; i < attention.gemms().size(); ++i) {
+  // Last to first, so each GEMM reads what the path left (P, dS): a GEMM
+  // run earlier in the path's order overwrites a later one's input.
+  for (std::size_t i = attention.gemms().size(); i-- > 0;) {
     const redline::UnfusedGemm& gemm = attention.gemms()[i];
     SCOPED_TRACE(gemm.name);
     const auto e = redline::column_major_equivalent(gemm.problem);

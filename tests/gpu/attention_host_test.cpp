@@ -87,6 +87,11 @@ TEST(AttentionHost, GemmBenchHasNoEquivalentForDoubleTransposesOrGappedBatches) 
   EXPECT_FALSE(redline::column_major_equivalent(p));
   p.batch = 1;  // one matrix has no stride to speak of
   EXPECT_TRUE(redline::column_major_equivalent(p));
+  p.beta = 1.0f;  // accumulating into C: not gemm_bench's GEMM
+  EXPECT_FALSE(redline::column_major_equivalent(p));
+  p.beta = 0.0f;
+  p.output = redline::MatmulElement::fp32;  // a weight gradient's fp32 C
+  EXPECT_FALSE(redline::column_major_equivalent(p));
 }
 
 TEST(AttentionHost, UnfusedGemmFlopsFollowTheConvention) {
