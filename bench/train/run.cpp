@@ -96,6 +96,21 @@ StepFigures timed_steps(TrainStack& stack, const CheckedRun& c, cudaStream_t str
   return f;
 }
 
+// Each GEMM and attention call of a micro-batch timed alone this many times
+// (after one untimed run): they are milliseconds each at real shapes.
+constexpr int kAloneRepetitions = 5;
+
+// The step's calls timed alone, last (it changes the gradients). A failure
+// costs this figure only: the step's own figures are already measured.
+std::optional<PartsAlone> parts_alone(TrainStack& stack, std::string& note) {
+  try {
+    return stack.time_parts_alone(kAloneRepetitions);
+  } catch (const std::exception& e) {
+    note += std::string(note.empty() ? "" : "; ") + "parts alone not measured: " + e.what();
+    return std::nullopt;
+  }
+}
+
 // One more step under CUPTI: each kernel's GPU time by category.
 std::map<KernelCategory, double> category_ms(TrainStack& stack, const CheckedRun& c, cudaStream_t stream,
                                             std::string& note) {
@@ -109,21 +124,20 @@ std::map<KernelCategory, double> category_ms(TrainStack& stack, const CheckedRun
   return ms;
 }
 
-// Each GEMM and attention call of a micro-batch timed alone this many times
-// (after one untimed run): they are milliseconds each at real shapes.
-constexpr int kAloneRepetitions = 5;
-
 // The step beside its GEMM and attention calls measured alone (every
 // micro-batch of --ga runs the same calls): the step-time target is
 // step_over_alone at most 1.10.
-void add_parts_alone(Row& row, const CheckedRun& c, const PartsAlone& alone, double step_ms) {
+void add_parts_alone(Row& row, const CheckedRun& c, const std::optional<PartsAlone>& measured, double step_ms) {
+  if (!measured) return;
+  const PartsAlone& alone = *measured;
   const double gemm_ms = alone.gemm_ms * c.ga, attention_ms = alone.attention_ms * c.ga;
   row.metric("gemm_alone_ms", gemm_ms).metric("attention_alone_ms", attention_ms);
   if (gemm_ms + attention_ms > 0) row.metric("step_over_alone", step_ms / (gemm_ms + attention_ms));
 }
 
 Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelCategory, double>& split,
-               const PartsAlone& alone, const AllocatedBytes& allocated, std::optional<GpuPeaks> peaks) {
+               const std::optional<PartsAlone>& alone, const AllocatedBytes& allocated,
+               std::optional<GpuPeaks> peaks) {
   Row row;
   row.param("model", c.config.name).param("layers", std::to_string(c.config.layers));
   row.param("seq", std::to_string(c.seq)).param("mbs", std::to_string(c.mbs)).param("ga", std::to_string(c.ga));
@@ -196,7 +210,7 @@ int run_step(const RunFlags& f) {
     const StepFigures figures = timed_steps(stack, c, stream, static_cast<std::int64_t>(free_at_start));
     std::string split_note;
     const auto split = category_ms(stack, c, stream, split_note);
-    const PartsAlone alone = stack.time_parts_alone(kAloneRepetitions);  // last: it changes the gradients
+    const std::optional<PartsAlone> alone = parts_alone(stack, split_note);
     Row row = result_row(c, figures, split, alone, stack.allocated(), peaks);
     row.note = split_note;
     print_trial_figures(row);
