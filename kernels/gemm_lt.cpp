@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/units.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
 #include "kernels/device_query.cuh"
@@ -30,6 +31,22 @@
 #endif
 
 namespace redline {
+
+GemmCheck gemm_check(GemmDtype dtype, const ReferenceDifference& difference) {
+  GemmCheck check;
+  check.relative_error = difference.relative_error();
+  check.nonfinite = difference.nonfinite;
+  check.tolerance = gemm_dtype_info(dtype).tolerance;
+  return check;
+}
+
+CaseCheck GemmCheck::case_check(const std::string& what) const {
+  if (passed()) return CaseCheck::pass();
+  return CaseCheck::fail((what.empty() ? "" : what + ": ") + "relative error " + format_number(relative_error, 3) +
+                             " (tolerance " + format_number(tolerance, 3) + "), " + std::to_string(nonfinite) +
+                             " non-finite",
+                         static_cast<double>(nonfinite), {{"rel_error", relative_error}});
+}
 
 #if defined(REDLINE_HAVE_CUBLASLT)
 
@@ -307,15 +324,11 @@ GemmCheck LtGemm::verify(int set) const {
   REDLINE_CUDA_CHECK(cudaMemsetAsync(buffers.c.data(), 0xFF, buffers.c.bytes(), s.stream));
   enqueue(set);
   const bool fp8 = is_fp8(s.options.dtype);
-  const ReferenceDifference difference =
-      compare_with_reference(s.options.dtype, s.options.layout, s.m, s.n, s.k, buffers.a.data(), buffers.b.data(),
-                             buffers.c.data(), fp8 ? kFp8ScaleA : 1.0f, fp8 ? kFp8ScaleB : 1.0f, s.stream,
-                             dense_batch(s.options.batch, s.m, s.n, s.k));
-  GemmCheck check;
-  check.relative_error = difference.relative_error();
-  check.nonfinite = difference.nonfinite;
-  check.tolerance = gemm_dtype_info(s.options.dtype).tolerance;
-  return check;
+  return gemm_check(s.options.dtype,
+                    compare_with_reference(s.options.dtype, s.options.layout, s.m, s.n, s.k, buffers.a.data(),
+                                           buffers.b.data(), buffers.c.data(), fp8 ? kFp8ScaleA : 1.0f,
+                                           fp8 ? kFp8ScaleB : 1.0f, s.stream,
+                                           dense_batch(s.options.batch, s.m, s.n, s.k)));
 }
 
 double LtGemm::flop_count() const {

@@ -27,6 +27,8 @@
 
 #include "harness/gpu/gemm_dtype.hpp"
 #include "harness/gpu/gemm_model.hpp"
+#include "kernels/gemm_reference.cuh"
+#include "kernels/gpu_case.hpp"
 
 namespace redline {
 
@@ -86,7 +88,13 @@ struct GemmCheck {
   std::int64_t nonfinite = 0;       // NaN or Inf elements of C
   double tolerance = 0;             // gemm_dtype_info(dtype).tolerance
   bool passed() const { return nonfinite == 0 && relative_error <= tolerance; }
+  // The case runner's verdict, `rel_error` its figure; a failure's message
+  // starts with `what` (which GEMM) where given.
+  CaseCheck case_check(const std::string& what = "") const;
 };
+
+// A reference comparison judged by the dtype's tolerance.
+GemmCheck gemm_check(GemmDtype dtype, const ReferenceDifference& difference);
 
 // Uses the current device and the given stream. The constructor allocates
 // and fills every buffer set (random values in [-1, 1), never zero), asks

@@ -164,10 +164,7 @@ class PreparedProjections : public PreparedCase {
   CaseCheck verify(cudaStream_t) override {
     for (const auto& gemm : gemms_) {
       const GemmCheck c = gemm->verify();
-      if (!c.passed())
-        return CaseCheck::fail("a projection GEMM: relative error " + std::to_string(c.relative_error) +
-                                   " (tolerance " + std::to_string(c.tolerance) + ")",
-                               static_cast<double>(c.nonfinite), {{"rel_error", c.relative_error}});
+      if (!c.passed()) return c.case_check("a projection GEMM");
     }
     return CaseCheck::pass();
   }
@@ -238,22 +235,16 @@ class PreparedUnfusedGemm : public PreparedCase {
     const UnfusedAttention::Operands operands = unfused_.gemm_operands(index_, buffers_.tensors());
     unfused_.enqueue_gemm(index_, buffers_.tensors());
     const ColumnMajorGemm& e = equivalent_;
-    const ReferenceDifference difference =
-        compare_with_reference(spec_.dtype, e.layout, e.m, e.n, e.k, operands.b, operands.a, operands.c,
-                               gemm_.problem.alpha, 1.0f, stream_, e.strides());
-    rel_error_ = difference.relative_error();
-    const double tolerance = gemm_dtype_info(spec_.dtype).tolerance;
-    if (difference.nonfinite == 0 && rel_error_ <= tolerance) return CaseCheck::pass();
-    return CaseCheck::fail(gemm_.name + ": relative error " + std::to_string(rel_error_) + " (tolerance " +
-                               std::to_string(tolerance) + "), " + std::to_string(difference.nonfinite) +
-                               " non-finite",
-                           static_cast<double>(difference.nonfinite), {{"rel_error", rel_error_}});
+    check_ = gemm_check(spec_.dtype, compare_with_reference(spec_.dtype, e.layout, e.m, e.n, e.k, operands.b,
+                                                            operands.a, operands.c, gemm_.problem.alpha, 1.0f,
+                                                            stream_, e.strides()));
+    return check_.case_check(gemm_.name);
   }
 
   void enqueue(cudaStream_t, int) override { unfused_.enqueue_gemm(index_, buffers_.tensors()); }
 
   void describe(CaseRow& row) const override {
-    row.counter("rel_error", rel_error_);
+    row.counter("rel_error", check_.relative_error);
     const GemmAlgorithm& algo = unfused_.gemm_plan(index_).algorithm();
     row.counter("split_k", algo.split_k);
     if (algo.tile) {
@@ -275,7 +266,7 @@ class PreparedUnfusedGemm : public PreparedCase {
   UnfusedAttention unfused_;
   UnfusedGemm gemm_;
   ColumnMajorGemm equivalent_;
-  double rel_error_ = 0;
+  GemmCheck check_;
 };
 
 class UnfusedGemmCase : public GpuCase {

@@ -86,11 +86,7 @@ class PreparedGemm final : public PreparedCase {
 
   CaseCheck verify(cudaStream_t) override {
     check_ = gemm_.verify(0);
-    if (check_.passed()) return CaseCheck::pass();
-    return CaseCheck::fail("relative error " + format_number(check_.relative_error, 3) + " (tolerance " +
-                               format_number(check_.tolerance, 3) + "), " + std::to_string(check_.nonfinite) +
-                               " non-finite",
-                           static_cast<double>(check_.nonfinite), {{"rel_error", check_.relative_error}});
+    return check_.case_check();
   }
 
   // LtGemm runs on the stream it was made with: the runner's one stream.

@@ -204,11 +204,7 @@ void check_reference_against_host(GemmDtype dtype, GemmLayout layout, float scal
   host_c[0] = from_double<TC>(std::numeric_limits<double>::quiet_NaN());
   const ReferenceDifference nan = compare(scale_a, scale_b);
   EXPECT_EQ(nan.nonfinite, 1);
-  GemmCheck check;
-  check.relative_error = nan.relative_error();
-  check.nonfinite = nan.nonfinite;
-  check.tolerance = tolerance;
-  EXPECT_FALSE(check.passed());
+  EXPECT_FALSE(redline::gemm_check(dtype, nan).passed());
 }
 
 TEST(GemmReference, MatchesHostAndCatchesWrongResults) {
