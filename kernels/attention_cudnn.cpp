@@ -45,7 +45,9 @@ namespace fe = cudnn_frontend;
 namespace {
 
 // Tensor UIDs of the variant packs. FP8 scalars (scales, descales, amaxes)
-// live in one device array at index uid - kFirstScalar. The forward's P and
+// live in one device array, each in a 16-byte slot of its own
+// (scalar_index): cuDNN tensors declare 16-byte alignment by default and the
+// backend trusts it without checking the pointer. The forward's P and
 // the backward's recomputed P are different tensors (unnormalized there,
 // normalized here) with scales of their own: kScaleS / kDescaleS in the
 // forward, kScaleSBackward / kDescaleSBackward in the backward, each pair
@@ -76,6 +78,12 @@ constexpr std::int64_t kDescaleQ = kFirstScalar + 0,
                        kDescaleSBackward = kFirstScalar + 20;
 constexpr std::int64_t kEndScalar = kFirstScalar + 21;
 constexpr std::size_t kScalarCount = kEndScalar - kFirstScalar;
+constexpr std::size_t kSlotFloats = 4;  // 16 bytes
+constexpr std::size_t kScalarFloats = kScalarCount * kSlotFloats;
+// Where scalar `uid` lives in the array, in floats.
+constexpr std::size_t scalar_index(std::int64_t uid) {
+  return static_cast<std::size_t>(uid - kFirstScalar) * kSlotFloats;
+}
 
 using GraphPtr = std::shared_ptr<fe::graph::Graph>;
 using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
@@ -269,9 +277,9 @@ std::optional<std::string> build_plans(fe::graph::Graph& graph, cudnnHandle_t ha
 // f's scale, each it reads 1 / f's scale (the scale it was written with:
 // O's by the forward, P's and dS's inside their own graph); amaxes zero
 // until cuDNN writes them.
-std::array<float, kScalarCount> scalar_values(const AttentionFp8Scales& f) {
-  std::array<float, kScalarCount> values{};
-  const auto set = [&values](std::int64_t uid, float value) { values[static_cast<std::size_t>(uid - kFirstScalar)] = value; };
+std::array<float, kScalarFloats> scalar_values(const AttentionFp8Scales& f) {
+  std::array<float, kScalarFloats> values{};
+  const auto set = [&values](std::int64_t uid, float value) { values[scalar_index(uid)] = value; };
   set(kDescaleQ, 1 / f.q), set(kDescaleK, 1 / f.k), set(kDescaleV, 1 / f.v), set(kDescaleDO, 1 / f.d_o);
   set(kScaleS, f.s), set(kDescaleS, 1 / f.s);
   set(kScaleO, f.o), set(kDescaleO, 1 / f.o);
@@ -343,7 +351,7 @@ struct CudnnAttention::State {
   DeviceBuffer<std::byte> workspace;
   DeviceBuffer<float> scalars;  // FP8 only: index uid - kFirstScalar
   AttentionFp8Scales scales;    // what scalars holds (the defaults until calibrate_fp8)
-  std::array<float, kScalarCount> host_scalars{};  // scalar_values(scales), the upload's source
+  std::array<float, kScalarFloats> host_scalars{};  // scalar_values(scales), the upload's source
 
   void build(bool with_backward);
   void allocate();
@@ -379,7 +387,7 @@ void CudnnAttention::State::allocate() {
   }
   workspace = DeviceBuffer<std::byte>(static_cast<std::size_t>(std::max(bytes, backward_bytes)));
   if (dtype != GemmDtype::fp8_e4m3) return;
-  scalars = DeviceBuffer<float>(kScalarCount);
+  scalars = DeviceBuffer<float>(kScalarFloats);
   upload_scalars();
 }
 
@@ -397,7 +405,7 @@ void CudnnAttention::State::upload_scalars() {
 void CudnnAttention::State::execute(const fe::graph::Graph& graph, std::unordered_map<std::int64_t, void*> pack,
                                     const char* what) const {
   if (dtype == GemmDtype::fp8_e4m3)
-    for (std::int64_t uid = kFirstScalar; uid < kEndScalar; ++uid) pack[uid] = scalars.data() + (uid - kFirstScalar);
+    for (std::int64_t uid = kFirstScalar; uid < kEndScalar; ++uid) pack[uid] = scalars.data() + scalar_index(uid);
   if (const cudnnStatus_t set = cudnnSetStream(handle, stream); set != CUDNN_STATUS_SUCCESS)
     throw std::runtime_error(std::string("cudnnSetStream before the ") + what + ": " + cudnnGetErrorString(set));
   fe::error_t status = graph.execute(handle, pack, workspace.data());
@@ -415,6 +423,11 @@ CudnnAttention::CudnnAttention(const AttentionShape& shape, GemmDtype dtype, boo
   s.stream = stream;
   (void)io_type(dtype);  // an unknown dtype is the caller's error, not cuDNN's refusal
   s.handle = handle_for(stream);
+  if (dtype == GemmDtype::fp8_e4m3 && layout != AttentionLayout::bhsd) {
+    // calibrate_fp8's bound on the backward's P reads Q, K and the LSE as BHSD.
+    s.unsupported = "FP8 is planned for BHSD tensors only";
+    return;
+  }
   s.build(with_backward);
   if (s.unsupported.empty()) s.allocate();
 }
@@ -438,11 +451,11 @@ void CudnnAttention::backward(const AttentionTensors& t) const {
 AttentionFp8Amax CudnnAttention::fp8_amax() const {
   const State& s = *state_;
   if (s.scalars.empty()) return {};
-  std::array<float, kScalarCount> values{};
+  std::array<float, kScalarFloats> values{};
   REDLINE_CUDA_CHECK(
       cudaMemcpyAsync(values.data(), s.scalars.data(), s.scalars.bytes(), cudaMemcpyDeviceToHost, s.stream));
   REDLINE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
-  const auto at = [&values](std::int64_t uid) { return values[static_cast<std::size_t>(uid - kFirstScalar)]; };
+  const auto at = [&values](std::int64_t uid) { return values[scalar_index(uid)]; };
   return {at(kAmaxS), at(kAmaxO), at(kAmaxDQ), at(kAmaxDK), at(kAmaxDV), at(kAmaxDP)};
 }
 
@@ -477,7 +490,11 @@ void CudnnAttention::calibrate_fp8(const AttentionTensors& t) {
     f.dk = fitted_scale(f.dk, amax.dk);
     s.upload_scalars();
   }
-  backward(t);  // dQ, dK, dV written with the final scales
+  // Both graphs again with the final scales: O, dQ, dK and dV written with
+  // them, and every amax (each upload zeroes them all, and the backward
+  // writes none of the forward's) describing this run.
+  forward(t);
+  backward(t);
   REDLINE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
 }
 

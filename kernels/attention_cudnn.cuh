@@ -99,8 +99,9 @@ class CudnnAttention {
   // the backward: the scale of its recomputed P from a bound on
   // exp(S - LSE) (the graph reports no amax for it; read from Q, K and the
   // LSE on the host, O(b a s d)), then the backward twice, setting dS, dV
-  // (first run) and dQ, dK (second, now that dS no longer underflows), and
-  // once more so dQ, dK and dV are written with their final scales. Each
+  // (first run) and dQ, dK (second, now that dS no longer underflows).
+  // Last, the forward and the backward once more: every output written with
+  // the final scales, and fp8_amax() then reads this run's amaxes. Each
   // scale is 2^floor(log2(448 / (2 amax))): a power of two with at least 2x
   // headroom below e4m3's 448; an amax of 0 or not finite keeps the old
   // scale. Synchronizes; call it in set-up, not in timed work. Throws
