@@ -26,10 +26,13 @@ struct TrainStack::State {
   std::int64_t mbs, seq;
   Recompute mode;
   cudaStream_t stream;
-  // The GEMM plans and cuDNN's graphs first: their handles and workspaces are
-  // small but fail in ways that do not say "out of memory" (a cuDNN build
-  // error), so they must not be the allocation that meets a full GPU; the
-  // large arenas after them fail as CUDA out of memory.
+  // The GEMM workspace and cuDNN's graphs first: they are small but fail in
+  // ways that do not say "out of memory" (a cuDNN build error), so they must
+  // not be the allocation that meets a full GPU; the large arenas after them
+  // fail as CUDA out of memory. What still comes after the arenas: each
+  // GEMM's plan (a cuBLASLt handle and a heuristic query) on first use, and
+  // the lazy loading of each kernel's module at its first launch, a few MiB
+  // in all, against the GiBs a micro-batch step moves the peak by.
   TrainGemms gemms;
   TrainAttention attention;
   TrainParameters parameters;
