@@ -52,11 +52,11 @@ BatchSweepOptions mode_options(const SweepFlags& f, const CheckedSweep& c, const
   o.axis = geometric_axis(1, c.max_mbs, 2);
   o.sweep.bisect = true;
   // run prints these lines (run.cpp); the throughput is tokens/s.
-  o.metric_regex = "tokens_per_s: ([0-9.eE+]+)";
+  o.metric_regex = "tokens_per_s: ([0-9.eE+-]+)";
   o.metric_name = "tokens_per_s";
   o.extra_metrics = {{"measured_peak_bytes", "measured_peak_bytes: ([0-9]+)"},
                      {"predicted_peak_bytes", "predicted_peak_bytes: ([0-9]+)"},
-                     {"mfu_pct", "mfu_pct: ([0-9.eE+]+)"}};
+                     {"mfu_pct", "mfu_pct: ([0-9.eE+-]+)"}};
   if (c.gpu_memory_bytes) {
     const ModelConfig config = c.config;
     const std::int64_t seq = c.seq, memory = *c.gpu_memory_bytes;
