@@ -1,7 +1,7 @@
-// Cross-entropy kernels: one block per token row (max, sum of exponentials,
-// then the gradient written over the row), 8 bf16 per 16-byte access
-// (bf16_pack.cuh): the logits are T x vocab, the step's largest activation.
-// One block for the mean.
+// Cross-entropy kernels: one block per token row (max and sum of
+// exponentials in one read, then the gradient written over the row), 8 bf16
+// per 16-byte access (bf16_pack.cuh): the logits are T x vocab, the step's
+// largest activation. One block for the mean.
 #include "kernels/train/cross_entropy.cuh"
 
 #include "kernels/cuda_check.cuh"
@@ -18,7 +18,11 @@ using train_detail::RowPacks;
 using train_detail::store_pack;
 
 // Padding past the row's end (a partial last pack) must not enter the max
-// or the sum: `valid` counts the pack's real elements.
+// or the sum: `valid` counts the pack's real elements. The max and the sum
+// of exponentials come from one read of the row (an online softmax: the
+// running sum rescaled whenever the running max grows), so the row is read
+// twice and written once; at a vocabulary of 128K a block's row is 256 KB and
+// the rows in flight overflow L2, so each pass is one over HBM.
 template <bool kAligned>
 __global__ void cross_entropy_rows(__nv_bfloat16* logits, const std::int32_t* targets, float* losses,
                                    std::int64_t vocab, float grad_scale) {
@@ -28,26 +32,26 @@ __global__ void cross_entropy_rows(__nv_bfloat16* logits, const std::int32_t* ta
   const std::int64_t target = targets[row];
   const RowPacks packs;
   float v[kPack];
-  float max_value = -INFINITY;
+  float running_max = -INFINITY, running_sum = 0.0f;  // sum of exp(v - running_max)
   for (std::int64_t j = packs.first; j < vocab; j += packs.stride) {
     load_pack<kAligned>(x + j, vocab - j, v);
     const std::int64_t valid = vocab - j;
+    float pack_max = running_max;
 #pragma unroll
     for (int e = 0; e < kPack; ++e)
-      if (e < valid) max_value = fmaxf(max_value, v[e]);
-  }
-  max_value = train_detail::block_max(max_value, shared);
-  float sum = 0.0f;
-  for (std::int64_t j = packs.first; j < vocab; j += packs.stride) {
-    load_pack<kAligned>(x + j, vocab - j, v);
-    const std::int64_t valid = vocab - j;
+      if (e < valid) pack_max = fmaxf(pack_max, v[e]);
+    running_sum *= expf(running_max - pack_max);  // 0 * exp(-inf) on the first pack: 0
 #pragma unroll
     for (int e = 0; e < kPack; ++e)
-      if (e < valid) sum += expf(v[e] - max_value);
+      if (e < valid) running_sum += expf(v[e] - pack_max);
+    running_max = pack_max;
   }
+  const float max_value = train_detail::block_max(running_max, shared);
+  // A thread with no elements has sum 0 and max -inf: it adds 0.
+  const float sum_part = running_sum > 0.0f ? running_sum * expf(running_max - max_value) : 0.0f;
   // Read before block_sum's barriers: after them the row is overwritten.
   const float target_logit = __bfloat162float(x[target]);
-  sum = train_detail::block_sum(sum, shared);
+  const float sum = train_detail::block_sum(sum_part, shared);
   const float lse = max_value + logf(sum);
   for (std::int64_t j = packs.first; j < vocab; j += packs.stride) {
     load_pack<kAligned>(x + j, vocab - j, v);
