@@ -10,7 +10,8 @@
 // Micro-batches enqueued back to back keep every phase time; the RMSNorm,
 // SwiGLU and cross-entropy kernels' 16-byte path and their element-at-a-time
 // fallback give the same bits; rotary matches the reference at positions the
-// tiny stack never reaches.
+// tiny stack never reaches; the BSHD/BHSD copies are the permutation both
+// ways, 16 bytes at a time and element by element.
 // Exits 77 (skipped) without a GPU, like kernels_gpu_test.
 #include <gtest/gtest.h>
 
@@ -32,6 +33,7 @@
 #include "harness/train/train_reference_layers.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
+#include "kernels/train/bhsd_transpose.cuh"
 #include "kernels/train/cross_entropy.cuh"
 #include "kernels/train/rmsnorm.cuh"
 #include "kernels/train/rotary.cuh"
@@ -474,4 +476,28 @@ TEST_F(TrainGpu, RotaryMatchesTheReferenceAtLongPositions) {
   std::printf("  rotary: forward %.3g, round trip %.3g relative\n", forward_error, round_trip_error);
   EXPECT_LT(forward_error, 4e-3);
   EXPECT_LT(round_trip_error, 4e-3);
+}
+
+// The unfused path's layout copies against the permutation written out on
+// the host, on aligned rows (16-byte copies) and on rows shifted one element
+// (the element-by-element fallback), and back again.
+TEST_F(TrainGpu, LayoutCopiesAreThePermutationBothWays) {
+  const redline::HeadsShape shape{2, 5, 3, 16};  // batch, seq, heads, head_dim
+  const std::size_t n = 2 * 5 * 3 * 16;
+  for (int shift : {0, 1}) {
+    const ShiftedBf16 bshd(n, shift, 21, stream_), bhsd(n, shift, 22, stream_), back(n, shift, 23, stream_);
+    redline::bshd_to_bhsd(bshd.data, bhsd.data, shape, stream_);
+    redline::bhsd_to_bshd(bhsd.data, back.data, shape, stream_);
+    REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const std::vector<std::uint16_t> input = bshd.bits(n), permuted = bhsd.bits(n), returned = back.bits(n);
+    std::vector<std::uint16_t> expected(n);
+    for (std::int64_t b = 0; b < shape.batch; ++b)
+      for (std::int64_t pos = 0; pos < shape.seq; ++pos)
+        for (std::int64_t head = 0; head < shape.heads; ++head)
+          for (std::int64_t e = 0; e < shape.head_dim; ++e)
+            expected[static_cast<std::size_t>(((b * shape.heads + head) * shape.seq + pos) * shape.head_dim + e)] =
+                input[static_cast<std::size_t>(((b * shape.seq + pos) * shape.heads + head) * shape.head_dim + e)];
+    EXPECT_EQ(permuted, expected) << "shift " << shift;
+    EXPECT_EQ(returned, input) << "shift " << shift;
+  }
 }
