@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "harness/batch/batch_trials.hpp"
 #include "harness/core/child_process.hpp"
 #include "harness/report/csv_reader.hpp"
 #include "harness/train/activation_memory.hpp"
 #include "harness/train/model_config.hpp"
 #include "harness/train/recompute_verdict.hpp"
 #include "harness/train/step_flops.hpp"
+#include "harness/train/trial_figures.hpp"
 #include "support.hpp"
 
 using namespace redline;
@@ -136,6 +138,27 @@ class TrainStepBench : public redline::testing::ToolTest {
  protected:
   const char* binary() const override { return TRAIN_STEP_BENCH_BIN; }
 };
+
+// What a `run` trial prints, `sweep` reads back exactly, through the
+// batch-sweep engine's own reader: small and large, negative exponents,
+// byte counts past 2^32, each figure from its own line only.
+TEST(TrialFigures, EveryPrintedFigureReadsBackExactly) {
+  const std::vector<double> values = {12345.678, 1e-05, 1.2e+07, 8e10, 81604378624.0, 0.5, 3.0};
+  for (double value : values) {
+    std::string output = "warming up\nstep 3: loss 10.4\n";
+    double other = 7.25;
+    for (const char* name : redline::train::kTrialFigures)
+      output += redline::train::trial_figure_line(name, name == std::string("mfu_pct") ? value : other++);
+    output += "hfu_pct: 99\n";
+    const auto read = redline::last_printed_number(output, redline::train::trial_figure_pattern("mfu_pct"));
+    ASSERT_TRUE(read.has_value()) << output;
+    EXPECT_EQ(*read, value) << output;
+  }
+  const std::string line = redline::train::trial_figure_line("measured_peak_bytes", 81604378624.0);
+  EXPECT_EQ(line, "measured_peak_bytes: 81604378624\n");
+  EXPECT_EQ(redline::last_printed_number(line, redline::train::trial_figure_pattern("predicted_peak_bytes")),
+            std::nullopt);
+}
 
 TEST_F(TrainStepBench, MemoryWritesOneRowPerMode) {
   const auto csv = dir_ / "memory.csv";

@@ -25,6 +25,7 @@
 #include "harness/measure/stats.hpp"
 #include "harness/report/report.hpp"
 #include "harness/train/step_flops.hpp"
+#include "harness/train/trial_figures.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_query.cuh"
 #include "kernels/event_timer.cuh"
@@ -176,13 +177,10 @@ Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelC
   return row;
 }
 
-// The lines `sweep` reads from each trial (harness/batch extra_metrics);
-// byte counts as whole numbers, never in scientific form.
+// The lines `sweep` reads from each trial (harness/train/trial_figures.hpp).
 void print_trial_figures(const Row& row) {
-  for (const char* name : {"tokens_per_s", "mfu_pct"})
-    if (const auto v = row.metric_value(name)) std::cout << name << ": " << metric_text(*v) << "\n";
-  for (const char* name : {"measured_peak_bytes", "predicted_peak_bytes"})
-    if (const auto v = row.metric_value(name)) std::cout << name << ": " << static_cast<std::int64_t>(*v) << "\n";
+  for (const char* name : kTrialFigures)
+    if (const auto v = row.metric_value(name)) std::cout << trial_figure_line(name, *v);
 }
 
 }  // namespace

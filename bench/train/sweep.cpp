@@ -18,6 +18,7 @@
 #include "harness/measure/saturation.hpp"
 #include "harness/report/output.hpp"
 #include "harness/train/recompute_verdict.hpp"
+#include "harness/train/trial_figures.hpp"
 
 namespace redline::train {
 namespace fs = std::filesystem;
@@ -51,12 +52,12 @@ BatchSweepOptions mode_options(const SweepFlags& f, const CheckedSweep& c, const
   o.command = trial_command(f, c, self, mode);
   o.axis = geometric_axis(1, c.max_mbs, 2);
   o.sweep.bisect = true;
-  // run prints these lines (run.cpp); the throughput is tokens/s.
-  o.metric_regex = "tokens_per_s: ([0-9.eE+-]+)";
-  o.metric_name = "tokens_per_s";
-  o.extra_metrics = {{"measured_peak_bytes", "measured_peak_bytes: ([0-9]+)"},
-                     {"predicted_peak_bytes", "predicted_peak_bytes: ([0-9]+)"},
-                     {"mfu_pct", "mfu_pct: ([0-9.eE+-]+)"}};
+  // run prints these lines (harness/train/trial_figures.hpp); the first,
+  // tokens/s, is the throughput.
+  o.metric_name = kTrialFigures.front();
+  o.metric_regex = trial_figure_pattern(o.metric_name);
+  for (const char* name : kTrialFigures)
+    if (name != o.metric_name) o.extra_metrics.push_back({name, trial_figure_pattern(name)});
   if (c.gpu_memory_bytes) {
     const ModelConfig config = c.config;
     const std::int64_t seq = c.seq, memory = *c.gpu_memory_bytes;
