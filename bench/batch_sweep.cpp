@@ -84,8 +84,7 @@ BatchSweepOptions to_options(const Flags& f, std::vector<std::string> command) {
   BatchSweepOptions o;
   o.command = std::move(command);
   if (!f.batch_sizes.empty()) {
-    o.axis = parse_axis("--batch-sizes", f.batch_sizes, AxisUnit::count);
-    if (o.axis.front() < 1) throw UsageError("--batch-sizes", f.batch_sizes, "batch sizes must be at least 1");
+    o.axis = parse_count_axis_between("--batch-sizes", f.batch_sizes, 1, kMaxBatch);
   } else {
     const auto start = parse_count_between("--start", f.start, 1, kMaxBatch);
     const auto max = parse_count_between("--max", f.max, 1, kMaxBatch);

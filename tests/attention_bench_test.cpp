@@ -76,6 +76,9 @@ TEST_F(AttentionBenchPlan, BadInputNamesTheFlag) {
   expect_usage_error({"plan", "--hidden", "4096", "--gpu", "V100"}, "--gpu 'V100'");
   expect_usage_error({"plan", "--hidden", "4096", "--seq", "-1"}, "--seq '-1'");
   expect_usage_error({"plan", "--hidden", "4096", "--kv-heads", "x"}, "--kv-heads 'x'");
+  expect_usage_error({"plan", "--hidden", "4096", "--heads", "32,0"}, "--heads '32,0'");
+  expect_usage_error({"plan", "--hidden", "4096", "--heads", "32", "--kv-heads", "0"}, "--kv-heads '0'");
+  expect_usage_error({"sweep", "--hidden", "4096", "--heads", "32", "--batch", "0,2"}, "--batch '0,2'");
   expect_usage_error({"plan", "--hidden", "4096", "--batch", "1,2"}, "--batch '1,2'");
   expect_usage_error({"sweep", "--hidden", "4096", "--dtype", "int8"}, "--dtype 'int8'");
   expect_usage_error({"sweep", "--hidden", "4096", "--path", "flash"}, "--path 'flash'");

@@ -38,6 +38,19 @@ TEST(ParseAxis, ValuesAboveTheLimitAreRefused) {
   EXPECT_NO_THROW(parse_axis("--sizes", "1:1T:x2", AxisUnit::bytes));
 }
 
+TEST(ParseCountAxisBetween, EveryValueInRangeOrTheFlagIsNamed) {
+  EXPECT_EQ(parse_count_axis_between("--batch", "1:8:x2", 1, 8), (Values{1, 2, 4, 8}));
+  for (const char* text : {"0,2", "2,9", "0:4", "4:16:x2"}) {
+    try {
+      parse_count_axis_between("--batch", text, 1, 8);
+      ADD_FAILURE() << "expected a UsageError for '" << text << "'";
+    } catch (const UsageError& e) {
+      expect_names_flag_and_value("--batch", text, e.what());
+      EXPECT_CONTAINS(std::string(e.what()), "between 1 and 8");
+    }
+  }
+}
+
 TEST(ParseAxis, GeometricWithTooManyPointsIsRefused) {
   EXPECT_THROW(parse_axis("--batch-sizes", "1:1000000000000:x1.0000001", AxisUnit::count), UsageError);
 }

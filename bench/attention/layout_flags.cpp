@@ -11,6 +11,7 @@ namespace {
 // every FLOP count exact in a double.
 constexpr std::int64_t kMaxHidden = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxSeq = std::int64_t{1} << 22;
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 20;
 
 std::vector<std::int64_t> head_counts(const std::string& text, std::int64_t hidden) {
   if (text == "auto") {
@@ -19,10 +20,7 @@ std::vector<std::int64_t> head_counts(const std::string& text, std::int64_t hidd
       throw UsageError("--hidden", std::to_string(hidden), "no head count gives a head dim between 32 and 256");
     return counts;
   }
-  auto counts = parse_axis("--heads", text, AxisUnit::count);
-  for (auto heads : counts)
-    if (heads > hidden) throw UsageError("--heads", text, "more heads than --hidden " + std::to_string(hidden));
-  return counts;
+  return parse_count_axis_between("--heads", text, 1, hidden);
 }
 
 GpuPeaks model_gpu_peaks(const std::string& name) {
@@ -73,12 +71,14 @@ LayoutGrid layout_grid(const LayoutFlags& f, const std::string& default_gpu, boo
   const std::int64_t tp = parse_count_between("--tp", f.tp, 1, 4096);
   const auto heads = head_counts(f.heads, grid.hidden);
   for (std::int64_t a_q : heads) {
-    const auto kv = f.kv_heads.empty() ? std::vector<std::int64_t>{a_q} : parse_axis("--kv-heads", f.kv_heads, AxisUnit::count);
+    // A KV count that does not divide a_q is a layout plan lists as infeasible, with the reason.
+    const auto kv = f.kv_heads.empty() ? std::vector<std::int64_t>{a_q}
+                                       : parse_count_axis_between("--kv-heads", f.kv_heads, 1, kMaxHidden);
     for (std::int64_t a_kv : kv) grid.layouts.push_back({grid.hidden, a_q, a_kv, tp});
   }
   grid.seq = parse_count_between("--seq", f.seq, 1, kMaxSeq);
-  grid.batches = batch_axis ? parse_axis("--batch", f.batch, AxisUnit::count)
-                            : std::vector<std::int64_t>{parse_count_between("--batch", f.batch, 1, 1 << 20)};
+  grid.batches = batch_axis ? parse_count_axis_between("--batch", f.batch, 1, kMaxBatch)
+                            : std::vector<std::int64_t>{parse_count_between("--batch", f.batch, 1, kMaxBatch)};
   grid.dtype = parse_attention_dtype(f.dtype);
   grid.causal = f.causal;
   grid.gpu = model_gpu_peaks(f.gpu.empty() ? default_gpu : f.gpu);

@@ -9,10 +9,7 @@
 namespace redline::gemm {
 
 std::vector<std::int64_t> dim_axis(const char* flag, const std::string& text) {
-  auto values = parse_axis(flag, text, AxisUnit::count);
-  if (values.front() < 1) throw UsageError(flag, text, "GEMM dimensions must be at least 1");
-  if (values.back() > kMaxDim) throw UsageError(flag, text, "GEMM dimensions must be at most 2^31-1");
-  return values;
+  return parse_count_axis_between(flag, text, 1, kMaxDim);
 }
 
 std::vector<GemmSize> checked_grid(const std::string& m, const std::string& n, const std::string& k) {

@@ -87,4 +87,13 @@ std::vector<std::int64_t> parse_axis(std::string_view flag, std::string_view tex
   return values;
 }
 
+std::vector<std::int64_t> parse_count_axis_between(std::string_view flag, std::string_view text, std::int64_t lo,
+                                                   std::int64_t hi) {
+  auto values = parse_axis(flag, text, AxisUnit::count);  // ascending
+  if (values.front() < lo || values.back() > hi)
+    throw UsageError(std::string(flag), std::string(text),
+                     "every value must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  return values;
+}
+
 }  // namespace redline

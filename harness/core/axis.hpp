@@ -17,6 +17,12 @@ enum class AxisUnit { count, bytes };
 
 std::vector<std::int64_t> parse_axis(std::string_view flag, std::string_view text, AxisUnit unit);
 
+// parse_axis of counts whose every value lies in [lo, hi]: a UsageError
+// naming the flag and the text otherwise ("--batch '0,2': every value must
+// be between 1 and 1048576").
+std::vector<std::int64_t> parse_count_axis_between(std::string_view flag, std::string_view text, std::int64_t lo,
+                                                   std::int64_t hi);
+
 // start, start*factor, ... up to and including stop. A non-integer factor is
 // rounded up per step so every value is a new, larger whole number. At most
 // 100000 values: callers check that the last one reached `stop`. Values must
