@@ -4,6 +4,7 @@ that torch runs. Imported by the scripts next to it; not a program.
 """
 import argparse
 import glob
+import json
 import math
 import os
 import re
@@ -82,6 +83,26 @@ def cudnn_version_text(value):
             return f"{v // 1000}.{v % 1000 // 100}.{v % 100} ({v})"
         return str(v)
     return str(value)
+
+
+# CudnnAttention::version() after "cuDNN ", as redline's tools print it in a summary line or a row's note.
+CUDNN_IN_TEXT = re.compile(r"cuDNN (\d+\.\d+\.\d+(?: \(frontend \d+\.\d+\.\d+\))?)")
+
+
+def bench_cudnn_version(report):
+    """The cuDNN version a redline tool's JSON report names ('9.19.0 (frontend 1.32.0)'); None where it names none
+    (a build without cuDNN, or no cuDNN case ran)."""
+    m = CUDNN_IN_TEXT.search(json.dumps(report or {}))
+    return m.group(1) if m else None
+
+
+def torch_cudnn_version(torch):
+    """torch's cuDNN version as text. Raises BenchFailed (77) where torch cannot load its cuDNN (a libcudnn older
+    than the one torch was built with, found first on LD_LIBRARY_PATH): its cuDNN backend could not run either."""
+    try:
+        return cudnn_version_text(torch.backends.cudnn.version())
+    except RuntimeError as e:
+        raise BenchFailed(f"skipped: torch cannot load its cuDNN: {first_line(e)}", 77) from None
 
 
 def version_core(text):

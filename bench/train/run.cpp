@@ -26,6 +26,7 @@
 #include "harness/report/report.hpp"
 #include "harness/train/step_flops.hpp"
 #include "harness/train/trial_figures.hpp"
+#include "kernels/attention_cudnn.cuh"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_query.cuh"
 #include "kernels/event_timer.cuh"
@@ -228,6 +229,9 @@ int run_step(const RunFlags& f) {
   (void)cudaStreamDestroy(stream);
   const Row& row = report.rows.front();
   report.summary.emplace_back("gpu", props.name + (peaks ? " (MFU against " + peaks->model + "'s dense bf16 peak)" : ""));
+  report.summary.emplace_back("attention", c.attention == AttentionChoice::cudnn
+                                               ? "cuDNN " + CudnnAttention::version() + ", fused"
+                                               : std::string("unfused: cuBLASLt GEMMs and softmax kernels"));
   const bool fell = *row.metric_value("loss_last") < *row.metric_value("loss_first");
   report.summary.emplace_back("loss", metric_text(*row.metric_value("loss_first")) + " -> " +
                                           metric_text(*row.metric_value("loss_last")) + (fell ? " (falling)" : " (NOT falling)"));
