@@ -77,8 +77,8 @@ struct CaseRunner::State {
 
   void measure(benchmark::State& state, const GpuCase& gpu_case);
   TimedCase time_case(PreparedCase& prepared, const MeasurementPolicy& policy);
-  void report(benchmark::State& state, const std::string& name, const PreparedCase& prepared, const TimedCase& timed,
-              const MeasurementPolicy& policy);
+  void report(benchmark::State& state, const std::string& name, const PreparedCase& prepared, const CaseCheck& check,
+              const TimedCase& timed, const MeasurementPolicy& policy);
 };
 
 namespace {
@@ -142,9 +142,11 @@ void CaseRunner::State::measure(benchmark::State& state, const GpuCase& gpu_case
       state.SkipWithError("skipped: interrupted");
       return;
     }
-    report(state, name, *prepared, timed, policy);
+    report(state, name, *prepared, check, timed, policy);
   } catch (const std::exception& e) {
-    state.SkipWithError(failure_status_text(e).c_str());
+    const std::string status = failure_status_text(e);
+    progress.line(name + ": " + status);
+    state.SkipWithError(status.c_str());
   }
 }
 
@@ -163,7 +165,7 @@ TimedCase CaseRunner::State::time_case(PreparedCase& prepared, const Measurement
 }
 
 void CaseRunner::State::report(benchmark::State& state, const std::string& name, const PreparedCase& prepared,
-                               const TimedCase& timed, const MeasurementPolicy& policy) {
+                               const CaseCheck& check, const TimedCase& timed, const MeasurementPolicy& policy) {
   const Measurement& m = timed.samples.measurement;
   for (auto _ : state) state.SetIterationTime(m.summary.median);
   const CaseWork work = prepared.work();
@@ -171,6 +173,7 @@ void CaseRunner::State::report(benchmark::State& state, const std::string& name,
   add_rates(row, work, m.summary.median);
   add_spread(row, m);
   row.counter("wrong", 0);  // verified before it was timed
+  for (const auto& [figure, value] : check.figures) row.counter(figure, value);  // how close it came
   prepared.describe(row);
   add_noise_note(row, m, policy);
   add_clock_readings(row, timed.clocks);

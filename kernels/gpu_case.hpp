@@ -63,7 +63,8 @@ struct CaseCheck {
   std::string failure;  // why not, for the note: "relative error 0.3 (tolerance 0.01), 0 non-finite"
   // A failed check's row is all it has (it is never timed): `wrong`, the
   // elements that failed (at least 1), and the check's own figures (a GEMM's
-  // rel_error), each a metric of the row.
+  // rel_error), each a metric of the row. A passed check's figures go on its
+  // timed row too.
   std::map<std::string, double> figures;
 
   static CaseCheck pass() { return {}; }

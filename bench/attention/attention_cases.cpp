@@ -1,5 +1,6 @@
 #include "bench/attention/attention_cases.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -88,7 +89,13 @@ class PreparedAttention : public PreparedCase {
     const std::size_t workspace = unfused_ ? unfused_->workspace_bytes() : cudnn_->workspace_bytes();
     row.counter("memory_MiB", mebibytes(buffers_.bytes() + workspace));
     if (spec_.shape.causal) row.note("causal: FLOPs count the s(s+1)/2 unmasked scores");
-    if (unfused_) row.note("unfused: " + std::to_string(unfused_->gemms().size()) + " cuBLASLt GEMMs, s^2 scores in memory");
+    if (unfused_) {
+      // gemms() lists all six planned; this direction runs its own (2 forward, 4 backward).
+      const auto& gemms = unfused_->gemms();
+      const auto runs =
+          std::count_if(gemms.begin(), gemms.end(), [this](const UnfusedGemm& g) { return g.backward == backward_; });
+      row.note("unfused: " + std::to_string(runs) + " cuBLASLt GEMMs, s^2 scores in memory");
+    }
     if (unfused_ && backward_)
       row.note("backward FLOPs = 2.5 x forward, the five GEMMs of a fused backward (the gradients of the two "
                "forward GEMMs, 4, and the recompute of S, 1); the unfused path keeps P and runs four, and is "

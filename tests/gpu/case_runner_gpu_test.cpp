@@ -43,7 +43,10 @@ class Fill final : public PreparedCase {
     REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (const unsigned char byte : buffer_.to_host())
       if (byte != 0x5A) return CaseCheck::fail("a byte was not written");
-    return verify_passes_ ? CaseCheck::pass() : CaseCheck::fail("made to fail");
+    if (!verify_passes_) return CaseCheck::fail("made to fail");
+    CaseCheck passed = CaseCheck::pass();
+    passed.figures["rel_error"] = 0;  // every byte as written
+    return passed;
   }
   void enqueue(cudaStream_t stream, int iteration) override {
     ++calls_.enqueues;
@@ -112,6 +115,7 @@ TEST_F(CaseRunnerGpu, ACaseThatRunsIsOkAndTimed) {
   EXPECT_GT(row.metric_value("time_us").value_or(0), 0);
   EXPECT_GT(row.metric_value("hbm_GBps").value_or(0), 0);
   EXPECT_EQ(row.metric_value("wrong"), 0);
+  EXPECT_EQ(row.metric_value("rel_error"), 0) << "a passed check's figures reach its row";
   EXPECT_GE(row.metric_value("samples").value_or(0), 3);
   EXPECT_EQ(row.note.substr(0, 9), "described");
   EXPECT_EQ(calls.set_ups, 1);
