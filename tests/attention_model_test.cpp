@@ -502,6 +502,25 @@ TEST(AttentionSweep, RecommendationRanksTheBlocksAtTheLargestBatchWithReasons) {
   EXPECT_TRUE(attention_recommendation(none, predictions).empty());
 }
 
+// A layout whose parts did not all run has no block: it is named, with the
+// reason, not silently left out of the ranking.
+TEST(AttentionSweep, ALayoutWithoutABlockIsNamedWithTheReason) {
+  std::vector<Row> rows;
+  add_layout(rows, "32", "1", 400);
+  add_layout(rows, "64", "1", 300);
+  // d = 64: neither path's backward ran, so it has a forward block only.
+  for (Row& r : rows)
+    if (r.param_value("heads") == "64" && r.param_value("direction") == "bwd" && r.param_value("path") != "projections")
+      r = measured("64", "1", *r.param_value("path"), "bwd", 0, 0, "oom");
+  for (Row& b : attention_block_rows(rows)) rows.push_back(std::move(b));
+  const auto lines = attention_recommendation(rows, {});
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].first, "recommend");
+  EXPECT_CONTAINS(lines[0].second, "a_q=32");
+  EXPECT_EQ(lines[1].first, "not ranked");
+  EXPECT_CONTAINS(lines[1].second, "a_q=64 a_kv=64 d=64: no forward + backward block (unfused bwd oom");
+}
+
 TEST(AttentionSweep, SaturationOverBatchTimesHeads) {
   std::vector<Row> rows;
   const std::vector<std::pair<int, double>> curve = {{1, 200}, {2, 380}, {4, 400}, {8, 405}, {16, 406}};

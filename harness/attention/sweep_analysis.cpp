@@ -105,6 +105,36 @@ std::string largest_batch(const std::vector<Row>& rows) {
   return text;
 }
 
+// Why a layout measured at `batch` has no block of `direction` ("train" or
+// "fwd"): the first of its attention rows that did not run ok.
+std::string why_no_block(const std::vector<const Row*>& group, const std::string& direction) {
+  for (const Row* row : group) {
+    const std::string path = param(*row, "path");
+    if (path == "unfused_gemm" || row->status == "ok") continue;
+    if (direction == "fwd" && param(*row, "direction") != "fwd") continue;
+    return path + " " + param(*row, "direction") + " " + row->status + (row->note.empty() ? "" : ": " + row->note);
+  }
+  return "no path ran both the projections and the attention";
+}
+
+// One line for each layout measured at `batch` that has no block in
+// `blocks` (its parts did not all run), so no layout leaves the ranking
+// unsaid.
+std::vector<std::pair<std::string, std::string>> unranked_layouts(const std::vector<Row>& rows,
+                                                                 const std::vector<Row*>& blocks,
+                                                                 const std::string& batch, const std::string& direction) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const auto& [key, group] : rows_by_layout(rows)) {
+    if (param(*group.front(), "batch") != batch) continue;
+    const bool ranked = std::any_of(blocks.begin(), blocks.end(), [&](const Row* b) { return layout_key(*b) == key; });
+    if (!ranked)
+      lines.emplace_back("not ranked", layout_label(*group.front()) + ": no " +
+                                           (direction == "train" ? "forward + backward" : "forward") +
+                                           " block (" + why_no_block(group, direction) + ")");
+  }
+  return lines;
+}
+
 }  // namespace
 
 std::vector<Row> attention_block_rows(const std::vector<Row>& rows) {
@@ -145,6 +175,8 @@ std::vector<std::pair<std::string, std::string>> attention_recommendation(
                            (r.rank == 1 ? " (the attention block, " + what + ", batch " + batch + ")"
                                         : ", " + ranking_verdict(r)));
   }
+  for (auto& line : unranked_layouts(rows, blocks, batch, param(*blocks.front(), "direction")))
+    lines.push_back(std::move(line));
   return lines;
 }
 
