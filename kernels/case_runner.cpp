@@ -125,7 +125,10 @@ void CaseRunner::State::measure(benchmark::State& state, const GpuCase& gpu_case
   const NvtxRange range(name.c_str());
   try {
     RunningCase running(stream, device, *timer, [this] { return next_case_policy(); });
-    const std::unique_ptr<PreparedCase> prepared = gpu_case.set_up(running);
+    const std::unique_ptr<PreparedCase> prepared = [&] {
+      const NvtxRange set_up_range("set-up");
+      return gpu_case.set_up(running);
+    }();
     const CaseCheck check = [&] {
       const NvtxRange verify_range("verify");
       return prepared->verify(stream);
