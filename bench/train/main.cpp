@@ -45,6 +45,9 @@ CLI::App* add_run(CLI::App& app, RunFlags& f) {
   run->add_option("--gpu", f.gpu, "Datasheet for MFU: A100, H100, H200, B200 (default: the device's)")
       ->type_name("NAME");
   run->add_flag("--check", f.check, "Also check the loss falls over the steps (on the fixed batch)");
+  run->add_flag("--no-split", f.no_split,
+                "Leave out the kernel split (a step under CUPTI) and the GEMM and attention calls timed alone: "
+                "tokens/s, MFU and memory only, as sweep's trials run");
   add_output_flags(*run, f.output);
   return run;
 }

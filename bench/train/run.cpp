@@ -214,8 +214,12 @@ int run_step(const RunFlags& f) {
     REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));  // a warm-up failure surfaces here, not in a timed step
     const StepFigures figures = timed_steps(stack, c, stream, static_cast<std::int64_t>(free_at_start));
     std::string split_note;
-    const auto split = category_ms(stack, c, stream, split_note);
-    const std::optional<PartsAlone> alone = parts_alone(stack, split_note);
+    std::map<KernelCategory, double> split;
+    std::optional<PartsAlone> alone;
+    if (!f.no_split) {  // each costs about as much as the timed steps again
+      split = category_ms(stack, c, stream, split_note);
+      alone = parts_alone(stack, split_note);
+    }
     Row row = result_row(c, figures, split, alone, stack.allocated(), peaks);
     row.note = split_note;
     print_trial_figures(row);

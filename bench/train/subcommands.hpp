@@ -20,6 +20,7 @@ struct RunFlags {
   ModelFlags model;
   std::string recompute = "none", attention = "cudnn", steps = "10", warmup = "3", ga = "1", device = "0", gpu;
   bool check = false;
+  bool no_split = false;  // no kernel split and no calls timed alone (sweep's trials)
   OutputOptions output;
 };
 

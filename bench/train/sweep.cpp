@@ -25,7 +25,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The child's command line: the same model, one micro-batch size ({bs}).
+// The child's command line: the same model, one micro-batch size ({bs}),
+// --no-split (the sweep reads throughput and memory, not the kernel split).
 std::vector<std::string> trial_command(const SweepFlags& f, const CheckedSweep& c, const std::string& self,
                                        Recompute mode) {
   std::vector<std::string> cmd = {self, "run"};
@@ -42,7 +43,7 @@ std::vector<std::string> trial_command(const SweepFlags& f, const CheckedSweep& 
   add("--seq", std::to_string(c.seq));
   cmd.insert(cmd.end(), {"--mbs", kBatchPlaceholder, "--recompute", recompute_name(mode), "--attention",
                          attention_choice_name(c.attention), "--steps", std::to_string(c.steps), "--warmup",
-                         std::to_string(c.warmup), "--device", std::to_string(c.device)});
+                         std::to_string(c.warmup), "--device", std::to_string(c.device), "--no-split"});
   add("--gpu", f.gpu);
   return cmd;
 }
