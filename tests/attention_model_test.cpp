@@ -519,6 +519,15 @@ TEST(AttentionSweep, ALayoutWithoutABlockIsNamedWithTheReason) {
   EXPECT_CONTAINS(lines[0].second, "a_q=32");
   EXPECT_EQ(lines[1].first, "not ranked");
   EXPECT_CONTAINS(lines[1].second, "a_q=64 a_kv=64 d=64: no forward + backward block (unfused bwd oom");
+
+  // A path refused up front (no direction: FP8 on the unfused path) comes
+  // first in the rows but says less than the part that failed.
+  Row refused = measured("64", "1", "unfused", "", 0, 0, "skipped");
+  refused.note = "the unfused path runs bf16 and fp16 only";
+  rows.insert(rows.begin(), refused);
+  const auto again = attention_recommendation(rows, {});
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_CONTAINS(again[1].second, "(unfused bwd oom");
 }
 
 TEST(AttentionSweep, SaturationOverBatchTimesHeads) {

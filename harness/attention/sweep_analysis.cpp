@@ -105,16 +105,31 @@ std::string largest_batch(const std::vector<Row>& rows) {
   return text;
 }
 
+std::string failed_part(const Row& row) {
+  std::string text;
+  for (const std::string& word : {param(row, "path"), param(row, "direction"), row.status})
+    if (!word.empty()) text += (text.empty() ? "" : " ") + word;
+  return text + (row.note.empty() ? "" : ": " + row.note);
+}
+
 // Why a layout measured at `batch` has no block of `direction` ("train" or
-// "fwd"): the first of its attention rows that did not run ok.
+// "fwd"): the first of its rows that did not run ok, a measured part (path
+// and direction) before a whole path refused up front (FP8 on the unfused
+// path, a row with no direction), which says less about this layout. A row
+// with no path is the layout itself refused (infeasible).
 std::string why_no_block(const std::vector<const Row*>& group, const std::string& direction) {
+  const Row* path_refused = nullptr;
   for (const Row* row : group) {
-    const std::string path = param(*row, "path");
+    const std::string path = param(*row, "path"), row_direction = param(*row, "direction");
     if (path == "unfused_gemm" || row->status == "ok") continue;
-    if (direction == "fwd" && param(*row, "direction") != "fwd") continue;
-    return path + " " + param(*row, "direction") + " " + row->status + (row->note.empty() ? "" : ": " + row->note);
+    if (!path.empty() && row_direction.empty()) {
+      if (!path_refused) path_refused = row;
+      continue;
+    }
+    if (direction == "fwd" && !row_direction.empty() && row_direction != "fwd") continue;
+    return failed_part(*row);
   }
-  return "no path ran both the projections and the attention";
+  return path_refused ? failed_part(*path_refused) : "no path ran both the projections and the attention";
 }
 
 // One line for each layout measured at `batch` that has no block in

@@ -17,6 +17,9 @@ using train_detail::load_pack;
 using train_detail::RowPacks;
 using train_detail::store_pack;
 
+// fmaxf drops a NaN; this keeps it, so a NaN logit reaches the loss.
+__device__ inline float max_keeping_nan(float a, float b) { return b > a || isnan(b) ? b : a; }
+
 // Padding past the row's end (a partial last pack) must not enter the max
 // or the sum: `valid` counts the pack's real elements. The max and the sum
 // of exponentials come from one read of the row (an online softmax: the
@@ -36,19 +39,22 @@ __global__ void cross_entropy_rows(__nv_bfloat16* logits, const std::int32_t* ta
   for (std::int64_t j = packs.first; j < vocab; j += packs.stride) {
     load_pack<kAligned>(x + j, vocab - j, v);
     const std::int64_t valid = vocab - j;
-    float pack_max = running_max;
+    float pack_max = -INFINITY;
 #pragma unroll
     for (int e = 0; e < kPack; ++e)
-      if (e < valid) pack_max = fmaxf(pack_max, v[e]);
-    running_sum *= expf(running_max - pack_max);  // 0 * exp(-inf) on the first pack: 0
+      if (e < valid) pack_max = max_keeping_nan(pack_max, v[e]);
+    if (pack_max == -INFINITY) continue;  // every element -inf: each adds 0 at any finite max
+    if (pack_max > running_max) {
+      running_sum *= expf(running_max - pack_max);  // 0 * exp(-inf) on the first pack: 0
+      running_max = pack_max;
+    }
 #pragma unroll
     for (int e = 0; e < kPack; ++e)
-      if (e < valid) running_sum += expf(v[e] - pack_max);
-    running_max = pack_max;
+      if (e < valid) running_sum += expf(v[e] - running_max);  // NaN in, NaN out
   }
   const float max_value = train_detail::block_max(running_max, shared);
-  // A thread with no elements has sum 0 and max -inf: it adds 0.
-  const float sum_part = running_sum > 0.0f ? running_sum * expf(running_max - max_value) : 0.0f;
+  // A thread with nothing to add (no elements, or all -inf) has sum 0.
+  const float sum_part = running_sum != 0.0f ? running_sum * expf(running_max - max_value) : 0.0f;
   // Read before block_sum's barriers: after them the row is overwritten.
   const float target_logit = __bfloat162float(x[target]);
   const float sum = train_detail::block_sum(sum_part, shared);

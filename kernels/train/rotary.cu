@@ -34,7 +34,7 @@ __global__ void rotate_token(__nv_bfloat16* x, std::int64_t seq, int heads, int 
     float s = 0.0f, c = 0.0f;
     sincospif(2.0f * static_cast<float>(turns - floor(turns)), &s, &c);
     s *= direction;
-    __nv_bfloat16* pair = row + head * 2 * half + i;
+    __nv_bfloat16* pair = row + static_cast<std::int64_t>(head) * 2 * half + i;
     const float a = __bfloat162float(pair[0]), b = __bfloat162float(pair[half]);
     pair[0] = __float2bfloat16(a * c - b * s);
     pair[half] = __float2bfloat16(b * c + a * s);

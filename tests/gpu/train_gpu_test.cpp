@@ -455,13 +455,13 @@ double relative_error(const std::vector<double>& a, const std::vector<double>& b
 }  // namespace
 
 // Rotary at Llama 3's theta over two sequences of 8192 (angles up to 8191
-// rad, where an angle formed in fp32 would be off by 5e-4), three heads of
-// 128, against the reference's double rotation of the same bf16 inputs:
+// rad), nine heads of 128 (576 pairs a token: each thread of a 256-thread
+// block takes two or three, the last round partial), against the reference's double rotation of the same bf16 inputs:
 // only the output's bf16 rounding apart (1.6e-3 relative, simulated). A wrong
 // frequency, position, pair or sign is off by O(1). The backward turns it
 // back, two roundings from the input (1.5e-3).
 TEST_F(TrainGpu, RotaryMatchesTheReferenceAtLongPositions) {
-  constexpr std::int64_t seq = 8192, tokens = 2 * seq, heads = 3, head_dim = 128, n = tokens * heads * head_dim;
+  constexpr std::int64_t seq = 8192, tokens = 2 * seq, heads = 9, head_dim = 128, n = tokens * heads * head_dim;
   const redline::RotaryShape shape{tokens, seq, heads, head_dim, 500000};
   const ShiftedBf16 x(n, 0, 11, stream_);
   const std::vector<double> input = bf16_bits_to_doubles(x.bits(n));
@@ -509,7 +509,9 @@ TEST_F(TrainGpu, LayoutCopiesAreThePermutationBothWays) {
 // plus 6 j / vocab), so each thread's running maximum grows over its ~60
 // packs and the online sum is rescaled again and again; a tiny vocabulary
 // never does that. Loss: fp32 sums of 1e5 terms, well within 1e-3; the
-// gradient: its bf16 rounding (~2e-3 relative).
+// gradient: its bf16 rounding (~2e-3 relative), over the whole tensor and
+// over the entries off the targets alone (the three targets' -1/3 would
+// otherwise outweigh every other entry's error).
 TEST_F(TrainGpu, CrossEntropyMatchesTheReferenceAtRealVocabularies) {
   constexpr std::int64_t rows = 3;
   for (const std::int64_t vocab : {std::int64_t{128256}, std::int64_t{50257}}) {
@@ -539,11 +541,19 @@ TEST_F(TrainGpu, CrossEntropyMatchesTheReferenceAtRealVocabularies) {
     std::vector<double> grad(n);
     for (std::size_t i = 0; i < n; ++i) grad[i] = __bfloat162float(grads[i]);
     const double expected_mean = redline::train_ref::cross_entropy_forward(logits, targets, rows, vocab);
-    const double grad_error =
-        relative_error(grad, redline::train_ref::cross_entropy_backward(logits, targets, rows, vocab));
-    std::printf("  cross-entropy, vocab %lld: loss %.6f (reference %.6f), gradient %.3g relative\n",
-                static_cast<long long>(vocab), mean, expected_mean, grad_error);
+    const std::vector<double> expected_grad = redline::train_ref::cross_entropy_backward(logits, targets, rows, vocab);
+    std::vector<double> off_target = grad, expected_off_target = expected_grad;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const auto at = static_cast<std::size_t>(r * vocab + targets[static_cast<std::size_t>(r)]);
+      off_target[at] = expected_off_target[at] = 0;
+    }
+    const double grad_error = relative_error(grad, expected_grad);
+    const double off_target_error = relative_error(off_target, expected_off_target);
+    std::printf("  cross-entropy, vocab %lld: loss %.6f (reference %.6f), gradient %.3g relative (%.3g off the "
+                "targets)\n",
+                static_cast<long long>(vocab), mean, expected_mean, grad_error, off_target_error);
     EXPECT_NEAR(mean, expected_mean, 1e-3) << "vocab " << vocab;
     EXPECT_LT(grad_error, 1e-2) << "vocab " << vocab;
+    EXPECT_LT(off_target_error, 1e-2) << "vocab " << vocab;
   }
 }
