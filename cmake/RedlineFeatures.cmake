@@ -18,11 +18,13 @@ find_package(Threads REQUIRED)
 
 # --- xxHash: the checkpoint room's checksums (required) --------------------------
 # xxHash's own CMake package where it was installed from source; Debian's
-# libxxhash-dev ships only the header and the library, found here.
+# libxxhash-dev ships only the header and the library, found here: the
+# static one first, so a build carried to a GPU machine without libxxhash
+# (DESIGN.md, scripts/gpu-check) needs none there.
 find_package(xxHash CONFIG QUIET)
 if(NOT TARGET xxHash::xxhash)
   find_path(XXHASH_INCLUDE_DIR xxhash.h)
-  find_library(XXHASH_LIBRARY xxhash)
+  find_library(XXHASH_LIBRARY NAMES libxxhash.a xxhash)
   if(NOT XXHASH_INCLUDE_DIR OR NOT XXHASH_LIBRARY)
     message(FATAL_ERROR "xxhash.h and libxxhash not found: install libxxhash-dev (scripts/setup does), "
                         "or set XXHASH_INCLUDE_DIR and XXHASH_LIBRARY")
