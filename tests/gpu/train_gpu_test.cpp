@@ -64,8 +64,9 @@ std::vector<std::int32_t> ids(std::uint64_t seed, std::int64_t vocab) {
   return out;
 }
 
-// ||a - b|| / ||b||, Frobenius.
-double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+// ||a - b|| / ||b||, Frobenius, summed in double (float or double values).
+template <typename T>
+double relative_error(const std::vector<T>& a, const std::vector<T>& b) {
   double diff = 0, norm = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
     diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
@@ -443,13 +444,6 @@ std::vector<double> bf16_bits_to_doubles(const std::vector<std::uint16_t>& bits)
     out[i] = value;
   }
   return out;
-}
-
-// ||a - b|| / ||b||, Frobenius, in double.
-double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) diff += (a[i] - b[i]) * (a[i] - b[i]), norm += b[i] * b[i];
-  return std::sqrt(diff / norm);
 }
 
 }  // namespace
