@@ -125,11 +125,6 @@ void add_summary(Report& report, const CheckedSweep& c, const DeviceProperties& 
 
 bool is_case_row(const Row& r) { return r.param_value("path").value_or("").size() > 0; }
 
-bool is_attention_row(const Row& r) {
-  const std::string path = r.param_value("path").value_or("");
-  return path == "unfused" || path == "cudnn";
-}
-
 // 1 when a result failed verification or no attention case ran ok (the
 // projections and GEMMs alone are no answer); 130 after Ctrl-C.
 int exit_status(const Report& report) {
@@ -142,7 +137,7 @@ int exit_status(const Report& report) {
     return kExitCheckFailed;
   }
   if (interrupted()) return kExitInterrupted;
-  if (!any("ok", is_attention_row)) {
+  if (!any("ok", is_attention_path_row)) {
     std::cerr << "attention_bench: FAILED: no attention case ran ok (the rows' notes say why)\n";
     return kExitCheckFailed;
   }

@@ -152,6 +152,11 @@ std::vector<std::pair<std::string, std::string>> unranked_layouts(const std::vec
 
 }  // namespace
 
+bool is_attention_path_row(const Row& row) {
+  const std::string path = param(row, "path");
+  return path == "unfused" || path == "cudnn";
+}
+
 std::vector<Row> attention_block_rows(const std::vector<Row>& rows) {
   std::vector<Row> blocks;
   for (const auto& [key, group] : rows_by_layout(rows)) {
@@ -199,10 +204,7 @@ std::vector<std::pair<std::string, std::string>> attention_saturation(const std:
   // Per layout (without the batch), path and direction.
   std::map<std::string, std::pair<std::string, std::vector<ThroughputPoint>>> series;
   for (const Row& row : rows) {
-    // The attention paths only: projections and the unfused GEMMs timed
-    // alone (unfused_gemm) are parts, not a path of their own.
-    const std::string path = param(row, "path");
-    if (!ok_with_time(row) || (path != "unfused" && path != "cudnn")) continue;
+    if (!ok_with_time(row) || !is_attention_path_row(row)) continue;
     const auto batch = parameter_number(param(row, "batch"));
     const auto heads = parameter_number(param(row, "heads"));
     const auto tp = parameter_number(param(row, "tp"));

@@ -25,6 +25,11 @@
 
 namespace redline {
 
+// A row of one of the attention paths (unfused, cudnn): not the projections
+// or an unfused GEMM timed alone (unfused_gemm), which are parts, and not a
+// block row.
+bool is_attention_path_row(const Row& row);
+
 // The block rows the parts allow (a part missing or not ok: no block row).
 std::vector<Row> attention_block_rows(const std::vector<Row>& rows);
 
