@@ -221,7 +221,8 @@ int main(int argc, char** argv) {
   suite->add_option("FILE", suite_file, "Suite file: one 'NAME PROGRAM ARGS...' per line");
   suite->add_flag("--quick", quick, "The small suite for CI and smoke tests");
   suite->add_option("--runs", runs_dir, "Where run folders go (default results/runs)");
-  suite->add_option("--history", history, "History file to append to (default results/history.csv; '' for none)");
+  allow_empty_value(
+      suite->add_option("--history", history, "History file to append to (default results/history.csv; '' for none)"));
   suite->add_option("--run-dir-file", run_dir_file, "Write the run folder's path to FILE (for scripts)");
 
   std::string baseline, current, threshold = "5", alpha = "0.05", format = "table", schema;

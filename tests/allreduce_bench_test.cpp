@@ -801,7 +801,7 @@ TEST_F(AllreduceBenchTest, BadFlagsExitTwoNamingFlagAndValue) {
       {{"--expect-busbw", "-3"}, "--expect-busbw '-3'"},
       {{"--no-such-flag"}, "--no-such-flag"},
       // Empty lists would measure nothing and pass.
-      {{"-d", ""}, "-d ''"},
+      {{"-d", ""}, "-d,--datatype '': is empty"},
       {{"--collective", ""}, "--collective ''"},
       {{"-o", "sum,"}, "-o 'sum,'"},
       // The flag the user typed is named, not the default step.

@@ -175,7 +175,8 @@ TEST_F(AtomicFileTest, OutputPathsAreTriedBeforeTheRun) {
   ok.csv_path = (dir_ / "new" / "r.csv").string();
   ok.json_path = (dir_ / "r.json").string();
   EXPECT_NO_THROW(validate_output_paths(ok));
-  EXPECT_EQ(names_in(dir_ / "new"), std::vector<std::string>{}) << "the probe file is removed";
+  EXPECT_FALSE(fs::exists(dir_ / "new")) << "the directory made for the probe is taken away again";
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{}) << "the probe file is removed";
   EXPECT_FALSE(fs::exists(ok.json_path));
 
   auto refused = [](const std::string& csv) {
@@ -196,6 +197,15 @@ TEST_F(AtomicFileTest, OutputPathsAreTriedBeforeTheRun) {
   // does not would fail only at the end: it is refused up front.
   const std::string long_name = (dir_ / (std::string(250, 'r') + ".csv")).string();
   EXPECT_CONTAINS(refused(long_name), "File name too long");
+  // A file where a directory must be.
+  write_file_atomically(dir_ / "plain", "x");
+  EXPECT_CONTAINS(refused((dir_ / "plain" / "sub" / "r.csv").string()), "cannot create its directory");
+  EXPECT_CONTAINS(refused((dir_ / "plain" / "r.csv").string()), "is not a directory");
+
+  OutputOptions twice;
+  twice.csv_path = (dir_ / "r.out").string();
+  twice.json_path = (dir_ / "." / "r.out").string();
+  EXPECT_THROW(validate_output_paths(twice), UsageError);
 }
 
 }  // namespace

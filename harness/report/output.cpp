@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "harness/core/atomic_file.hpp"
 #include "harness/report/console_table.hpp"
@@ -12,27 +14,71 @@
 
 namespace redline {
 
+namespace {
+
+// Removes `dirs` (empty directories, innermost first); one that is no longer
+// empty (another process wrote into it meanwhile) stays.
+void remove_directories(const std::vector<std::filesystem::path>& dirs) {
+  std::error_code ignored;
+  for (const auto& d : dirs) std::filesystem::remove(d, ignored);
+}
+
+// Whether two paths name one file, through "." / ".." and symbolic links
+// (the file need not exist yet).
+bool same_file_name(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  std::error_code ec_a, ec_b;
+  const auto canonical_a = std::filesystem::weakly_canonical(a, ec_a);
+  const auto canonical_b = std::filesystem::weakly_canonical(b, ec_b);
+  return !ec_a && !ec_b && canonical_a == canonical_b;
+}
+
+// Creates the directories of `dir` that do not exist yet and returns them,
+// innermost first, so the caller can take them away again. Throws a
+// UsageError naming `flag` when one cannot be made.
+std::vector<std::filesystem::path> create_missing_directories(const char* flag, const std::string& path,
+                                                              const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> missing;
+  std::error_code ec;
+  for (fs::path d = dir; !d.empty() && !fs::exists(d, ec); d = d.parent_path()) missing.push_back(d);
+  std::vector<fs::path> created;
+  for (auto d = missing.rbegin(); d != missing.rend(); ++d) {
+    if (!fs::create_directory(*d, ec) && !fs::is_directory(*d)) {
+      remove_directories(created);
+      throw UsageError(flag, path, "cannot create its directory " + dir.string() + (ec ? ": " + ec.message() : ""));
+    }
+    created.insert(created.begin(), *d);
+  }
+  if (!dir.empty() && !fs::is_directory(dir, ec))
+    throw UsageError(flag, path, dir.string() + " is not a directory");
+  return created;
+}
+
+}  // namespace
+
 void validate_output_path(const char* flag, const std::string& path) {
   if (path.empty()) return;
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec) || fs::path(path).filename().empty())
     throw UsageError(flag, path, "is a directory; give a file name");
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty()) {
-    fs::create_directories(parent, ec);
-    if (ec || !fs::is_directory(parent))
-      throw UsageError(flag, path, "cannot create its directory " + parent.string() + (ec ? ": " + ec.message() : ""));
-  }
   // The report is written at the end, through a temporary file beside it:
   // try that now, so a read-only place fails before the run, not after it.
-  if (const auto problem = file_creation_problem(temporary_name_for(path)))
-    throw UsageError(flag, path, "cannot be written (" + *problem + ")");
+  // Directories made for the try are taken away again, so a run refused
+  // later for other input leaves nothing behind (the write makes them).
+  const std::vector<fs::path> created = create_missing_directories(flag, path, fs::path(path).parent_path());
+  const auto problem = file_creation_problem(temporary_name_for(path));
+  remove_directories(created);
+  if (problem) throw UsageError(flag, path, "cannot be written (" + *problem + ")");
 }
 
 void validate_output_paths(const OutputOptions& options) {
   validate_output_path("--csv", options.csv_path);
   validate_output_path("--json", options.json_path);
+  // One file for both would keep only the JSON.
+  if (same_file_name(options.csv_path, options.json_path))
+    throw UsageError("--json", options.json_path, "is also the --csv file; give each its own file");
 }
 
 void write_reports(const Report& report, const OutputOptions& options) {

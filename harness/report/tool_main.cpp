@@ -1,6 +1,7 @@
 #include "harness/report/tool_main.hpp"
 
 #include <iostream>
+#include <set>
 
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"
@@ -11,6 +12,32 @@ void add_output_flags(CLI::App& app, OutputOptions& output) {
   app.add_option("--csv", output.csv_path, "Write the results as CSV to FILE (atomically)")->type_name("FILE");
   app.add_option("--json", output.json_path, "Write the results as Google Benchmark JSON to FILE")->type_name("FILE");
   app.add_flag("--quiet", output.quiet, "Do not print the results table");
+}
+
+namespace {
+
+std::set<const CLI::Option*>& options_taking_empty_values() {
+  static std::set<const CLI::Option*> options;
+  return options;
+}
+
+// A flag given an empty value ("--gpu ''") would read as a flag left out, so
+// the user's intent would pass unnoticed: refuse it, in every subcommand.
+void refuse_empty_values(const CLI::App& app) {
+  for (const CLI::Option* option : app.get_options()) {
+    if (!option->nonpositional() || option->count() == 0 || options_taking_empty_values().count(option)) continue;
+    for (const std::string& value : option->results())
+      if (value.empty())
+        throw UsageError(option->get_name(false, true), value, "is empty; give a value or leave the flag out");
+  }
+  for (const CLI::App* command : app.get_subcommands()) refuse_empty_values(*command);
+}
+
+}  // namespace
+
+CLI::Option* allow_empty_value(CLI::Option* option) {
+  options_taking_empty_values().insert(option);
+  return option;
 }
 
 int run_tool(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
@@ -40,6 +67,7 @@ int run_tool(CLI::App& app, int argc, char** argv, const std::function<int()>& b
     return kExitUsage;
   }
   try {
+    refuse_empty_values(app);
     install_interrupt_handlers();
     return body();
   } catch (const UsageError& e) {

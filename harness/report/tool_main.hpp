@@ -16,6 +16,10 @@ namespace redline {
 // Adds --csv, --json and --quiet to `app`.
 void add_output_flags(CLI::App& app, OutputOptions& output);
 
+// For the few flags whose empty value means something ("--history ''": no
+// history); every other flag given '' is refused (exit 2) before `body` runs.
+CLI::Option* allow_empty_value(CLI::Option* option);
+
 // Parses argv with `app`, then runs `body`, which returns the exit status.
 // UsageError and CLI11 parse errors print "<tool>: <message>" and give 2;
 // CannotRun prints "<tool>: skipped: <reason>" and gives 77;
