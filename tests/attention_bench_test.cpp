@@ -87,6 +87,29 @@ TEST_F(AttentionBenchPlan, BadInputNamesTheFlag) {
   expect_usage_error({"sweep", "--hidden", "4096", "--dtype", "fp8", "--path", "unfused"}, "--path 'unfused'");
   expect_usage_error({"sweep", "--hidden", "4096", "--path", "cudnn", "--unfused-gemms"}, "--path 'cudnn'");
   expect_usage_error({"sweep", "--hidden", "4096", "--dtype", "fp8", "--unfused-gemms"}, "--dtype 'fp8'");
+  expect_usage_error({"plan", "--hidden", "4096", "--heads", "auto,32"}, "--heads 'auto,32': auto stands alone");
+  expect_usage_error({"plan", "--hidden", "4096", "--heads", "32,"}, "--heads '32,': has an empty item");
+  expect_usage_error({"plan", "--hidden", "4096", "--heads", "1:4096", "--kv-heads", "1:400"},
+                     "makes 1638400 layouts; the limit is 10000");
+  // An empty value would read as the flag left out (the default GPU).
+  expect_usage_error({"plan", "--hidden", "4096", "--gpu", ""}, "--gpu '': is empty");
+  expect_usage_error({"sweep", "--hidden", "4096", "--json", ""}, "--json '': is empty");
+}
+
+// One file named twice keeps only the JSON; a refused run leaves no
+// directory it made for its reports behind.
+TEST_F(AttentionBenchPlan, OutputFilesAreRefusedBeforeAnythingIsLeftBehind) {
+  const auto same = dir_ / "plan.out";
+  ChildResult child = run({"plan", "--hidden", "4096", "--csv", same.string(), "--json", same.string()});
+  EXPECT_EQ(child.exit_code, 2) << child.output;
+  EXPECT_CONTAINS(child.output, "is also the --csv file");
+  EXPECT_FALSE(fs::exists(same));
+
+  const auto nested = dir_ / "new" / "deeper" / "plan.csv";
+  child = run({"plan", "--hidden", "4096", "--csv", nested.string(), "--json", "/proc/plan.json"});
+  EXPECT_EQ(child.exit_code, 2) << child.output;
+  EXPECT_CONTAINS(child.output, "--json '/proc/plan.json': cannot be written");
+  EXPECT_FALSE(fs::exists(dir_ / "new"));
 }
 
 // Good input without a GPU is "cannot run here" (77) with the reason.

@@ -338,6 +338,13 @@ TEST_F(GemmBenchPredict, MeasuringSubcommandsRejectBadInputBeforeLookingForAGpu)
   expect_usage_error({"peak", "--datasheet-gbps", "-1"}, "--datasheet-gbps '-1'");
   expect_usage_error({"peak", "--search", "check", "--k", "0"}, "--k '0'");
   expect_usage_error({"peak", "--search", "check", "--m", "1:100000:1", "--n", "1:100:1"}, "at most");
+  // The quick search picks its own shapes: a grid flag beside it is refused, a bad one named.
+  expect_usage_error({"peak", "--m", "abc"}, "--m 'abc'");
+  expect_usage_error({"peak", "--n", "4096"}, "--search 'quick': picks its own shapes");
+  expect_usage_error({"predict", "--m", "4096", "--n", "1,", "--k", "4096", "--tile", "128x256"},
+                     "--n '1,': has an empty item");
+  expect_usage_error({"predict", "--m", "4096", "--n", "4096", "--k", "4096", "--tile", "128x256", "--pad-dim", ""},
+                     "--pad-dim '': is empty");
   expect_usage_error({"model", "--hidden", "1000", "--heads", "16", "--ffn", "4096", "--vocab", "50304", "--seq",
                       "2048", "--mbs", "1"},
                      "--hidden '1000'");

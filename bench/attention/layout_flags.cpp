@@ -1,5 +1,8 @@
 #include "bench/attention/layout_flags.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "harness/core/axis.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
@@ -12,6 +15,10 @@ namespace {
 constexpr std::int64_t kMaxHidden = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxSeq = std::int64_t{1} << 22;
 constexpr std::int64_t kMaxBatch = std::int64_t{1} << 20;
+// Far more layouts than a hidden size has sensible head splits (auto gives a
+// few dozen at most), yet few enough that plan's table stays readable and
+// quick: 4096 x 4096 pairs took gigabytes and minutes.
+constexpr std::size_t kMaxLayouts = 10000;
 
 std::vector<std::int64_t> head_counts(const std::string& text, std::int64_t hidden) {
   if (text == "auto") {
@@ -20,6 +27,8 @@ std::vector<std::int64_t> head_counts(const std::string& text, std::int64_t hidd
       throw UsageError("--hidden", std::to_string(hidden), "no head count gives a head dim between 32 and 256");
     return counts;
   }
+  if (text.find("auto") != std::string::npos)
+    throw UsageError("--heads", text, "auto stands alone: it is every head count, so it takes no others beside it");
   return parse_count_axis_between("--heads", text, 1, hidden);
 }
 
@@ -70,10 +79,17 @@ LayoutGrid layout_grid(const LayoutFlags& f, const std::string& default_gpu, boo
   grid.hidden = parse_count_between("--hidden", f.hidden, 1, kMaxHidden);
   const std::int64_t tp = parse_count_between("--tp", f.tp, 1, 4096);
   const auto heads = head_counts(f.heads, grid.hidden);
+  // Without --kv-heads every layout is MHA (as many KV heads as query heads).
+  const auto kv = f.kv_heads.empty() ? std::vector<std::int64_t>{}
+                                     : parse_count_axis_between("--kv-heads", f.kv_heads, 1, kMaxHidden);
+  const auto layouts = heads.size() * std::max<std::size_t>(kv.size(), 1);
+  if (layouts > kMaxLayouts)
+    throw UsageError("--heads", f.heads,
+                     "with --kv-heads '" + f.kv_heads + "' makes " + std::to_string(layouts) +
+                         " layouts; the limit is " + std::to_string(kMaxLayouts) + " (narrow either list)");
   for (std::int64_t a_q : heads) {
     // A KV count that does not divide a_q is a layout plan lists as infeasible, with the reason.
-    const auto kv = f.kv_heads.empty() ? std::vector<std::int64_t>{a_q}
-                                       : parse_count_axis_between("--kv-heads", f.kv_heads, 1, kMaxHidden);
+    if (kv.empty()) grid.layouts.push_back({grid.hidden, a_q, a_q, tp});
     for (std::int64_t a_kv : kv) grid.layouts.push_back({grid.hidden, a_q, a_kv, tp});
   }
   grid.seq = parse_count_between("--seq", f.seq, 1, kMaxSeq);

@@ -151,7 +151,10 @@ int main(int argc, char** argv) {
 #endif
     if (predict->parsed()) return run_predict(predict_flags);
 #if defined(REDLINE_HAVE_GEMM_GPU)
-    if (peak->parsed()) return run_peak(peak_flags, args);
+    if (peak->parsed()) {
+      peak_flags.grid_given = peak->count("--m") + peak->count("--n") + peak->count("--k") > 0;
+      return run_peak(peak_flags, args);
+    }
     if (sweep->parsed()) return run_sweep(sweep_flags, args);
     if (model->parsed()) return run_model(model_flags, args);
 #else

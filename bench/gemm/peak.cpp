@@ -191,8 +191,11 @@ int run_peak(PeakFlags& f, const BenchmarkArgs& bench_args) {
   if (f.search != "quick" && f.search != "exhaustive" && f.search != "check")
     throw UsageError("--search", f.search, "must be quick, exhaustive or check");
   const double sustain = positive_seconds("--sustain", f.sustain);
-  std::vector<GemmSize> grid;
-  if (f.search != "quick") grid = checked_grid(f.m, f.n, f.k);
+  // Checked whatever the search, so a bad value is refused before anything runs.
+  const std::vector<GemmSize> grid = checked_grid(f.m, f.n, f.k);
+  if (f.search == "quick" && f.grid_given)
+    throw UsageError("--search", f.search,
+                     "picks its own shapes; --m, --n and --k are for --search exhaustive or check");
   Session s = start_session(f.measure, bench_args, f.search == "quick" ? coarse_peak_shapes() : grid);
   for (GemmDtype dtype : s.dtypes) {
     if (interrupted()) break;

@@ -57,7 +57,11 @@ std::vector<std::int64_t> parse_axis(std::string_view flag, std::string_view tex
   std::vector<std::int64_t> values;
 
   if (text.find(':') == std::string_view::npos) {
-    for (auto part : split(text, ',')) values.push_back(parse_value(flag, part, unit));
+    for (auto part : split(text, ',')) {
+      // "1," would otherwise be refused as '' with no word of the list.
+      if (part.empty()) throw UsageError(f, t, "has an empty item; separate the values with single commas");
+      values.push_back(parse_value(flag, part, unit));
+    }
   } else {
     auto parts = split(text, ':');
     // start:stop is every whole value between them, as a step of 1.
