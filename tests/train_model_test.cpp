@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 
 #include "harness/batch/batch_trials.hpp"
@@ -99,6 +100,96 @@ TEST(ActivationMemory, LargestFittingMicroBatch) {
   EXPECT_FALSE(parse_recompute("some"));
 }
 
+// largest_tensor is what the int64 counts are checked against, so it must
+// bound every tensor the model lists, on either attention path.
+TEST(ActivationMemory, TheLargestTensorBoundsEveryListedOne) {
+  ModelConfig wide_ffn = tiny();
+  wide_ffn.ffn = 4096;  // gate past the logits
+  for (const ModelConfig& c : {llama3_8b(), tiny(), wide_ffn})
+    for (AttentionChoice attention : {AttentionChoice::cudnn, AttentionChoice::unfused})
+      for (std::int64_t seq : {16, 4096}) {
+        const TensorSize largest = largest_tensor(c, 2, seq, attention);
+        // Every tensor `none` keeps comes back in full's working set.
+        std::vector<SavedTensor> listed = saved_outside_layers(c, 2, seq);
+        for (const auto& more :
+             {backward_working_set(c, 2, seq, Recompute::none), backward_working_set(c, 2, seq, Recompute::full)})
+          listed.insert(listed.end(), more.begin(), more.end());
+        if (attention == AttentionChoice::unfused) {
+          const auto buffers = unfused_attention_buffers(c, 2, seq);
+          listed.insert(listed.end(), buffers.begin(), buffers.end());
+        }
+        for (const SavedTensor& t : listed)
+          EXPECT_LE(static_cast<double>(t.bytes()), largest.bytes) << c.name << " " << t.name << " seq " << seq;
+      }
+  EXPECT_EQ(largest_tensor(llama3_8b(), 2, 4096).name, "logits");
+  EXPECT_DOUBLE_EQ(largest_tensor(llama3_8b(), 2, 4096).bytes, 2.0 * 4096 * 128256 * 2);
+  EXPECT_EQ(largest_tensor(wide_ffn, 2, 16).name, "gate");
+  EXPECT_EQ(largest_tensor(llama3_8b(), 2, 4096, AttentionChoice::unfused).name, "scores");
+  EXPECT_DOUBLE_EQ(largest_tensor(llama3_8b(), 2, 4096, AttentionChoice::unfused).bytes, 2.0 * 32 * 4096 * 4096 * 2);
+}
+
+// Each flag within its range, the product past int64: the fuzzer's case
+// gave negative bytes. The model refuses it instead of wrapping.
+TEST(ActivationMemory, AMicroBatchPastItsCountIsRefusedNotWrapped) {
+  const ModelConfig c = llama3_8b();
+  EXPECT_FALSE(memory_countable(c, std::int64_t{1} << 20, std::int64_t{1} << 22));
+  EXPECT_THROW(predict_memory(c, std::int64_t{1} << 20, std::int64_t{1} << 22, Recompute::selective),
+               std::invalid_argument);
+  EXPECT_TRUE(memory_countable(c, 1, std::int64_t{1} << 22));
+  EXPECT_FALSE(memory_countable(c, 1, std::int64_t{1} << 22, AttentionChoice::unfused));  // 2^44 scores x 32 heads
+}
+
+// At the edge of what the model counts, with the largest shapes the flags
+// allow (hidden 2^20, ffn 2^22, vocab 2^24, 4096 layers), every figure is
+// exact: long double holds these sums without rounding.
+TEST(ActivationMemory, TheLargestCountableShapesAreCountedExactly) {
+  ModelConfig c;
+  c.name = "widest", c.hidden = 1 << 20, c.heads = 1 << 14, c.kv_heads = 1 << 14, c.ffn = 1 << 22;
+  c.layers = 4096, c.vocab = 1 << 24;
+  const std::int64_t seq = 2048, mbs = 1024;  // 2^21 tokens: logits of exactly 2^46 bytes
+  ASSERT_TRUE(memory_countable(c, mbs, seq));
+  EXPECT_FALSE(memory_countable(c, mbs + 1, seq));
+  const MemoryPrediction p = predict_memory(c, mbs, seq, Recompute::none);
+  const long double tokens = static_cast<long double>(mbs * seq), h = c.hidden, f = c.ffn, a = c.heads;
+  const long double per_layer = tokens * (2 * (6 * h + 2 * h + 3 * f) + 4 * (2 + a));  // k = h here
+  const long double outside = tokens * (2 * 2 * h + 2.0L * c.vocab + 4 * 4);
+  EXPECT_EQ(static_cast<long double>(p.activation_bytes_per_layer), per_layer);
+  EXPECT_EQ(static_cast<long double>(p.activation_bytes), per_layer * c.layers + outside);
+  const long double state = 18.0L * static_cast<long double>(p.parameters);
+  EXPECT_EQ(static_cast<long double>(p.state.total()), state);
+  EXPECT_GT(p.peak(), p.activation_bytes);
+  EXPECT_EQ(static_cast<long double>(p.peak()), state + static_cast<long double>(p.activation_bytes) +
+                                                    static_cast<long double>(p.working_bytes) +
+                                                    static_cast<long double>(p.workspace));
+}
+
+// The search over micro-batches never asks the model for one it cannot
+// count: with 64 TiB it stops where the tensors do, not at a wrapped peak.
+TEST(ActivationMemory, LargestFitSearchStaysWithinWhatTheModelCounts) {
+  for (AttentionChoice attention : {AttentionChoice::cudnn, AttentionChoice::unfused})
+    for (const ModelConfig& c : {tiny(), llama3_8b()})
+      for (std::int64_t seq : {std::int64_t{64}, std::int64_t{1} << 16, std::int64_t{1} << 22}) {
+        const std::int64_t fits = max_fitting_mbs(c, seq, Recompute::full, kMostTensorBytes, attention);
+        if (fits == 0) {
+          EXPECT_TRUE(!memory_countable(c, 1, seq, attention) ||
+                      predict_memory(c, 1, seq, Recompute::full, attention).peak() > kMostTensorBytes);
+          continue;
+        }
+        EXPECT_LE(predict_memory(c, fits, seq, Recompute::full, attention).peak(), kMostTensorBytes);
+        EXPECT_TRUE(!memory_countable(c, fits + 1, seq, attention) ||
+                    predict_memory(c, fits + 1, seq, Recompute::full, attention).peak() > kMostTensorBytes)
+            << c.name << " seq " << seq;
+      }
+  EXPECT_GT(max_fitting_mbs(tiny(), 64, Recompute::full, kMostTensorBytes), std::int64_t{1} << 28);  // a deep search
+  // With more memory than the model counts, the search ends where it stops
+  // counting, never at a wrapped (negative) peak that seems to fit.
+  const std::int64_t most = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t edge = max_fitting_mbs(llama3_8b(), std::int64_t{1} << 22, Recompute::full, most);
+  EXPECT_TRUE(memory_countable(llama3_8b(), edge, std::int64_t{1} << 22));
+  EXPECT_FALSE(memory_countable(llama3_8b(), edge + 1, std::int64_t{1} << 22));
+  EXPECT_GT(predict_memory(llama3_8b(), edge, std::int64_t{1} << 22, Recompute::full).peak(), 0);
+}
+
 TEST(StepFlops, SixNPlusAttentionAndWhatRecomputeAdds) {
   const ModelConfig c = tiny();
   const ParameterCounts p = parameter_counts(c);
@@ -191,6 +282,27 @@ TEST_F(TrainStepBench, BadInputNamesTheFlag) {
   expect_usage_error({"sweep", "--preset", "llama3-8b", "--max-mbs", "0"}, "--max-mbs '0'");
   expect_usage_error({"run", "--preset", "llama3-8b", "--gpu", "V100"}, "--gpu 'V100'");
   expect_usage_error({"sweep", "--preset", "llama3-8b", "--gpu", "V100"}, "--gpu 'V100'");
+}
+
+// --seq and --mbs each within range, their product past what the memory
+// model counts: refused, naming both (memory printed negative bytes).
+TEST_F(TrainStepBench, AMicroBatchTooLargeToCountIsRefused) {
+  const std::vector<std::string> huge = {"--preset", "llama3-8b", "--seq", "4194304"};
+  auto with = [&](std::vector<std::string> head, std::vector<std::string> tail) {
+    head.insert(head.end(), huge.begin(), huge.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  expect_usage_error(with({"memory"}, {"--mbs", "1048576"}), "--seq/--mbs '4194304/1048576'");
+  expect_usage_error(with({"memory"}, {"--mbs", "1048576"}), "logits");
+  expect_usage_error(with({"run"}, {"--mbs", "1048576"}), "--seq/--mbs '4194304/1048576'");
+  expect_usage_error(with({"run"}, {"--mbs", "1", "--attention", "unfused"}), "TiB scores tensor");
+  expect_usage_error(with({"sweep"}, {"--max-mbs", "1048576"}), "--seq/--max-mbs '4194304/1048576'");
+  // The largest that counts still runs, and fits nothing real.
+  const auto csv = dir_ / "edge.csv";
+  const ChildResult edge = run(with({"memory"}, {"--mbs", "64", "--recompute", "full", "--csv", csv.string()}));
+  ASSERT_EQ(edge.exit_code, 0) << edge.output;
+  EXPECT_GT(std::stod(read_csv(csv).value(0, "peak_bytes")), 0);
 }
 
 TEST_F(TrainStepBench, RunAndSweepWithoutAGpuSkip) {

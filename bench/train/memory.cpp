@@ -69,6 +69,7 @@ std::string mode_summary(const ModelConfig& c, std::int64_t seq, const MemoryPre
 int run_memory(const MemoryFlags& f) {
   const ModelConfig config = model_of(f.model);
   const std::int64_t seq = seq_of(f.model), mbs = mbs_of(f.model);
+  require_countable(config, seq, "--mbs", mbs, AttentionChoice::cudnn);
   const auto modes = modes_of(f.recompute);
   const auto gpu_memory = gpu_memory_of(f.gpu_memory);
   validate_output_paths(f.output);

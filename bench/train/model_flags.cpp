@@ -4,6 +4,7 @@
 
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/train/activation_memory.hpp"
 
 namespace redline::train {
 namespace {
@@ -64,5 +65,19 @@ ModelConfig model_of(const ModelFlags& f) {
 
 std::int64_t seq_of(const ModelFlags& f) { return parse_count_between("--seq", f.seq, 1, std::int64_t{1} << 22); }
 std::int64_t mbs_of(const ModelFlags& f) { return parse_count_between("--mbs", f.mbs, 1, std::int64_t{1} << 20); }
+
+// Each of --seq and --mbs has its own range, but their product can still
+// overflow the model's int64 byte counts (negative peaks): refused here.
+void require_countable(const ModelConfig& config, std::int64_t seq, const char* mbs_flag, std::int64_t mbs,
+                       AttentionChoice attention) {
+  if (memory_countable(config, mbs, seq, attention)) return;
+  const TensorSize largest = largest_tensor(config, mbs, seq, attention);
+  const double tib = static_cast<double>(std::int64_t{1} << 40);
+  throw UsageError("--seq/" + std::string(mbs_flag), std::to_string(seq) + "/" + std::to_string(mbs),
+                   "a micro-batch of " + std::to_string(seq * mbs) + " tokens would need a " +
+                       format_number(largest.bytes / tib, 0) + " TiB " + largest.name + " tensor; the memory model " +
+                       "counts at most " + format_number(static_cast<double>(kMostTensorBytes) / tib, 0) +
+                       " TiB a tensor (lower --seq or " + mbs_flag + ")");
+}
 
 }  // namespace redline::train

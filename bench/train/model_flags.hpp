@@ -23,4 +23,10 @@ ModelConfig model_of(const ModelFlags& flags);
 std::int64_t seq_of(const ModelFlags& flags);
 std::int64_t mbs_of(const ModelFlags& flags);
 
+// A micro-batch of `mbs` x `seq` tokens of `config` the memory model can
+// count (memory_countable): a UsageError naming --seq and `mbs_flag` (--mbs,
+// or sweep's --max-mbs) with their values otherwise.
+void require_countable(const ModelConfig& config, std::int64_t seq, const char* mbs_flag, std::int64_t mbs,
+                       AttentionChoice attention);
+
 }  // namespace redline::train

@@ -39,6 +39,7 @@ CheckedRun checked_run(const RunFlags& f) {
   c.mbs = mbs_of(f.model);
   c.recompute = recompute_modes(f.recompute, false).front();
   c.attention = attention_of(f.attention);
+  require_countable(c.config, c.seq, "--mbs", c.mbs, c.attention);
   c.steps = count_of("--steps", f.steps, 1, 1000000);
   c.warmup = static_cast<int>(parse_count_between("--warmup", f.warmup, 0, 1000000));
   c.ga = count_of("--ga", f.ga, 1, 1 << 20);
@@ -56,6 +57,8 @@ CheckedSweep checked_sweep(const SweepFlags& f) {
   c.steps = count_of("--steps", f.steps, 1, 1000000);
   c.warmup = static_cast<int>(parse_count_between("--warmup", f.warmup, 0, 1000000));
   c.max_mbs = parse_count_between("--max-mbs", f.max_mbs, 1, 1 << 20);
+  // Every trial, up to the largest, must be one `run` accepts.
+  require_countable(c.config, c.seq, "--max-mbs", c.max_mbs, c.attention);
   c.device = static_cast<int>(parse_count_between("--device", f.device, 0, 1024));
   datasheet_of(f.gpu);  // each trial takes it; a bad name is refused here, once
   if (!f.gpu_memory.empty()) {

@@ -121,8 +121,28 @@ NormGradChunks norm_grad_chunks(std::int64_t rows, std::int64_t width, std::int6
   return c;
 }
 
+TensorSize largest_tensor(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, AttentionChoice attention) {
+  validate(config);
+  const double b = static_cast<double>(mbs), s = static_cast<double>(seq), tokens = b * s;
+  std::vector<TensorSize> candidates = {{"logits", tokens * static_cast<double>(config.vocab) * kBf16},
+                                        {"gate", tokens * static_cast<double>(config.ffn) * kBf16}};
+  if (attention == AttentionChoice::cudnn)
+    candidates.push_back({"dq_accumulator", tokens * static_cast<double>(config.hidden) * kFp32});
+  else
+    candidates.push_back({"scores", b * static_cast<double>(config.heads) * s * s * kBf16});
+  return *std::max_element(candidates.begin(), candidates.end(),
+                           [](const TensorSize& x, const TensorSize& y) { return x.bytes < y.bytes; });
+}
+
+bool memory_countable(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, AttentionChoice attention) {
+  return largest_tensor(config, mbs, seq, attention).bytes <= static_cast<double>(kMostTensorBytes);
+}
+
 MemoryPrediction predict_memory(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, Recompute mode,
                                 AttentionChoice attention) {
+  if (!memory_countable(config, mbs, seq, attention))
+    throw std::invalid_argument("mbs " + std::to_string(mbs) + " x seq " + std::to_string(seq) +
+                                ": a tensor would pass the 64 TiB the memory model counts");
   MemoryPrediction p;
   p.mode = mode;
   p.parameters = parameter_counts(config).total();
@@ -143,13 +163,17 @@ MemoryPrediction predict_memory(const ModelConfig& config, std::int64_t mbs, std
 
 std::int64_t max_fitting_mbs(const ModelConfig& config, std::int64_t seq, Recompute mode, std::int64_t memory_bytes,
                              AttentionChoice attention) {
-  auto fits = [&](std::int64_t mbs) { return predict_memory(config, mbs, seq, mode, attention).peak() <= memory_bytes; };
+  auto fits = [&](std::int64_t mbs) {
+    return memory_countable(config, mbs, seq, attention) &&
+           predict_memory(config, mbs, seq, mode, attention).peak() <= memory_bytes;
+  };
   if (!fits(1)) return 0;
-  // The peak grows with the micro-batch: double to bracket, then bisect.
+  // The peak grows with the micro-batch: double to bracket, then bisect. The
+  // doubling stops by 2^46 at the latest, where the logits alone (at least
+  // 2 bytes a token) pass kMostTensorBytes, so `hi` cannot overflow.
   std::int64_t lo = 1, hi = 2;
   while (fits(hi)) {
     lo = hi;
-    if (hi > (std::int64_t{1} << 40) / 2) return lo;
     hi *= 2;
   }
   while (hi - lo > 1) {

@@ -119,12 +119,36 @@ struct MemoryPrediction {
   std::int64_t peak() const { return state.total() + activation_bytes + working_bytes + workspace; }
 };
 
+// The model counts bytes in int64, and a micro-batch whose tensors would
+// overflow it is not counted: no tensor may pass kMostTensorBytes (64 TiB,
+// far past any GPU's memory). Then even 4096 layers (--layers' limit) of 14
+// kept tensors each, with the state of the largest shapes the flags allow,
+// sum well inside int64.
+inline constexpr std::int64_t kMostTensorBytes = std::int64_t{1} << 46;
+
+// The largest tensor the model lists for a micro-batch (or counts among the
+// workspaces), in double so that its size cannot overflow: the logits
+// (T x vocab), gate (T x ffn, as up and act), cuDNN's fp32 dQ accumulator
+// (T x h), or the unfused path's scores (b x a x s^2).
+struct TensorSize {
+  std::string name;
+  double bytes = 0;
+};
+TensorSize largest_tensor(const ModelConfig& config, std::int64_t mbs, std::int64_t seq,
+                          AttentionChoice attention = AttentionChoice::cudnn);
+// largest_tensor is at most kMostTensorBytes.
+bool memory_countable(const ModelConfig& config, std::int64_t mbs, std::int64_t seq,
+                      AttentionChoice attention = AttentionChoice::cudnn);
+
 // With the unfused attention path, its buffers count with the workspaces.
+// Throws std::invalid_argument when the micro-batch is not memory_countable.
 MemoryPrediction predict_memory(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, Recompute mode,
                                 AttentionChoice attention = AttentionChoice::cudnn);
 
 // The largest micro-batch whose predicted peak fits `memory_bytes`; 0 when
-// not even 1 does.
+// not even 1 does. A micro-batch the model cannot count does not fit (its
+// largest tensor alone passes kMostTensorBytes), which is exact for memory up
+// to kMostTensorBytes and bounds the search.
 std::int64_t max_fitting_mbs(const ModelConfig& config, std::int64_t seq, Recompute mode, std::int64_t memory_bytes,
                              AttentionChoice attention = AttentionChoice::cudnn);
 
