@@ -305,6 +305,20 @@ TEST_F(TrainStepBench, AMicroBatchTooLargeToCountIsRefused) {
   EXPECT_GT(std::stod(read_csv(csv).value(0, "peak_bytes")), 0);
 }
 
+// sweep picks the micro-batch itself: --mbs is not in its help, and given,
+// it is refused (it was ignored, and the sweep skipped with exit 77).
+TEST_F(TrainStepBench, SweepRefusesMbs) {
+  for (const char* value : {"0", "x", "4"})
+    expect_usage_error({"sweep", "--preset", "llama3-8b", "--layers", "2", "--mbs", value},
+                       "--mbs '" + std::string(value) + "': sweep picks the micro-batch itself");
+  const ChildResult help = run({"sweep", "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.output;
+  EXPECT_CONTAINS(help.output, "--max-mbs");
+  EXPECT_NOT_CONTAINS(help.output, "--mbs");
+  EXPECT_CONTAINS(run({"run", "--help"}).output, "--mbs");
+  EXPECT_CONTAINS(run({"memory", "--help"}).output, "--mbs");
+}
+
 TEST_F(TrainStepBench, RunAndSweepWithoutAGpuSkip) {
   for (const char* sub : {"run", "sweep"}) {
     const auto csv = dir_ / "none.csv";

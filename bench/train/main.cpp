@@ -23,6 +23,7 @@ CLI::App* add_memory(CLI::App& app, MemoryFlags& f) {
       "(beside Korthikanti's formula), the working set and workspaces, the predicted peak, and with --gpu-memory the "
       "largest micro-batch that fits. No GPU needed.");
   add_model_flags(*memory, f.model);
+  add_mbs_flag(*memory, f.model);
   memory->add_option("--recompute", f.recompute, "none, selective, full or all (default)")->type_name("MODE");
   memory->add_option("--gpu-memory", f.gpu_memory, "GPU memory in GiB, for the largest micro-batch that fits")
       ->type_name("GiB");
@@ -35,6 +36,7 @@ CLI::App* add_run(CLI::App& app, RunFlags& f) {
       "run", "Train at one configuration: warm-up steps, then steps timed with CUDA events per phase; tokens/s, step "
              "time, model TFLOPS, MFU and HFU, the GEMM/attention/elementwise split, predicted beside measured memory.");
   add_model_flags(*run, f.model);
+  add_mbs_flag(*run, f.model);
   run->add_option("--recompute", f.recompute, "none (default), selective or full")->type_name("MODE");
   run->add_option("--attention", f.attention, "cudnn (default) or unfused")->type_name("PATH");
   run->add_option("--steps", f.steps, "Timed optimizer steps (default 10)")->type_name("N");
@@ -63,6 +65,8 @@ CLI::App* add_sweep(CLI::App& app, SweepFlags& f) {
   sweep->add_option("--steps", f.steps, "Timed steps per trial (default 10)")->type_name("N");
   sweep->add_option("--warmup", f.warmup, "Untimed steps per trial (default 3)")->type_name("N");
   sweep->add_option("--max-mbs", f.max_mbs, "Largest micro-batch tried (default 1024)")->type_name("M");
+  // Not in the help: taken only to say that sweep picks the micro-batch.
+  sweep->add_option("--mbs", f.mbs)->group("");
   sweep->add_option("--device", f.device, "CUDA device index (default 0)")->type_name("I");
   sweep->add_option("--gpu", f.gpu, "Datasheet for MFU (default: the device's)")->type_name("NAME");
   sweep->add_option("--gpu-memory", f.gpu_memory,

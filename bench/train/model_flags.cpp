@@ -32,6 +32,9 @@ void add_model_flags(CLI::App& sub, ModelFlags& f) {
   sub.add_option("--ffn", f.ffn, "SwiGLU width")->type_name("F");
   sub.add_option("--vocab", f.vocab, "Vocabulary size")->type_name("V");
   sub.add_option("--seq", f.seq, "Sequence length (default 4096)")->type_name("S");
+}
+
+void add_mbs_flag(CLI::App& sub, ModelFlags& f) {
   sub.add_option("--mbs", f.mbs, "Micro-batch size (default 1)")->type_name("M");
 }
 

@@ -18,7 +18,10 @@ struct ModelFlags {
   std::string preset, hidden, heads, kv_heads, ffn, layers, vocab, seq = "4096", mbs = "1";
 };
 
+// The shape flags and --seq: every subcommand's.
 void add_model_flags(CLI::App& sub, ModelFlags& flags);
+// --mbs: memory's and run's; sweep picks the micro-batch itself.
+void add_mbs_flag(CLI::App& sub, ModelFlags& flags);
 ModelConfig model_of(const ModelFlags& flags);
 std::int64_t seq_of(const ModelFlags& flags);
 std::int64_t mbs_of(const ModelFlags& flags);

@@ -56,6 +56,10 @@ CheckedSweep checked_sweep(const SweepFlags& f) {
   c.attention = attention_of(f.attention);
   c.steps = count_of("--steps", f.steps, 1, 1000000);
   c.warmup = static_cast<int>(parse_count_between("--warmup", f.warmup, 0, 1000000));
+  if (f.mbs)
+    throw UsageError("--mbs", *f.mbs,
+                     "sweep picks the micro-batch itself (1, 2, 4, ... up to --max-mbs): bound it "
+                     "with --max-mbs, or time one micro-batch with run --mbs");
   c.max_mbs = parse_count_between("--max-mbs", f.max_mbs, 1, 1 << 20);
   // Every trial, up to the largest, must be one `run` accepts.
   require_countable(c.config, c.seq, "--max-mbs", c.max_mbs, c.attention);

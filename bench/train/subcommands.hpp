@@ -3,6 +3,7 @@
 // sweep.cpp. Each returns the exit status.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "bench/train/model_flags.hpp"
@@ -28,6 +29,7 @@ struct SweepFlags {
   ModelFlags model;
   std::string recompute = "all", attention = "cudnn", steps = "10", warmup = "3", max_mbs = "1024", device = "0",
               gpu, gpu_memory;
+  std::optional<std::string> mbs;  // refused: sweep picks the micro-batch (1, 2, 4, ... --max-mbs)
   OutputOptions output;
 };
 
