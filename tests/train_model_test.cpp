@@ -305,6 +305,26 @@ TEST_F(TrainStepBench, AMicroBatchTooLargeToCountIsRefused) {
   EXPECT_GT(std::stod(read_csv(csv).value(0, "peak_bytes")), 0);
 }
 
+// --gpu-memory's range is in its message: 1e7 was refused as "not positive",
+// 1e-300 taken as 0 bytes.
+TEST_F(TrainStepBench, GpuMemoryStatesItsRange) {
+  for (const char* sub : {"memory", "sweep"})
+    for (const char* value : {"1e7", "65537", "1e-300", "0.0009", "0", "-1", "nan"})
+      expect_usage_error({sub, "--preset", "llama3-8b", "--layers", "2", "--gpu-memory", value},
+                         "--gpu-memory '" + std::string(value) + "'");
+  expect_usage_error({"memory", "--preset", "llama3-8b", "--gpu-memory", "1e7"}, "must be between 0.001 and 65536 GiB");
+  const auto csv = dir_ / "range.csv";
+  for (const char* value : {"0.001", "65536"}) {
+    const ChildResult child =
+        run({"memory", "--preset", "llama3-8b", "--layers", "2", "--gpu-memory", value, "--csv", csv.string()});
+    EXPECT_EQ(child.exit_code, 0) << value << ": " << child.output;
+  }
+  ModelConfig slice = llama3_8b();
+  slice.layers = 2;
+  EXPECT_EQ(std::stod(read_csv(csv).value(0, "max_mbs")),
+            static_cast<double>(max_fitting_mbs(slice, 4096, Recompute::none, kMostTensorBytes)));
+}
+
 // sweep picks the micro-batch itself: --mbs is not in its help, and given,
 // it is refused (it was ignored, and the sweep skipped with exit 77).
 TEST_F(TrainStepBench, SweepRefusesMbs) {

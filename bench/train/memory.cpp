@@ -23,14 +23,6 @@ std::vector<Recompute> modes_of(const std::string& text) {
   throw UsageError("--recompute", text, "must be none, selective, full or all");
 }
 
-std::optional<std::int64_t> gpu_memory_of(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  const double gib = parse_number("--gpu-memory", text);
-  if (!(gib > 0) || gib > 1e6) throw UsageError("--gpu-memory", text, "must be a positive number of GiB");
-  return static_cast<std::int64_t>(gib * static_cast<double>(std::int64_t{1} << 30));
-}
-
-
 Row mode_row(const ModelConfig& c, std::int64_t seq, std::int64_t mbs, const MemoryPrediction& p,
              const std::optional<std::int64_t>& gpu_memory) {
   Row row;
@@ -71,7 +63,7 @@ int run_memory(const MemoryFlags& f) {
   const std::int64_t seq = seq_of(f.model), mbs = mbs_of(f.model);
   require_countable(config, seq, "--mbs", mbs, AttentionChoice::cudnn);
   const auto modes = modes_of(f.recompute);
-  const auto gpu_memory = gpu_memory_of(f.gpu_memory);
+  const auto gpu_memory = gpu_memory_bytes_of(f.gpu_memory);
   validate_output_paths(f.output);
 
   Report report = start_report("train_step_bench", capture_environment());

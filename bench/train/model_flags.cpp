@@ -69,6 +69,19 @@ ModelConfig model_of(const ModelFlags& f) {
 std::int64_t seq_of(const ModelFlags& f) { return parse_count_between("--seq", f.seq, 1, std::int64_t{1} << 22); }
 std::int64_t mbs_of(const ModelFlags& f) { return parse_count_between("--mbs", f.mbs, 1, std::int64_t{1} << 20); }
 
+std::optional<std::int64_t> gpu_memory_bytes_of(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  // Below a megabyte it would be a typo (1e-300 became 0 bytes); above, the
+  // model would stop counting before the memory filled.
+  const double gib_bytes = static_cast<double>(std::int64_t{1} << 30);
+  const double least = 0.001, most = static_cast<double>(kMostTensorBytes) / gib_bytes;
+  const double gib = parse_number("--gpu-memory", text);
+  if (!(gib >= least && gib <= most))
+    throw UsageError("--gpu-memory", text,
+                     "must be between " + format_number(least, 3) + " and " + format_number(most, 0) + " GiB");
+  return static_cast<std::int64_t>(gib * gib_bytes);
+}
+
 // Each of --seq and --mbs has its own range, but their product can still
 // overflow the model's int64 byte counts (negative peaks): refused here.
 void require_countable(const ModelConfig& config, std::int64_t seq, const char* mbs_flag, std::int64_t mbs,

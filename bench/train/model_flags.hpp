@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "harness/train/model_config.hpp"
@@ -25,6 +26,11 @@ void add_mbs_flag(CLI::App& sub, ModelFlags& flags);
 ModelConfig model_of(const ModelFlags& flags);
 std::int64_t seq_of(const ModelFlags& flags);
 std::int64_t mbs_of(const ModelFlags& flags);
+
+// --gpu-memory GiB in bytes (memory's and sweep's), nullopt when left out;
+// from 0.001 GiB to the 64 TiB the memory model counts (kMostTensorBytes), so
+// its largest fit is exact.
+std::optional<std::int64_t> gpu_memory_bytes_of(const std::string& text);
 
 // A micro-batch of `mbs` x `seq` tokens of `config` the memory model can
 // count (memory_countable): a UsageError naming --seq and `mbs_flag` (--mbs,

@@ -65,11 +65,7 @@ CheckedSweep checked_sweep(const SweepFlags& f) {
   require_countable(c.config, c.seq, "--max-mbs", c.max_mbs, c.attention);
   c.device = static_cast<int>(parse_count_between("--device", f.device, 0, 1024));
   datasheet_of(f.gpu);  // each trial takes it; a bad name is refused here, once
-  if (!f.gpu_memory.empty()) {
-    const double gib = parse_number("--gpu-memory", f.gpu_memory);
-    if (!(gib > 0) || gib > 1e6) throw UsageError("--gpu-memory", f.gpu_memory, "must be a positive number of GiB");
-    c.gpu_memory_bytes = static_cast<std::int64_t>(gib * static_cast<double>(std::int64_t{1} << 30));
-  }
+  c.gpu_memory_bytes = gpu_memory_bytes_of(f.gpu_memory);
   return c;
 }
 
