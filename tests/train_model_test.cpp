@@ -305,6 +305,23 @@ TEST_F(TrainStepBench, AMicroBatchTooLargeToCountIsRefused) {
   EXPECT_GT(std::stod(read_csv(csv).value(0, "peak_bytes")), 0);
 }
 
+// An empty value is refused, naming the flag and '': it read as "left out"
+// (run and sweep went on to skip, memory to run on the preset's shape).
+TEST_F(TrainStepBench, EmptyValuesAreRefusedNotReadAsLeftOut) {
+  for (const char* sub : {"memory", "run", "sweep"})
+    for (const char* flag : {"--preset", "--hidden", "--heads", "--kv-heads", "--ffn", "--layers", "--vocab"}) {
+      std::vector<std::string> args = {sub, "--preset", "llama3-8b", flag, ""};
+      if (flag == std::string("--preset")) args = {sub, flag, ""};
+      expect_usage_error(args, std::string(flag) + " '': is empty");
+    }
+  expect_usage_error({"run", "--preset", "llama3-8b", "--gpu", ""}, "--gpu '': is empty");
+  expect_usage_error({"sweep", "--preset", "llama3-8b", "--gpu", ""}, "--gpu '': is empty");
+  expect_usage_error({"memory", "--preset", "llama3-8b", "--gpu-memory", ""}, "--gpu-memory '': is empty");
+  expect_usage_error({"sweep", "--preset", "llama3-8b", "--gpu-memory", ""}, "--gpu-memory '': is empty");
+  // A custom shape still names the first flag left out.
+  expect_usage_error({"memory", "--hidden", "64", "--heads", "4"}, "give --preset NAME, or --ffn");
+}
+
 // --gpu-memory's range is in its message: 1e7 was refused as "not positive",
 // 1e-300 taken as 0 bytes.
 TEST_F(TrainStepBench, GpuMemoryStatesItsRange) {
