@@ -33,10 +33,6 @@ struct Flags {
   OutputOptions output;
 };
 
-// Batch sizes and global batches: far beyond any real one, and small enough
-// that no product of them can overflow.
-constexpr std::int64_t kMaxBatch = std::int64_t{1} << 40;
-
 // Names the CSV already uses, or that JSON readers would take for a time.
 void check_metric_name(const std::string& name) {
   static const std::regex valid("[A-Za-z][A-Za-z0-9_]*");
@@ -109,7 +105,7 @@ BatchSweepOptions to_options(const Flags& f, std::vector<std::string> command) {
   o.metric_name = f.metric_name;
   set_step_time_options(f, o);
   o.oom_regexes = f.oom_regexes;
-  o.data_parallel = parse_count_between("--data-parallel", f.data_parallel, 1, 1 << 20);
+  o.data_parallel = parse_count_between("--data-parallel", f.data_parallel, 1, kMaxDataParallel);
   if (!f.global_batch.empty()) {
     o.global_batch = parse_count_between("--global-batch", f.global_batch, 1, kMaxBatch);
     plan_accumulation(*o.global_batch, o.data_parallel, 1);  // rejects an impossible plan before any trial

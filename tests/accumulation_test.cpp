@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "harness/core/usage_error.hpp"
@@ -112,6 +114,22 @@ TEST(Accumulation, EveryPlanIsWholeAndWithinTheCap) {
           for (std::int64_t m = p.exact->micro_batch + 1; m <= std::min(cap, gbs / dp); ++m)
             EXPECT_NE((gbs / dp) % m, 0) << "MBS " << m;
       }
+}
+
+TEST(Accumulation, AnyMicroBatchCapIsOneStepWhenItCoversTheShare) {
+  // The cap is only a bound: the largest int64 must not overflow the step
+  // count (it did: ceil(share / cap) became 0, then a division by it).
+  const AccumulationPlan p = plan_accumulation(512, 8, std::numeric_limits<std::int64_t>::max());
+  expect_plan(p.exact, 512, 64, 1, 8, "exact");
+  EXPECT_FALSE(p.below || p.above);
+}
+
+TEST(Accumulation, AGlobalBatchAboveTheCapIsRefused) {
+  // Past kMaxBatch the nearest plan above could overflow int64 (it printed
+  // GBS -9223372036854775808) and the divisor search would take seconds.
+  EXPECT_NO_THROW(plan_accumulation(kMaxBatch, 1, 4));
+  EXPECT_THROW(plan_accumulation(kMaxBatch + 1, 1, 4), std::invalid_argument);
+  EXPECT_THROW(plan_accumulation(9223372036854775800, 8, 4), std::invalid_argument);
 }
 
 TEST(Accumulation, GlobalBatchBelowDataParallelIsAUsageError) {

@@ -53,6 +53,7 @@ AccumulationPlan plan_accumulation(std::int64_t global_batch, std::int64_t data_
                                    std::int64_t max_micro_batch) {
   if (max_micro_batch < 1 || data_parallel < 1)
     throw std::invalid_argument("plan_accumulation: micro-batch and data-parallel degree must be at least 1");
+  if (global_batch > kMaxBatch) throw std::invalid_argument("plan_accumulation: global batch above kMaxBatch");
   if (global_batch < data_parallel)
     throw UsageError("--global-batch", std::to_string(global_batch),
                      "must be at least --data-parallel (" + std::to_string(data_parallel) +
@@ -65,7 +66,8 @@ AccumulationPlan plan_accumulation(std::int64_t global_batch, std::int64_t data_
   if (global_batch % data_parallel == 0) {
     plan.exact = fewest_steps(per_rank, data_parallel, max_micro_batch);
     // Micro-batches of the cap would take fewer steps, though not to exactly this GBS.
-    const std::int64_t steps = (per_rank + max_micro_batch - 1) / max_micro_batch;
+    // ceil(per_rank / cap), written so that a cap near the int64 maximum cannot overflow.
+    const std::int64_t steps = per_rank / max_micro_batch + (per_rank % max_micro_batch ? 1 : 0);
     if (plan.exact->accumulation_steps > steps) {
       const std::int64_t low = per_rank / steps, high = (per_rank + steps - 1) / steps;
       plan.below = BatchPlan{low * steps * data_parallel, low, steps, data_parallel};

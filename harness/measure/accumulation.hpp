@@ -14,6 +14,13 @@
 
 namespace redline {
 
+// The largest batch (global or micro) and data-parallel degree a tool takes.
+// No real run comes near them, and they keep every product of a plan (GBS,
+// the nearest plan above, a doubled DP) far from int64 overflow and the
+// divisor search, O(sqrt(GBS / DP)), at a millisecond.
+inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 40;
+inline constexpr std::int64_t kMaxDataParallel = std::int64_t{1} << 20;
+
 // One whole plan: global_batch = micro_batch x accumulation_steps x data_parallel.
 struct BatchPlan {
   std::int64_t global_batch = 0;
@@ -38,7 +45,9 @@ struct AccumulationPlan {
 };
 
 // Throws UsageError when the global batch is smaller than the data-parallel
-// degree, std::invalid_argument for a micro-batch or degree below 1.
+// degree, std::invalid_argument for a micro-batch or degree below 1 or a
+// global batch above kMaxBatch (callers refuse those first). Any micro-batch
+// cap of at least 1 works.
 AccumulationPlan plan_accumulation(std::int64_t global_batch, std::int64_t data_parallel,
                                    std::int64_t max_micro_batch);
 
