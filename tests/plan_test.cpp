@@ -41,6 +41,12 @@ class PlanCommand : public redline::testing::TempDirTest {
     args.insert(args.end(), more.begin(), more.end());
     return args;
   }
+  // The arguments with one flag's value replaced.
+  static std::vector<std::string> swap(std::vector<std::string> args, const std::string& flag, const std::string& value) {
+    for (std::size_t i = 0; i + 1 < args.size(); ++i)
+      if (args[i] == flag) args[i + 1] = value;
+    return args;
+  }
 };
 
 TEST_F(PlanCommand, TheIssuesExampleFromFlags) {
@@ -66,11 +72,6 @@ TEST_F(PlanCommand, TheIssuesExampleFromFlags) {
 }
 
 TEST_F(PlanCommand, BadInputIsExit2NamingTheFlagAndValue) {
-  auto swap = [](std::vector<std::string> args, const std::string& flag, const std::string& value) {
-    for (std::size_t i = 0; i + 1 < args.size(); ++i)
-      if (args[i] == flag) args[i + 1] = value;
-    return args;
-  };
   expect_usage_error(swap(example(), "--gbs", "500"), "--gbs '500': (--gbs) is not a multiple of --dp 8 (--dp)");
   expect_usage_error(swap(example(), "--mbs", "0"), "--mbs '0'");
   expect_usage_error(swap(example(), "--busbw", "-3"), "--busbw '-3'");
@@ -85,6 +86,24 @@ TEST_F(PlanCommand, BadInputIsExit2NamingTheFlagAndValue) {
   expect_usage_error(with(no_busbw, {"--allreduce", (dir_ / "ar.csv").string()}),
                      "--allreduce '" + (dir_ / "ar.csv").string() + "': has no 'collective' column");
   expect_usage_error(no_busbw, "--busbw");
+}
+
+// Batch figures past what any run has (2^40 samples, 2^20 ranks, as
+// batch_sweep takes) are refused with the limit: the int64 maximum as --mbs
+// crashed the plan, and a huge --gbs or --dp printed an overflowed GBS.
+TEST_F(PlanCommand, BatchFiguresAboveTheirBoundsAreRefusedWithTheLimit) {
+  const std::string max_int64 = "9223372036854775807";
+  expect_usage_error(swap(example(), "--mbs", max_int64), "--mbs '" + max_int64 + "': must be between 1 and 1099511627776");
+  expect_usage_error(swap(example(), "--gbs", "9223372036854775800"),
+                     "--gbs '9223372036854775800': must be between 1 and 1099511627776");
+  expect_usage_error(swap(swap(example(), "--gbs", "4611686018427387904"), "--dp", "4611686018427387904"),
+                     "--dp '4611686018427387904': must be between 1 and 1048576");
+  expect_usage_error(with(example(), {"--recommended-mbs", max_int64}),
+                     "--recommended-mbs '" + max_int64 + "': must be between 1 and 1099511627776");
+  // At the bounds the plan runs.
+  const ChildResult at_bound = plan(swap(swap(example(), "--gbs", "1099511627776"), "--dp", "1048576"));
+  EXPECT_EQ(at_bound.exit_code, 0) << at_bound.output;
+  EXPECT_CONTAINS(at_bound.output, "GBS 1099511627776 = MBS 4 x GA 262144 x DP 1048576");
 }
 
 #if defined(ALLREDUCE_BENCH_BIN)

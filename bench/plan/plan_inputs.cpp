@@ -6,6 +6,7 @@
 #include "bench/plan/run_folder.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/measure/accumulation.hpp"
 #include "harness/plan/busbw_curve.hpp"
 #include "harness/plan/run_readers.hpp"
 
@@ -42,10 +43,10 @@ Figure positive(const char* flag, const std::string& text) {
   return {v, flag};
 }
 
-std::int64_t whole(const char* flag, const std::string& text) {
-  const std::int64_t v = parse_count(flag, text);
-  if (v < 1) throw UsageError(flag, text, "must be at least 1");
-  return v;
+// A batch or rank count within the tools' caps (kMaxBatch, kMaxDataParallel),
+// so no product of the plan can overflow.
+std::int64_t whole(const char* flag, const std::string& text, std::int64_t max) {
+  return parse_count_between(flag, text, 1, max);
 }
 
 double fraction(const char* flag, const std::string& text, bool zero_ok) {
@@ -62,9 +63,9 @@ void resolve_batch(const PlanFlags& f, const Source& sweep, ResolvedInputs& r) {
   if (sweep.path) rec = recorded_recommended_batch(*sweep.path);
   const std::string rec_from = sweep.path ? sweep.path->stem().string() + ".json recommended_batch" : "";
   if (rec) r.knobs.recommended_mbs = {static_cast<double>(*rec), rec_from};
-  if (!f.recommended_mbs.empty()) r.knobs.recommended_mbs = {static_cast<double>(whole("--recommended-mbs", f.recommended_mbs)), "--recommended-mbs"};
+  if (!f.recommended_mbs.empty()) r.knobs.recommended_mbs = {static_cast<double>(whole("--recommended-mbs", f.recommended_mbs, kMaxBatch)), "--recommended-mbs"};
   std::string mbs_from = "--mbs", dp_from = "--dp", gbs_from = "--gbs";
-  if (!f.mbs.empty()) in.micro_batch = whole("--mbs", f.mbs);
+  if (!f.mbs.empty()) in.micro_batch = whole("--mbs", f.mbs, kMaxBatch);
   else if (rec) in.micro_batch = *rec, mbs_from = rec_from;
   else throw UsageError("--mbs", "", "required (or a batch sweep with a recommended batch through --sweep or --from)");
   if (!f.step_time_ms.empty()) in.step_time_ms[in.micro_batch] = positive("--step-time-ms", f.step_time_ms);
@@ -73,10 +74,10 @@ void resolve_batch(const PlanFlags& f, const Source& sweep, ResolvedInputs& r) {
   std::optional<std::pair<std::int64_t, std::int64_t>> gbs_dp;
   if (sweep.path) gbs_dp = recorded_gbs_dp(*sweep.path);
   const std::string recorded = sweep.path ? sweep.path->stem().string() + ".json gradient_accumulation" : "";
-  if (!f.dp.empty()) in.data_parallel = whole("--dp", f.dp);
+  if (!f.dp.empty()) in.data_parallel = whole("--dp", f.dp, kMaxDataParallel);
   else if (gbs_dp) in.data_parallel = gbs_dp->second, dp_from = recorded;
   else throw UsageError("--dp", "", "required (or a batch sweep run with --data-parallel)");
-  if (!f.gbs.empty()) in.global_batch = whole("--gbs", f.gbs);
+  if (!f.gbs.empty()) in.global_batch = whole("--gbs", f.gbs, kMaxBatch);
   else if (gbs_dp) in.global_batch = gbs_dp->first, gbs_from = recorded;
   else throw UsageError("--gbs", "", "required (or a batch sweep run with --global-batch)");
   if (in.global_batch % in.data_parallel)
