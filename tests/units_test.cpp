@@ -178,6 +178,19 @@ TEST(RequireInRange, BoundsAreInclusive) {
   usage_error_of([] { require_in_range("--pct", "-1", -1, 0, 100); });
 }
 
+TEST(RequireInRange, FractionalBoundsAreStatedAsTheyAre) {
+  // Rounded to whole numbers, 0.001 read "between 0 and ...", which 0 is not.
+  const std::string what = usage_error_of([] { require_in_range("--busbw", "1e-300", 1e-300, 0.001, 100000); });
+  EXPECT_CONTAINS(what, "must be between 0.001 and 100000");
+}
+
+TEST(FormatGeneral, SignificantDigitsAndAnExponentOnlyWhenLarge) {
+  EXPECT_EQ(format_general(86400000, 15), "86400000");
+  EXPECT_EQ(format_general(0.001, 15), "0.001");
+  EXPECT_EQ(format_general(1e15, 15), "1e+15");
+  EXPECT_EQ(format_general(1.953125e297, 4), "1.953e+297");
+}
+
 TEST(FormatSize, ExactMultiplesHaveNoDecimals) {
   EXPECT_EQ(format_size(0), "0");
   EXPECT_EQ(format_size(8), "8");

@@ -85,7 +85,7 @@ void require_positive(std::string_view flag, std::string_view text, double value
 void require_in_range(std::string_view flag, std::string_view text, double value, double lo, double hi) {
   if (value < lo || value > hi)
     throw UsageError(str(flag), str(text),
-                     "must be between " + format_number(lo, 0) + " and " + format_number(hi, 0));
+                     "must be between " + format_general(lo, 15) + " and " + format_general(hi, 15));
 }
 
 std::string format_size(std::uint64_t bytes) {
@@ -110,6 +110,12 @@ std::string format_number(double value, int digits) {
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, value);
+  return buf;
+}
+
+std::string format_general(double value, int significant) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", significant, value);
   return buf;
 }
 

@@ -34,6 +34,10 @@ std::string format_size(std::uint64_t bytes);
 // turned into text for tables and CSV.
 std::string format_number(double value, int digits);
 
+// `significant` digits, an exponent only past them: 86400000 and 0.001 as
+// written, 1e+15, 1.953e+297. For bounds and magnitudes in messages.
+std::string format_general(double value, int significant);
+
 // 0.125 -> "12.5%" (format_number of the percentage, `digits` decimals).
 std::string format_percent(double fraction, int digits = 1);
 // Bytes in GiB, "1.50 GiB".
