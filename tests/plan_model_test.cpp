@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "harness/core/usage_error.hpp"
 #include "harness/plan/busbw_curve.hpp"
@@ -46,6 +47,15 @@ TEST(PlanProjection, TheIssuesExample) {
   EXPECT_FALSE(p.checkpoint);
   EXPECT_NEAR(p.total_s, 32490, 1e-6);
   EXPECT_NEAR(p.gpu_hours, 9.025 * 8, 1e-9);
+}
+
+TEST(PlanProjection, AStepCountPastTheBoundIsRefusedNotOverflowed) {
+  // ceil(S / GBS) is cast to int64: 1e300 samples printed -9223372036854775808 steps.
+  PlanInputs in = issue_example();
+  in.samples.value = kMaxOptimizerSteps * 512;
+  EXPECT_EQ(project(in).optimizer_steps, 1'000'000'000'000);
+  in.samples.value = 1e300;
+  EXPECT_THROW(project(in), std::invalid_argument);
 }
 
 TEST(PlanProjection, OverlapHidesUpToTheBackwardButNeverTheLastBucket) {

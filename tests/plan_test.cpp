@@ -41,6 +41,12 @@ class PlanCommand : public redline::testing::TempDirTest {
     args.insert(args.end(), more.begin(), more.end());
     return args;
   }
+  // The arguments without one flag and its value.
+  static std::vector<std::string> without(std::vector<std::string> args, const std::string& flag) {
+    for (std::size_t i = 0; i + 1 < args.size(); ++i)
+      if (args[i] == flag) args.erase(args.begin() + i, args.begin() + i + 2);
+    return args;
+  }
   // The arguments with one flag's value replaced.
   static std::vector<std::string> swap(std::vector<std::string> args, const std::string& flag, const std::string& value) {
     for (std::size_t i = 0; i + 1 < args.size(); ++i)
@@ -104,6 +110,36 @@ TEST_F(PlanCommand, BatchFiguresAboveTheirBoundsAreRefusedWithTheLimit) {
   const ChildResult at_bound = plan(swap(swap(example(), "--gbs", "1099511627776"), "--dp", "1048576"));
   EXPECT_EQ(at_bound.exit_code, 0) << at_bound.output;
   EXPECT_CONTAINS(at_bound.output, "GBS 1099511627776 = MBS 4 x GA 262144 x DP 1048576");
+}
+
+// Figures outside what a run can physically have are refused with the range;
+// they printed overflowed step counts, inf hours and 60-digit totals.
+TEST_F(PlanCommand, FiguresOutsideTheirRangesAreRefusedWithTheRange) {
+  const auto ckpt = with(example(), {"--ckpt-stall", "10", "--restore", "60", "--mtbf", "24"});
+  expect_usage_error(swap(example(), "--samples", "1e300"), "--samples '1e300': must be between 0 and 1e+15");
+  expect_usage_error(with(example(), {"--epochs", "1e300"}), "--epochs '1e300': must be between 0 and 1000000");
+  expect_usage_error(with(without(example(), "--samples"), {"--tokens", "1e9", "--seq", "1e-300"}),
+                     "--seq '1e-300': must be between 1 and 1000000000");
+  expect_usage_error(swap(example(), "--step-time-ms", "1e308"), "--step-time-ms '1e308': must be between 0 and 86400000");
+  expect_usage_error(swap(ckpt, "--restore", "1e308"), "--restore '1e308': must be between 0 and 86400");
+  expect_usage_error(swap(ckpt, "--ckpt-stall", "1e308"), "--ckpt-stall '1e308': must be between 0 and 86400");
+  expect_usage_error(swap(ckpt, "--mtbf", "1e-300"), "--mtbf '1e-300': must be between 0.01 and 10000000");
+  expect_usage_error(swap(example(), "--busbw", "1e-300"), "--busbw '1e-300': must be between 0.001 and 100000");
+  expect_usage_error(with(example(), {"--expect-busbw", "1e300"}), "--expect-busbw '1e300': must be between 0.001 and 100000");
+  expect_usage_error(swap(example(), "--grad-bytes", "1e300"), "--grad-bytes '1e300': must be between 0 and 1e+15");
+  expect_usage_error(with(example(), {"--bucket-mb", "1e300"}), "--bucket-mb '1e300': must be between 0 and 1048576");
+}
+
+// Each figure in range, together past the step bound: refused naming the
+// figures that make the run (it printed a negative step count).
+TEST_F(PlanCommand, ARunPastTheOptimizerStepBoundIsRefused) {
+  const auto tiny_batch = swap(swap(swap(example(), "--gbs", "1"), "--dp", "1"), "--mbs", "1");
+  expect_usage_error(with(swap(tiny_batch, "--samples", "1e15"), {"--epochs", "1e6"}),
+                     "--samples '1e15': the run takes 1e+21 optimizer steps (--samples x --epochs 1e6 / GBS 1); a plan "
+                     "projects at most 10^12");
+  const ChildResult at_bound = plan(swap(tiny_batch, "--samples", "1e12"));
+  EXPECT_EQ(at_bound.exit_code, 0) << at_bound.output;
+  EXPECT_CONTAINS(at_bound.output, "1000000000000 = ceil(1000000000000 samples / GBS 1)");
 }
 
 #if defined(ALLREDUCE_BENCH_BIN)

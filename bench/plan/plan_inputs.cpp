@@ -37,9 +37,29 @@ CsvTable load(const Source& s) {
   }
 }
 
-Figure positive(const char* flag, const std::string& text) {
+// What a real run can have, in each flag's unit: wide enough for any, and
+// narrow enough that every figure the plan prints stays finite and readable
+// (1e-300 GB/s or 1e308 ms gave 60-digit totals and inf hours).
+constexpr double kMaxStepTimeMs = 86'400'000;  // a micro-batch step of a day
+constexpr double kMaxSamples = 1e15, kMaxTokens = 1e18, kMaxEpochs = 1e6;
+constexpr double kMinSeq = 1, kMaxSeq = 1e9;  // a sample is at least a token
+constexpr double kMaxGradBytes = 1e15, kMaxParams = 1e14;  // 1 PB; 100 trillion parameters
+constexpr double kMinBusbw = 0.001, kMaxBusbw = 100'000;  // GB/s: 1 MB/s to 100 TB/s
+constexpr double kMaxBucketMiB = 1'048'576;                // 1 TiB
+constexpr double kMaxCheckpointS = 86'400;                 // a save, restore or persist of a day
+constexpr double kMinMtbfH = 0.01, kMaxMtbfH = 1e7;        // 36 s to 1000 years
+
+// Greater than 0 and at most `max`.
+Figure positive(const char* flag, const std::string& text, double max) {
   const double v = parse_number(flag, text);
   require_positive(flag, text, v);
+  require_in_range(flag, text, v, 0, max);
+  return {v, flag};
+}
+
+Figure between(const char* flag, const std::string& text, double lo, double hi) {
+  const double v = parse_number(flag, text);
+  require_in_range(flag, text, v, lo, hi);
   return {v, flag};
 }
 
@@ -68,7 +88,7 @@ void resolve_batch(const PlanFlags& f, const Source& sweep, ResolvedInputs& r) {
   if (!f.mbs.empty()) in.micro_batch = whole("--mbs", f.mbs, kMaxBatch);
   else if (rec) in.micro_batch = *rec, mbs_from = rec_from;
   else throw UsageError("--mbs", "", "required (or a batch sweep with a recommended batch through --sweep or --from)");
-  if (!f.step_time_ms.empty()) in.step_time_ms[in.micro_batch] = positive("--step-time-ms", f.step_time_ms);
+  if (!f.step_time_ms.empty()) in.step_time_ms[in.micro_batch] = positive("--step-time-ms", f.step_time_ms, kMaxStepTimeMs);
   if (!in.step_time_ms.count(in.micro_batch))
     throw UsageError("--step-time-ms", "", "required: no step time measured at MBS " + std::to_string(in.micro_batch));
   std::optional<std::pair<std::int64_t, std::int64_t>> gbs_dp;
@@ -89,24 +109,36 @@ void resolve_batch(const PlanFlags& f, const Source& sweep, ResolvedInputs& r) {
                     " (" + gbs_from + ")";
 }
 
-void resolve_size(const PlanFlags& f, PlanInputs& in) {
-  const double epochs = positive("--epochs", f.epochs).value;
+// The run's size S in samples; refused when ceil(S / GBS) is past the
+// projection's bound, naming the figures that make it.
+void resolve_samples(const PlanFlags& f, PlanInputs& in) {
+  const double epochs = positive("--epochs", f.epochs, kMaxEpochs).value;
   const std::string times = " x --epochs " + f.epochs;
   if (!f.samples.empty() && !f.tokens.empty()) throw UsageError("--samples/--tokens", f.samples + "/" + f.tokens, "give one");
   if (!f.samples.empty()) {
-    in.samples = {positive("--samples", f.samples).value * epochs, "--samples" + times};
+    in.samples = {positive("--samples", f.samples, kMaxSamples).value * epochs, "--samples" + times};
   } else if (!f.tokens.empty()) {
     if (f.seq.empty()) throw UsageError("--seq", "", "required with --tokens");
-    in.samples = {positive("--tokens", f.tokens).value / positive("--seq", f.seq).value * epochs, "--tokens / --seq" + times};
+    in.samples = {positive("--tokens", f.tokens, kMaxTokens).value / between("--seq", f.seq, kMinSeq, kMaxSeq).value * epochs,
+                  "--tokens / --seq" + times};
   } else {
     throw UsageError("--samples", "", "required (or --tokens with --seq): the size of the run");
   }
+  const double steps = in.samples.value / static_cast<double>(in.global_batch);
+  if (steps > kMaxOptimizerSteps)
+    throw UsageError(f.samples.empty() ? "--tokens" : "--samples", f.samples.empty() ? f.tokens : f.samples,
+                     "the run takes " + format_general(steps, 4) + " optimizer steps (" + in.samples.source +
+                         " / GBS " + std::to_string(in.global_batch) + "); a plan projects at most 10^12");
+}
+
+void resolve_grad_bytes(const PlanFlags& f, PlanInputs& in) {
   if (!f.grad_bytes.empty()) {
-    in.grad_bytes = positive("--grad-bytes", f.grad_bytes);
+    in.grad_bytes = positive("--grad-bytes", f.grad_bytes, kMaxGradBytes);
   } else if (!f.params.empty()) {
     if (f.grad_dtype != "bf16" && f.grad_dtype != "fp32") throw UsageError("--grad-dtype", f.grad_dtype, "use bf16 or fp32");
     const double per = f.grad_dtype == "bf16" ? 2 : 4;
-    in.grad_bytes = {positive("--params", f.params).value * per, "--params x " + format_number(per, 0) + " B (--grad-dtype " + f.grad_dtype + ")"};
+    in.grad_bytes = {positive("--params", f.params, kMaxParams).value * per,
+                     "--params x " + format_number(per, 0) + " B (--grad-dtype " + f.grad_dtype + ")"};
   } else {
     throw UsageError("--grad-bytes", "", "required (or --params with --grad-dtype)");
   }
@@ -114,12 +146,12 @@ void resolve_size(const PlanFlags& f, PlanInputs& in) {
 
 void resolve_network(const PlanFlags& f, const Source& ar, ResolvedInputs& r) {
   PlanInputs& in = r.plan;
-  in.bucket_bytes = positive("--bucket-mb", f.bucket_mb).value * 1024 * 1024;
+  in.bucket_bytes = positive("--bucket-mb", f.bucket_mb, kMaxBucketMiB).value * 1024 * 1024;
   in.overlap = fraction("--overlap", f.overlap, true);
   if (!f.backward_share.empty()) in.backward_share = fraction("--backward-share", f.backward_share, false);
-  if (!f.expect_busbw.empty()) r.knobs.pass_busbw_GBps = positive("--expect-busbw", f.expect_busbw);
+  if (!f.expect_busbw.empty()) r.knobs.pass_busbw_GBps = between("--expect-busbw", f.expect_busbw, kMinBusbw, kMaxBusbw);
   if (!f.busbw.empty()) {
-    in.busbw_GBps = positive("--busbw", f.busbw);
+    in.busbw_GBps = between("--busbw", f.busbw, kMinBusbw, kMaxBusbw);
     return;
   }
   if (!ar.path) throw UsageError("--busbw", "", "required (or an all-reduce sweep through --allreduce or --from)");
@@ -134,12 +166,11 @@ void resolve_network(const PlanFlags& f, const Source& ar, ResolvedInputs& r) {
 void resolve_checkpoint(const PlanFlags& f, const Source& ck, PlanInputs& in) {
   CheckpointCosts c;
   if (ck.path) c = read_checkpoint_costs(load(ck), ck.path->string(), ck.flag);
-  if (!f.ckpt_stall.empty()) c.stall_s = positive("--ckpt-stall", f.ckpt_stall);
-  if (!f.restore.empty()) c.restore_s = {parse_number("--restore", f.restore), "--restore"};
-  if (c.restore_s.known() && c.restore_s.value < 0) throw UsageError("--restore", f.restore, "must not be negative");
-  if (!f.mtbf.empty()) c.mtbf_s = {positive("--mtbf", f.mtbf).value * 3600, "--mtbf"};
-  if (!f.async_snapshot.empty()) c.snapshot_s = positive("--async-snapshot", f.async_snapshot);
-  if (!f.async_persist.empty()) c.persist_s = positive("--async-persist", f.async_persist);
+  if (!f.ckpt_stall.empty()) c.stall_s = positive("--ckpt-stall", f.ckpt_stall, kMaxCheckpointS);
+  if (!f.restore.empty()) c.restore_s = between("--restore", f.restore, 0, kMaxCheckpointS);
+  if (!f.mtbf.empty()) c.mtbf_s = {between("--mtbf", f.mtbf, kMinMtbfH, kMaxMtbfH).value * 3600, "--mtbf"};
+  if (!f.async_snapshot.empty()) c.snapshot_s = positive("--async-snapshot", f.async_snapshot, kMaxCheckpointS);
+  if (!f.async_persist.empty()) c.persist_s = positive("--async-persist", f.async_persist, kMaxCheckpointS);
   if (!c.stall_s.known() && !c.restore_s.known() && !c.mtbf_s.known()) return;
   if (!c.stall_s.known()) throw UsageError("--ckpt-stall", "", "required with the other checkpoint figures");
   if (!c.restore_s.known()) throw UsageError("--restore", "", "required with the other checkpoint figures");
@@ -153,7 +184,8 @@ ResolvedInputs resolve_inputs(const PlanFlags& f) {
   const RunFiles run = f.from.empty() ? RunFiles{} : find_run_files(f.from);
   ResolvedInputs r;
   resolve_batch(f, pick(f.sweep_csv, "--sweep", run.sweep), r);
-  resolve_size(f, r.plan);
+  resolve_samples(f, r.plan);
+  resolve_grad_bytes(f, r.plan);
   resolve_network(f, pick(f.allreduce_csv, "--allreduce", run.allreduce), r);
   resolve_checkpoint(f, pick(f.checkpoint_csv, "--checkpoint", run.checkpoint), r.plan);
   return r;

@@ -16,6 +16,8 @@ void check_inputs(const PlanInputs& in) {
     throw std::invalid_argument("plan: the global batch must be a multiple of the data-parallel degree");
   if (!(in.samples.value > 0) || !(in.grad_bytes.value >= 0) || !(in.busbw_GBps.value > 0))
     throw std::invalid_argument("plan: samples and busbw must be positive, gradient bytes not negative");
+  if (in.samples.value / static_cast<double>(in.global_batch) > kMaxOptimizerSteps)
+    throw std::invalid_argument("plan: more than kMaxOptimizerSteps optimizer steps");
   if (!in.step_time_ms.count(in.micro_batch))
     throw std::invalid_argument("plan: no step time at the micro-batch");
 }

@@ -25,6 +25,10 @@
 
 namespace redline {
 
+// The most optimizer steps a plan projects: real runs take millions at most;
+// past it the step count, a whole number, could overflow int64.
+inline constexpr double kMaxOptimizerSteps = 1e12;
+
 // What a checkpoint costs and how often the job fails, in seconds; the async
 // save's snapshot and persist when they were measured.
 struct CheckpointCosts {
@@ -82,7 +86,8 @@ StepBreakdown optimizer_step(double step_time_s, std::int64_t accumulation_steps
 // smaller micro-batch is rarely more efficient, so this is a lower bound).
 Figure step_time_at(const PlanInputs& in, std::int64_t micro_batch);
 
-// Throws std::invalid_argument for inputs the command line should have refused.
+// Throws std::invalid_argument for inputs the command line should have
+// refused, among them a run of more than kMaxOptimizerSteps.
 Projection project(const PlanInputs& in);
 
 }  // namespace redline
