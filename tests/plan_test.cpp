@@ -142,6 +142,23 @@ TEST_F(PlanCommand, ARunPastTheOptimizerStepBoundIsRefused) {
   EXPECT_CONTAINS(at_bound.output, "1000000000000 = ceil(1000000000000 samples / GBS 1)");
 }
 
+// A flag the plan would ignore, or one that contradicts another, is refused
+// (each exited 0 before, the flag unread).
+TEST_F(PlanCommand, IgnoredOrContradictoryFlagsAreRefused) {
+  // --grad-dtype also picks the all-reduce CSV's dtype, so it is checked with --grad-bytes too.
+  expect_usage_error(with(example(), {"--grad-dtype", "foo"}), "--grad-dtype 'foo': use bf16 or fp32");
+  expect_usage_error(with(example(), {"--params", "7e9"}), "--grad-bytes/--params '14e9/7e9': give one");
+  expect_usage_error(with(example(), {"--seq", "2048"}), "--seq '2048': only with --tokens");
+  expect_usage_error(with(example(), {"--async-snapshot", "1"}),
+                     "--ckpt-stall '': required with the other checkpoint figures");
+  expect_usage_error(with(example(), {"--ckpt-stall", "10", "--restore", "60", "--mtbf", "24", "--async-snapshot", "1"}),
+                     "--async-persist '': required with --async-snapshot");
+  const ChildResult both = plan(with(example(), {"--ckpt-stall", "10", "--restore", "60", "--mtbf", "24",
+                                                 "--async-snapshot", "1", "--async-persist", "30"}));
+  EXPECT_EQ(both.exit_code, 0) << both.output;
+  EXPECT_CONTAINS(both.output, "knob async_checkpoint:  async checkpoint save instead of sync: GBS 512");
+}
+
 #if defined(ALLREDUCE_BENCH_BIN)
 // A suite run of the real tools, then the plan from its folder.
 TEST_F(PlanCommand, FromARealSuiteRun) {

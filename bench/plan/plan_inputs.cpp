@@ -115,6 +115,7 @@ void resolve_samples(const PlanFlags& f, PlanInputs& in) {
   const double epochs = positive("--epochs", f.epochs, kMaxEpochs).value;
   const std::string times = " x --epochs " + f.epochs;
   if (!f.samples.empty() && !f.tokens.empty()) throw UsageError("--samples/--tokens", f.samples + "/" + f.tokens, "give one");
+  if (!f.seq.empty() && f.tokens.empty()) throw UsageError("--seq", f.seq, "only with --tokens (tokens per sample)");
   if (!f.samples.empty()) {
     in.samples = {positive("--samples", f.samples, kMaxSamples).value * epochs, "--samples" + times};
   } else if (!f.tokens.empty()) {
@@ -131,11 +132,15 @@ void resolve_samples(const PlanFlags& f, PlanInputs& in) {
                          " / GBS " + std::to_string(in.global_batch) + "); a plan projects at most 10^12");
 }
 
+// Checks --grad-dtype whichever way the bytes are given: it also picks the
+// all-reduce CSV's dtype.
 void resolve_grad_bytes(const PlanFlags& f, PlanInputs& in) {
+  if (f.grad_dtype != "bf16" && f.grad_dtype != "fp32") throw UsageError("--grad-dtype", f.grad_dtype, "use bf16 or fp32");
+  if (!f.grad_bytes.empty() && !f.params.empty())
+    throw UsageError("--grad-bytes/--params", f.grad_bytes + "/" + f.params, "give one");
   if (!f.grad_bytes.empty()) {
     in.grad_bytes = positive("--grad-bytes", f.grad_bytes, kMaxGradBytes);
   } else if (!f.params.empty()) {
-    if (f.grad_dtype != "bf16" && f.grad_dtype != "fp32") throw UsageError("--grad-dtype", f.grad_dtype, "use bf16 or fp32");
     const double per = f.grad_dtype == "bf16" ? 2 : 4;
     in.grad_bytes = {positive("--params", f.params, kMaxParams).value * per,
                      "--params x " + format_number(per, 0) + " B (--grad-dtype " + f.grad_dtype + ")"};
@@ -171,10 +176,14 @@ void resolve_checkpoint(const PlanFlags& f, const Source& ck, PlanInputs& in) {
   if (!f.mtbf.empty()) c.mtbf_s = {between("--mtbf", f.mtbf, kMinMtbfH, kMaxMtbfH).value * 3600, "--mtbf"};
   if (!f.async_snapshot.empty()) c.snapshot_s = positive("--async-snapshot", f.async_snapshot, kMaxCheckpointS);
   if (!f.async_persist.empty()) c.persist_s = positive("--async-persist", f.async_persist, kMaxCheckpointS);
-  if (!c.stall_s.known() && !c.restore_s.known() && !c.mtbf_s.known()) return;
+  // An async figure counts as a checkpoint figure: given alone it would be ignored.
+  const bool async_given = !f.async_snapshot.empty() || !f.async_persist.empty();
+  if (!c.stall_s.known() && !c.restore_s.known() && !c.mtbf_s.known() && !async_given) return;
   if (!c.stall_s.known()) throw UsageError("--ckpt-stall", "", "required with the other checkpoint figures");
   if (!c.restore_s.known()) throw UsageError("--restore", "", "required with the other checkpoint figures");
   if (!c.mtbf_s.known()) throw UsageError("--mtbf", "", "required with the other checkpoint figures (the job's MTBF, hours)");
+  if (async_given && !c.snapshot_s.known()) throw UsageError("--async-snapshot", "", "required with --async-persist");
+  if (async_given && !c.persist_s.known()) throw UsageError("--async-persist", "", "required with --async-snapshot");
   in.checkpoint = c;
 }
 
