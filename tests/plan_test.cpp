@@ -159,6 +159,20 @@ TEST_F(PlanCommand, IgnoredOrContradictoryFlagsAreRefused) {
   EXPECT_CONTAINS(both.output, "knob async_checkpoint:  async checkpoint save instead of sync: GBS 512");
 }
 
+// An empty value is refused, not read as the flag left out (--from '' ran
+// without the folder), and a CSV path that is not a readable file says why.
+TEST_F(PlanCommand, EmptyValuesAndUnreadablePathsSayWhatIsWrong) {
+  expect_usage_error(with(example(), {"--from", ""}), "--from: '' is empty");
+  expect_usage_error(with(example(), {"--sweep", ""}), "--sweep: '' is empty");
+  auto no_busbw = without(example(), "--busbw");
+  expect_usage_error(with(no_busbw, {"--allreduce", "/dev/null"}), "--allreduce '/dev/null': is not a regular file");
+  expect_usage_error(with(no_busbw, {"--allreduce", dir_.string()}), "--allreduce '" + dir_.string() + "': is a directory");
+  std::ofstream(dir_ / "empty.csv").close();
+  expect_usage_error(with(no_busbw, {"--allreduce", (dir_ / "empty.csv").string()}), "empty file");
+  expect_usage_error(with(no_busbw, {"--allreduce", (dir_ / "nope.csv").string()}), "no such file");
+  expect_usage_error(with(example(), {"--from", "/dev/null"}), "--from '/dev/null': is not a folder");
+}
+
 #if defined(ALLREDUCE_BENCH_BIN)
 // A suite run of the real tools, then the plan from its folder.
 TEST_F(PlanCommand, FromARealSuiteRun) {

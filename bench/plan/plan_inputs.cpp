@@ -21,9 +21,21 @@ struct Source {
   std::string flag;
 };
 
+// Why a path cannot be read as a CSV file, or "" when it is a regular file
+// (an empty or unreadable one: read_csv says so).
+std::string not_a_file(const fs::path& path) {
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (status.type() == fs::file_type::not_found) return "no such file";
+  if (error) return "cannot be read: " + error.message();
+  if (fs::is_directory(status)) return "is a directory, not a CSV file";
+  if (!fs::is_regular_file(status)) return "is not a regular file (a device, pipe or socket), not a CSV file";
+  return "";
+}
+
 Source pick(const std::string& flag_value, const char* flag, const std::optional<fs::path>& found) {
   if (!flag_value.empty()) {
-    if (!fs::is_regular_file(flag_value)) throw UsageError(flag, flag_value, "no such file");
+    if (const std::string problem = not_a_file(flag_value); !problem.empty()) throw UsageError(flag, flag_value, problem);
     return {fs::path(flag_value), flag};
   }
   return {found, "--from"};

@@ -48,7 +48,8 @@ std::optional<std::int64_t> number_after(const std::string& text, const std::str
 }  // namespace
 
 RunFiles find_run_files(const std::string& dir) {
-  if (!fs::is_directory(dir)) throw UsageError("--from", dir, "no such run folder");
+  if (!fs::exists(dir)) throw UsageError("--from", dir, "no such run folder");
+  if (!fs::is_directory(dir)) throw UsageError("--from", dir, "is not a folder: give a suite run's folder");
   std::vector<fs::path> csvs;
   for (const auto& entry : fs::directory_iterator(dir))
     if (entry.path().extension() == ".csv" && entry.path().filename() != "suite.csv") csvs.push_back(entry.path());
