@@ -48,7 +48,8 @@ class PlanCommand : public redline::testing::TempDirTest {
     return args;
   }
   // The arguments with one flag's value replaced.
-  static std::vector<std::string> swap(std::vector<std::string> args, const std::string& flag, const std::string& value) {
+  static std::vector<std::string> swap(std::vector<std::string> args, const std::string& flag,
+                                       const std::string& value) {
     for (std::size_t i = 0; i + 1 < args.size(); ++i)
       if (args[i] == flag) args[i + 1] = value;
     return args;
@@ -99,7 +100,8 @@ TEST_F(PlanCommand, BadInputIsExit2NamingTheFlagAndValue) {
 // crashed the plan, and a huge --gbs or --dp printed an overflowed GBS.
 TEST_F(PlanCommand, BatchFiguresAboveTheirBoundsAreRefusedWithTheLimit) {
   const std::string max_int64 = "9223372036854775807";
-  expect_usage_error(swap(example(), "--mbs", max_int64), "--mbs '" + max_int64 + "': must be between 1 and 1099511627776");
+  expect_usage_error(swap(example(), "--mbs", max_int64),
+                     "--mbs '" + max_int64 + "': must be between 1 and 1099511627776");
   expect_usage_error(swap(example(), "--gbs", "9223372036854775800"),
                      "--gbs '9223372036854775800': must be between 1 and 1099511627776");
   expect_usage_error(swap(swap(example(), "--gbs", "4611686018427387904"), "--dp", "4611686018427387904"),
@@ -120,12 +122,14 @@ TEST_F(PlanCommand, FiguresOutsideTheirRangesAreRefusedWithTheRange) {
   expect_usage_error(with(example(), {"--epochs", "1e300"}), "--epochs '1e300': must be between 0 and 1000000");
   expect_usage_error(with(without(example(), "--samples"), {"--tokens", "1e9", "--seq", "1e-300"}),
                      "--seq '1e-300': must be between 1 and 1000000000");
-  expect_usage_error(swap(example(), "--step-time-ms", "1e308"), "--step-time-ms '1e308': must be between 0 and 86400000");
+  expect_usage_error(swap(example(), "--step-time-ms", "1e308"),
+                     "--step-time-ms '1e308': must be between 0 and 86400000");
   expect_usage_error(swap(ckpt, "--restore", "1e308"), "--restore '1e308': must be between 0 and 86400");
   expect_usage_error(swap(ckpt, "--ckpt-stall", "1e308"), "--ckpt-stall '1e308': must be between 0 and 86400");
   expect_usage_error(swap(ckpt, "--mtbf", "1e-300"), "--mtbf '1e-300': must be between 0.01 and 10000000");
   expect_usage_error(swap(example(), "--busbw", "1e-300"), "--busbw '1e-300': must be between 0.001 and 100000");
-  expect_usage_error(with(example(), {"--expect-busbw", "1e300"}), "--expect-busbw '1e300': must be between 0.001 and 100000");
+  expect_usage_error(with(example(), {"--expect-busbw", "1e300"}),
+                     "--expect-busbw '1e300': must be between 0.001 and 100000");
   expect_usage_error(swap(example(), "--grad-bytes", "1e300"), "--grad-bytes '1e300': must be between 0 and 1e+15");
   expect_usage_error(with(example(), {"--bucket-mb", "1e300"}), "--bucket-mb '1e300': must be between 0 and 1048576");
 }
@@ -151,8 +155,9 @@ TEST_F(PlanCommand, IgnoredOrContradictoryFlagsAreRefused) {
   expect_usage_error(with(example(), {"--seq", "2048"}), "--seq '2048': only with --tokens");
   expect_usage_error(with(example(), {"--async-snapshot", "1"}),
                      "--ckpt-stall '': required with the other checkpoint figures");
-  expect_usage_error(with(example(), {"--ckpt-stall", "10", "--restore", "60", "--mtbf", "24", "--async-snapshot", "1"}),
-                     "--async-persist '': required with --async-snapshot");
+  expect_usage_error(
+      with(example(), {"--ckpt-stall", "10", "--restore", "60", "--mtbf", "24", "--async-snapshot", "1"}),
+      "--async-persist '': required with --async-snapshot");
   const ChildResult both = plan(with(example(), {"--ckpt-stall", "10", "--restore", "60", "--mtbf", "24",
                                                  "--async-snapshot", "1", "--async-persist", "30"}));
   EXPECT_EQ(both.exit_code, 0) << both.output;
@@ -166,7 +171,8 @@ TEST_F(PlanCommand, EmptyValuesAndUnreadablePathsSayWhatIsWrong) {
   expect_usage_error(with(example(), {"--sweep", ""}), "--sweep: '' is empty");
   auto no_busbw = without(example(), "--busbw");
   expect_usage_error(with(no_busbw, {"--allreduce", "/dev/null"}), "--allreduce '/dev/null': is not a regular file");
-  expect_usage_error(with(no_busbw, {"--allreduce", dir_.string()}), "--allreduce '" + dir_.string() + "': is a directory");
+  expect_usage_error(with(no_busbw, {"--allreduce", dir_.string()}),
+                     "--allreduce '" + dir_.string() + "': is a directory");
   std::ofstream(dir_ / "empty.csv").close();
   expect_usage_error(with(no_busbw, {"--allreduce", (dir_ / "empty.csv").string()}), "empty file");
   expect_usage_error(with(no_busbw, {"--allreduce", (dir_ / "nope.csv").string()}), "no such file");

@@ -35,7 +35,8 @@ std::string not_a_file(const fs::path& path) {
 
 Source pick(const std::string& flag_value, const char* flag, const std::optional<fs::path>& found) {
   if (!flag_value.empty()) {
-    if (const std::string problem = not_a_file(flag_value); !problem.empty()) throw UsageError(flag, flag_value, problem);
+    if (const std::string problem = not_a_file(flag_value); !problem.empty())
+      throw UsageError(flag, flag_value, problem);
     return {fs::path(flag_value), flag};
   }
   return {found, "--from"};
@@ -54,9 +55,9 @@ CsvTable load(const Source& s) {
 // (1e-300 GB/s or 1e308 ms gave 60-digit totals and inf hours).
 constexpr double kMaxStepTimeMs = 86'400'000;  // a micro-batch step of a day
 constexpr double kMaxSamples = 1e15, kMaxTokens = 1e18, kMaxEpochs = 1e6;
-constexpr double kMinSeq = 1, kMaxSeq = 1e9;  // a sample is at least a token
+constexpr double kMinSeq = 1, kMaxSeq = 1e9;               // a sample is at least a token
 constexpr double kMaxGradBytes = 1e15, kMaxParams = 1e14;  // 1 PB; 100 trillion parameters
-constexpr double kMinBusbw = 0.001, kMaxBusbw = 100'000;  // GB/s: 1 MB/s to 100 TB/s
+constexpr double kMinBusbw = 0.001, kMaxBusbw = 100'000;   // GB/s: 1 MB/s to 100 TB/s
 constexpr double kMaxBucketMiB = 1'048'576;                // 1 TiB
 constexpr double kMaxCheckpointS = 86'400;                 // a save, restore or persist of a day
 constexpr double kMinMtbfH = 0.01, kMaxMtbfH = 1e7;        // 36 s to 1000 years
@@ -95,12 +96,15 @@ void resolve_batch(const PlanFlags& f, const Source& sweep, ResolvedInputs& r) {
   if (sweep.path) rec = recorded_recommended_batch(*sweep.path);
   const std::string rec_from = sweep.path ? sweep.path->stem().string() + ".json recommended_batch" : "";
   if (rec) r.knobs.recommended_mbs = {static_cast<double>(*rec), rec_from};
-  if (!f.recommended_mbs.empty()) r.knobs.recommended_mbs = {static_cast<double>(whole("--recommended-mbs", f.recommended_mbs, kMaxBatch)), "--recommended-mbs"};
+  if (!f.recommended_mbs.empty())
+    r.knobs.recommended_mbs = {static_cast<double>(whole("--recommended-mbs", f.recommended_mbs, kMaxBatch)),
+                               "--recommended-mbs"};
   std::string mbs_from = "--mbs", dp_from = "--dp", gbs_from = "--gbs";
   if (!f.mbs.empty()) in.micro_batch = whole("--mbs", f.mbs, kMaxBatch);
   else if (rec) in.micro_batch = *rec, mbs_from = rec_from;
   else throw UsageError("--mbs", "", "required (or a batch sweep with a recommended batch through --sweep or --from)");
-  if (!f.step_time_ms.empty()) in.step_time_ms[in.micro_batch] = positive("--step-time-ms", f.step_time_ms, kMaxStepTimeMs);
+  if (!f.step_time_ms.empty())
+    in.step_time_ms[in.micro_batch] = positive("--step-time-ms", f.step_time_ms, kMaxStepTimeMs);
   if (!in.step_time_ms.count(in.micro_batch))
     throw UsageError("--step-time-ms", "", "required: no step time measured at MBS " + std::to_string(in.micro_batch));
   std::optional<std::pair<std::int64_t, std::int64_t>> gbs_dp;
@@ -132,8 +136,9 @@ void resolve_samples(const PlanFlags& f, PlanInputs& in) {
     in.samples = {positive("--samples", f.samples, kMaxSamples).value * epochs, "--samples" + times};
   } else if (!f.tokens.empty()) {
     if (f.seq.empty()) throw UsageError("--seq", "", "required with --tokens");
-    in.samples = {positive("--tokens", f.tokens, kMaxTokens).value / between("--seq", f.seq, kMinSeq, kMaxSeq).value * epochs,
-                  "--tokens / --seq" + times};
+    in.samples = {
+        positive("--tokens", f.tokens, kMaxTokens).value / between("--seq", f.seq, kMinSeq, kMaxSeq).value * epochs,
+        "--tokens / --seq" + times};
   } else {
     throw UsageError("--samples", "", "required (or --tokens with --seq): the size of the run");
   }
@@ -147,7 +152,8 @@ void resolve_samples(const PlanFlags& f, PlanInputs& in) {
 // Checks --grad-dtype whichever way the bytes are given: it also picks the
 // all-reduce CSV's dtype.
 void resolve_grad_bytes(const PlanFlags& f, PlanInputs& in) {
-  if (f.grad_dtype != "bf16" && f.grad_dtype != "fp32") throw UsageError("--grad-dtype", f.grad_dtype, "use bf16 or fp32");
+  if (f.grad_dtype != "bf16" && f.grad_dtype != "fp32")
+    throw UsageError("--grad-dtype", f.grad_dtype, "use bf16 or fp32");
   if (!f.grad_bytes.empty() && !f.params.empty())
     throw UsageError("--grad-bytes/--params", f.grad_bytes + "/" + f.params, "give one");
   if (!f.grad_bytes.empty()) {
@@ -166,7 +172,8 @@ void resolve_network(const PlanFlags& f, const Source& ar, ResolvedInputs& r) {
   in.bucket_bytes = positive("--bucket-mb", f.bucket_mb, kMaxBucketMiB).value * 1024 * 1024;
   in.overlap = fraction("--overlap", f.overlap, true);
   if (!f.backward_share.empty()) in.backward_share = fraction("--backward-share", f.backward_share, false);
-  if (!f.expect_busbw.empty()) r.knobs.pass_busbw_GBps = between("--expect-busbw", f.expect_busbw, kMinBusbw, kMaxBusbw);
+  if (!f.expect_busbw.empty())
+    r.knobs.pass_busbw_GBps = between("--expect-busbw", f.expect_busbw, kMinBusbw, kMaxBusbw);
   if (!f.busbw.empty()) {
     in.busbw_GBps = between("--busbw", f.busbw, kMinBusbw, kMaxBusbw);
     return;
