@@ -167,8 +167,8 @@ TEST_F(PlanCommand, IgnoredOrContradictoryFlagsAreRefused) {
 // An empty value is refused, not read as the flag left out (--from '' ran
 // without the folder), and a CSV path that is not a readable file says why.
 TEST_F(PlanCommand, EmptyValuesAndUnreadablePathsSayWhatIsWrong) {
-  expect_usage_error(with(example(), {"--from", ""}), "--from: '' is empty");
-  expect_usage_error(with(example(), {"--sweep", ""}), "--sweep: '' is empty");
+  expect_usage_error(with(example(), {"--from", ""}), "--from '': is empty");
+  expect_usage_error(with(example(), {"--sweep", ""}), "--sweep '': is empty");
   auto no_busbw = without(example(), "--busbw");
   expect_usage_error(with(no_busbw, {"--allreduce", "/dev/null"}), "--allreduce '/dev/null': is not a regular file");
   expect_usage_error(with(no_busbw, {"--allreduce", dir_.string()}),

@@ -34,13 +34,6 @@ CLI::App* add_plan_subcommand(CLI::App& app, PlanFlags& f) {
   p->add_option("--sweep", f.sweep_csv, "A batch sweep's CSV: step time per batch (and its JSON's recommendation)")->type_name("CSV");
   p->add_option("--recommended-mbs", f.recommended_mbs, "The recommended micro-batch, for the knob")->type_name("M");
   p->add_option("--expect-busbw", f.expect_busbw, "The all-reduce's PASS threshold, GB/s, for the knob")->type_name("GBPS");
-  // An empty value would read as the flag left out (--from '' ran without
-  // the folder), so every flag of the plan's own refuses one.
-  const CLI::Validator not_empty(
-      [](std::string& v) { return v.empty() ? "'' is empty: give a value, or leave the flag out" : ""; }, "",
-      "not empty");
-  for (CLI::Option* option : p->get_options())
-    if (option->get_type_size() > 0) option->check(not_empty);
   add_output_flags(*p, f.output);
   return p;
 }
