@@ -202,10 +202,29 @@ TEST_F(AtomicFileTest, OutputPathsAreTriedBeforeTheRun) {
   EXPECT_CONTAINS(refused((dir_ / "plain" / "sub" / "r.csv").string()), "cannot create its directory");
   EXPECT_CONTAINS(refused((dir_ / "plain" / "r.csv").string()), "is not a directory");
 
-  OutputOptions twice;
-  twice.csv_path = (dir_ / "r.out").string();
-  twice.json_path = (dir_ / "." / "r.out").string();
-  EXPECT_THROW(validate_output_paths(twice), UsageError);
+  // Renaming the report over these would replace them with a plain file.
+  EXPECT_CONTAINS(refused("/dev/null"), "is not a regular file");
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  EXPECT_CONTAINS(refused((dir_ / "fifo").string()), "is not a regular file");
+  fs::create_symlink(dir_ / "plain", dir_ / "link");
+  EXPECT_CONTAINS(refused((dir_ / "link").string()), "is a symbolic link");
+
+  auto same_file_refused = [](const std::string& csv, const std::string& json) {
+    OutputOptions twice;
+    twice.csv_path = csv;
+    twice.json_path = json;
+    try {
+      validate_output_paths(twice);
+    } catch (const UsageError& e) {
+      return std::string(e.what()).find("is also the --csv file") != std::string::npos;
+    }
+    return false;
+  };
+  EXPECT_TRUE(same_file_refused((dir_ / "r.out").string(), (dir_ / "." / "r.out").string()));
+  // A relative name of a file not there yet, and its absolute spelling.
+  EXPECT_TRUE(same_file_refused("r.out", (fs::current_path() / "r.out").string()));
+  EXPECT_TRUE(same_file_refused("./r.out", "r.out"));
+  EXPECT_FALSE(same_file_refused((dir_ / "r.csv").string(), (dir_ / "r.json").string()));
 }
 
 }  // namespace

@@ -240,6 +240,26 @@ TEST_F(BatchSweepTest, InterruptSavesThePointsMeasuredSoFar) {
   EXPECT_EQ(s.at(4), "skipped");  // the trial that was running when Ctrl-C came
 }
 
+// `timeout -s INT` signals the sweep and then its whole process group, so
+// the sweep gets the one stop twice at once: still one interrupt, which
+// saves the points, not "Ctrl-C again" (that quit and lost them all).
+TEST_F(BatchSweepTest, TwoSignalsAtOnceAreOneInterrupt) {
+  const fs::path csv = dir_ / "out.csv";
+  const fs::path marker = dir_ / "hanging";
+  const std::string cmd = "FAKE_TRAIN_HANG_MARKER=" + marker.string() + " " + BATCH_SWEEP_BIN + " --max 64 --csv " +
+                          csv.string() + " -- " + FAKE_TRAIN_BIN + " --hang-above 2 --step-ms 1 & pid=$!; " +
+                          "while [ ! -e " + marker.string() + " ]; do sleep 0.05; done; kill -INT $pid $pid; wait $pid";
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c", cmd};
+  spec.timeout_seconds = 60;
+  const ChildResult child = redline::run_child(spec);
+  EXPECT_EQ(child.exit_code, 128 + SIGINT) << child.output;
+  ASSERT_TRUE(fs::exists(csv)) << child.output;
+  EXPECT_EQ(statuses(redline::read_csv(csv)).at(2), "ok");
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "left behind: " << e.path();
+}
+
 TEST_F(BatchSweepTest, BadInputIsRejectedNamingTheFlagAndValue) {
   const std::string train = FAKE_TRAIN_BIN;
   struct Case {

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/core/interrupt.hpp"
+
 namespace redline {
 namespace {
 
@@ -90,6 +92,9 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     if (ec) fail("create directory " + dir.string(), path, ec.value());
   }
   const std::filesystem::path tmp = temporary_name_for(path);
+  // A second signal while the report is written ends the process at once:
+  // the half-written temporary file goes with it.
+  const RemovedOnForcedExit removed_on_forced_exit(tmp.c_str());
   write_and_fsync(tmp, content, path);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;

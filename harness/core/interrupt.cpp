@@ -13,6 +13,19 @@ namespace redline {
 namespace {
 
 std::atomic<int> g_signal{0};
+std::atomic<long long> g_first_signal_ns{0};  // CLOCK_MONOTONIC, when the first signal came
+
+// timeout(1) signals its command and then its own process group, so the
+// command gets the one stop twice within microseconds; so may a launcher.
+// Signals this close together are one interrupt, not "Ctrl-C again": a
+// person pressing twice is slower than this.
+constexpr long long kOneInterruptNs = 100'000'000;
+
+long long monotonic_ns() {  // clock_gettime is async-signal-safe
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<long long>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
 std::atomic<int> g_child_group{0};
 std::atomic<bool> g_announce{true};
 
@@ -72,7 +85,11 @@ void stop_child_group(int group) {
 }
 
 extern "C" void on_interrupt(int sig) {
+  const long long now = monotonic_ns();
+  long long none = 0;
+  g_first_signal_ns.compare_exchange_strong(none, now);  // before g_signal, so a nested signal sees it
   if (g_signal.exchange(sig) != 0) {
+    if (now - g_first_signal_ns.load() < kOneInterruptNs) return;
     // Second signal: the user really wants out now, and the running child
     // (which may hold GPU memory) goes with us. unlink is async-signal-safe.
     g_forced_exit.store(true);
@@ -103,7 +120,10 @@ void set_running_child_group(int process_group) { g_child_group.store(process_gr
 
 bool interrupted() { return g_signal.load() != 0; }
 int interrupt_signal() { return g_signal.load(); }
-void set_interrupted_for_testing(bool value) { g_signal.store(value ? SIGINT : 0); }
+void set_interrupted_for_testing(bool value) {
+  g_signal.store(value ? SIGINT : 0);
+  g_first_signal_ns.store(0);
+}
 
 RemovedOnForcedExit::RemovedOnForcedExit(const char* path) {
   const std::size_t length = std::strlen(path);

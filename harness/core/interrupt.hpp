@@ -1,6 +1,8 @@
 // Ctrl-C handling: the first SIGINT/SIGTERM only raises a flag, so the running
 // loop stops at the next point and the points measured so far are saved and
-// printed. A second Ctrl-C exits at once.
+// printed. A second Ctrl-C exits at once; signals within 0.1 s of the first
+// are the same interrupt (timeout(1) signals its command and then its
+// process group, so the command gets one stop twice).
 #pragma once
 
 namespace redline {
@@ -31,8 +33,9 @@ void set_interrupted_for_testing(bool value);
 
 // A scratch file removed even when a second signal ends the process at once
 // (no destructors run then): a state-sized file must not outlive a run
-// stopped by `timeout`, which signals twice. For as long as the object lives;
-// at most 8 at a time (more are not armed, only removed by their owner).
+// stopped by Ctrl-C twice or a launcher's second SIGTERM. For as long as the
+// object lives; at most 8 at a time (more are not armed, only removed by
+// their owner).
 class RemovedOnForcedExit {
  public:
   explicit RemovedOnForcedExit(const char* path);

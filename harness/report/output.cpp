@@ -28,8 +28,10 @@ void remove_directories(const std::vector<std::filesystem::path>& dirs) {
 bool same_file_name(const std::string& a, const std::string& b) {
   if (a.empty() || b.empty()) return false;
   std::error_code ec_a, ec_b;
-  const auto canonical_a = std::filesystem::weakly_canonical(a, ec_a);
-  const auto canonical_b = std::filesystem::weakly_canonical(b, ec_b);
+  // Absolute first: weakly_canonical leaves a relative name of a file not
+  // yet there relative, so "r.csv" and "./r.csv" would differ.
+  const auto canonical_a = std::filesystem::weakly_canonical(std::filesystem::absolute(a, ec_a), ec_a);
+  const auto canonical_b = std::filesystem::weakly_canonical(std::filesystem::absolute(b, ec_b), ec_b);
   return !ec_a && !ec_b && canonical_a == canonical_b;
 }
 
@@ -63,6 +65,13 @@ void validate_output_path(const char* flag, const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec) || fs::path(path).filename().empty())
     throw UsageError(flag, path, "is a directory; give a file name");
+  // The report is renamed over the name: a device (/dev/null), a pipe or a
+  // symbolic link there would be replaced by a plain file.
+  const fs::file_status existing = fs::symlink_status(path, ec);
+  if (fs::is_symlink(existing))
+    throw UsageError(flag, path, "is a symbolic link, which the report would replace; give the file it names");
+  if (fs::exists(existing) && !fs::is_regular_file(existing))
+    throw UsageError(flag, path, "is not a regular file (a device, pipe or socket), which the report would replace");
   // The report is written at the end, through a temporary file beside it:
   // try that now, so a read-only place fails before the run, not after it.
   // Directories made for the try are taken away again, so a run refused
