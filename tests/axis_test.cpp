@@ -134,6 +134,15 @@ TEST(ParseAxis, BadListElementNamesFlagAndElement) {
   expect_names_flag_and_value("--batch", "-2", axis_error("--batch", "-2,4"));
 }
 
+// A bad item names the whole axis too: ":8" was refused as "--batch ''",
+// which read as an empty flag.
+TEST(ParseAxis, ABadItemNamesTheWholeAxisAndTheItem) {
+  for (const std::string text : {":8", "8:", "1::2", "1,"})
+    EXPECT_CONTAINS(axis_error("--batch", text), "--batch '" + text + "': has an empty item");
+  EXPECT_CONTAINS(axis_error("--batch", "1:8:-1"), "--batch '1:8:-1': item '-1': ");
+  EXPECT_CONTAINS(axis_error("--batch", "1,abc"), "--batch '1,abc': item 'abc': expected a whole number");
+}
+
 TEST(ParseAxis, RangeWithWrongPartCount) {
   for (const std::string text : {"1:8:2:4", "1:8:2:4:5"}) {
     const std::string what = axis_error("--batch", text);

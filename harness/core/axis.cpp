@@ -35,6 +35,21 @@ std::int64_t parse_value(std::string_view flag, std::string_view text, AxisUnit 
   return static_cast<std::int64_t>(value);
 }
 
+// One value of the axis `whole`: a refusal names the whole axis and the
+// item ("--batch-sizes '1:8:-1': item '-1' ..."), so ":8" is not read as an
+// empty flag.
+std::int64_t parse_item(std::string_view flag, std::string_view whole, std::string_view item, AxisUnit unit) {
+  if (item == whole) return parse_value(flag, item, unit);
+  if (item.empty())
+    throw UsageError(std::string(flag), std::string(whole),
+                     "has an empty item; use a list 1,2,4 or a range 8:64, 8:64:8 or 1:1024:x2");
+  try {
+    return parse_value(flag, item, unit);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(flag), std::string(whole), "item '" + std::string(item) + "': " + e.problem());
+  }
+}
+
 }  // namespace
 
 std::vector<std::int64_t> geometric_axis(std::int64_t start, std::int64_t stop, double factor) {
@@ -57,19 +72,15 @@ std::vector<std::int64_t> parse_axis(std::string_view flag, std::string_view tex
   std::vector<std::int64_t> values;
 
   if (text.find(':') == std::string_view::npos) {
-    for (auto part : split(text, ',')) {
-      // "1," would otherwise be refused as '' with no word of the list.
-      if (part.empty()) throw UsageError(f, t, "has an empty item; separate the values with single commas");
-      values.push_back(parse_value(flag, part, unit));
-    }
+    for (auto part : split(text, ',')) values.push_back(parse_item(flag, text, part, unit));
   } else {
     auto parts = split(text, ':');
     // start:stop is every whole value between them, as a step of 1.
     if (parts.size() == 2) parts.push_back("1");
     if (parts.size() != 3)
       throw UsageError(f, t, "a range is start:stop, start:stop:step or start:stop:xFACTOR");
-    const auto start = parse_value(flag, parts[0], unit);
-    const auto stop = parse_value(flag, parts[1], unit);
+    const auto start = parse_item(flag, text, parts[0], unit);
+    const auto stop = parse_item(flag, text, parts[1], unit);
     if (stop < start) throw UsageError(f, t, "the range's stop is below its start");
     if (!parts[2].empty() && (parts[2][0] == 'x' || parts[2][0] == '*')) {
       const double factor = parse_number(flag, parts[2].substr(1));
@@ -79,7 +90,7 @@ std::vector<std::int64_t> parse_axis(std::string_view flag, std::string_view tex
       if (values.back() * factor <= static_cast<double>(stop) && values.size() >= kMaxAxisPoints)
         throw UsageError(f, t, "the range has too many points");
     } else {
-      const auto step = parse_value(flag, parts[2], unit);
+      const auto step = parse_item(flag, text, parts[2], unit);
       if (step < 1) throw UsageError(f, t, "a linear step must be at least 1");
       if ((stop - start) / step >= static_cast<std::int64_t>(kMaxAxisPoints))
         throw UsageError(f, t, "the range has too many points");

@@ -15,18 +15,19 @@ inline constexpr int kExitInterrupted = 130;
 
 class UsageError : public std::runtime_error {
  public:
-  UsageError(std::string flag, std::string value, const std::string& problem)
+  UsageError(std::string flag, std::string value, std::string problem)
       : std::runtime_error(flag + " " + quote(value) + ": " + problem),
-        flag_(std::move(flag)), value_(std::move(value)) {}
+        flag_(std::move(flag)), value_(std::move(value)), problem_(std::move(problem)) {}
   // For problems that are not about one flag's value (a missing COMMAND).
-  explicit UsageError(const std::string& problem) : std::runtime_error(problem) {}
+  explicit UsageError(const std::string& problem) : std::runtime_error(problem), problem_(problem) {}
 
   const std::string& flag() const { return flag_; }
   const std::string& value() const { return value_; }
+  const std::string& problem() const { return problem_; }  // what() without "flag 'value': "
 
  private:
   static std::string quote(const std::string& v) { return "'" + v + "'"; }
-  std::string flag_, value_;
+  std::string flag_, value_, problem_;
 };
 
 // The tool cannot run on this machine (no GPU, no NCCL): exit 77 with the
