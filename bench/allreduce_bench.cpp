@@ -103,7 +103,8 @@ std::vector<T> parse_names(const char* flag, const std::string& text, const char
   for (const auto& name : split_list(text)) {
     const std::optional<T> item = parse(name);
     if (!item) throw UsageError(flag, text, std::string("unknown ") + kind + " '" + name + "'; use " + choices);
-    items.push_back(*item);
+    // A name given twice is one case (its rows would share a case key).
+    if (std::find(items.begin(), items.end(), *item) == items.end()) items.push_back(*item);
   }
   return items;
 }
@@ -224,6 +225,11 @@ std::unique_ptr<Bootstrap> make_bootstrap(const std::string& choice, const std::
                          "or launch torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)");
 #endif
   }
+  if (kind == "env" && !env_launch)
+    throw UsageError("--bootstrap", choice,
+                     "needs the torchrun-style variables RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT, " +
+                         (launch.launcher == "none" ? std::string("and none is set")
+                                                    : "but this process was launched by " + launch.launcher));
   if (kind == "env") return make_env_bootstrap();
   if (kind == "single") {
     if (launch.world_size > 1)
@@ -338,6 +344,8 @@ void check_outputs_on_rank0(Bootstrap& bootstrap, const Flags& f) {
   if (bootstrap.rank() == 0) try {
       validate_output_paths(f.output);
       validate_output_path("--per-rank-csv", f.per_rank_csv);
+      refuse_one_file_for_two("--csv", f.output.csv_path, "--per-rank-csv", f.per_rank_csv);
+      refuse_one_file_for_two("--json", f.output.json_path, "--per-rank-csv", f.per_rank_csv);
     } catch (const UsageError& e) {
       std::snprintf(problem, sizeof problem, "%s", e.what());
     }

@@ -86,8 +86,13 @@ void validate_output_paths(const OutputOptions& options) {
   validate_output_path("--csv", options.csv_path);
   validate_output_path("--json", options.json_path);
   // One file for both would keep only the JSON.
-  if (same_file_name(options.csv_path, options.json_path))
-    throw UsageError("--json", options.json_path, "is also the --csv file; give each its own file");
+  refuse_one_file_for_two("--csv", options.csv_path, "--json", options.json_path);
+}
+
+void refuse_one_file_for_two(const char* first_flag, const std::string& first, const char* second_flag,
+                             const std::string& second) {
+  if (same_file_name(first, second))
+    throw UsageError(second_flag, second, std::string("is also the ") + first_flag + " file; give each its own file");
 }
 
 void write_reports(const Report& report, const OutputOptions& options) {

@@ -19,6 +19,10 @@ struct OutputOptions {
 void validate_output_paths(const OutputOptions& options);
 // The same check for one more output file a tool writes (named by `flag`).
 void validate_output_path(const char* flag, const std::string& path);
+// A UsageError naming `second_flag` when both flags name one file (through
+// "./" or symbolic links too): the later write would replace the earlier.
+void refuse_one_file_for_two(const char* first_flag, const std::string& first, const char* second_flag,
+                             const std::string& second);
 
 // Throws std::runtime_error naming the file when a write fails; a failed
 // write never leaves a truncated file behind.
