@@ -43,6 +43,9 @@ class Sweep {
   std::vector<SeriesSpec> series_of(const Collective& collective) const;
   bool run_collective(const Collective& collective);
   bool run_series(const Collective& collective, const SeriesSpec& spec);
+  // The whole array a size moves once rounded to whole elements per rank
+  // (the size column); 0 under one element per rank.
+  std::size_t bytes_moved(const Collective& collective, const CollectiveCase& c, std::size_t bytes_asked) const;
   std::unique_ptr<CollectiveBuffers> prepare_buffers(const Collective& collective, const CollectiveCase& c,
                                                      std::string& why_not);
   void warm_up(const Collective& collective, const CollectiveCase& c, const SeriesKey& key, CollectiveBuffers& buffers);
@@ -182,9 +185,22 @@ bool Sweep::run_series(const Collective& collective, const SeriesSpec& spec) {
   std::string why_not;
   const auto buffers = prepare_buffers(collective, c, why_not);
   if (buffers && !options_.sizes.empty() && options_.point.warmup_iterations > 0) warm_up(collective, c, key, *buffers);
-  for (std::size_t bytes_asked : options_.sizes)
+  std::size_t previous_moved = 0;
+  for (std::size_t bytes_asked : options_.sizes) {
+    // Sizes that round to the same whole elements (8 to 11 bytes of float:
+    // two) are one case: measured once, so a case key has one row per layout.
+    const std::size_t moved = bytes_moved(collective, c, bytes_asked);
+    if (moved != 0 && moved == previous_moved) continue;
+    previous_moved = moved;
     if (!run_size(collective, c, key, buffers.get(), why_not, bytes_asked)) return false;
+  }
   return true;
+}
+
+std::size_t Sweep::bytes_moved(const Collective& collective, const CollectiveCase& c, std::size_t bytes_asked) const {
+  const std::size_t element = info(c.type).bytes;
+  const CollectiveCounts counts = collective.counts(bytes_asked / element, backend_->size(), element);
+  return counts.param_count == 0 ? 0 : std::max(counts.send_count, counts.recv_count) * element;
 }
 
 bool Sweep::run_size(const Collective& collective, const CollectiveCase& c, const SeriesKey& key,
@@ -200,7 +216,7 @@ bool Sweep::run_size(const Collective& collective, const CollectiveCase& c, cons
     return true;
   }
   // The size column is the whole array the collective moves (nccl-tests).
-  const std::size_t bytes = std::max(counts.send_count, counts.recv_count) * element;
+  const std::size_t bytes = bytes_moved(collective, c, bytes_asked);
   services_.faults.before_point(bytes);
   const std::string label = key.text() + " " + format_size(bytes);
   GatheredPoint sides[2];

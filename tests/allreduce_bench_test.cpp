@@ -394,6 +394,34 @@ TEST_F(AllreduceBenchTest, OneRankHasNoSaturationSizeWhereBusbwIsZero) {
   EXPECT_CONTAINS(one.output, "an in-place operation moves nothing");
 }
 
+// A case key has one row per layout: sizes that round to the same whole
+// elements (8 to 11 bytes of float) and a type or collective named twice are
+// measured once.
+TEST_F(AllreduceBenchTest, EveryCaseIsMeasuredOnce) {
+  const auto csv_path = dir_ / "r.csv";
+  const auto r = run({ALLREDUCE_BENCH, "--backend", "host", "--collective", "broadcast,broadcast", "-d",
+                      "float,float", "-b", "8", "-e", "16", "-i", "1", "-n", "2", "-w", "1", "--csv", csv_path.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const redline::CsvTable csv = redline::read_csv(csv_path);
+  std::map<std::string, int> rows_per_key;
+  for (std::size_t row = 0; row < csv.rows.size(); ++row) ++rows_per_key[csv.value(row, "case_key")];
+  // 2, 3 and 4 floats (8-11, 12-15 and 16 bytes), each in and out of place.
+  EXPECT_EQ(rows_per_key.size(), 3u * 2u);
+  for (const auto& [key, rows] : rows_per_key) EXPECT_EQ(rows, 1) << key;
+}
+
+// --per-rank-csv naming the --csv or --json file would replace the report.
+TEST_F(AllreduceBenchTest, PerRankCsvMustBeItsOwnFile) {
+  const auto same = dir_ / "r.csv";
+  for (const char* flag : {"--csv", "--json"}) {
+    const auto r = run(with({ALLREDUCE_BENCH, "--backend", "host", "--per-rank", "--per-rank-csv", same.string(), flag,
+                             same.string()},
+                            kQuick));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_CONTAINS(r.output, "--per-rank-csv '" + same.string() + "': is also the " + flag + " file");
+  }
+}
+
 TEST_F(AllreduceBenchTest, ExpectationWithNothingMeasuredFails) {
   // 1 byte of all_gather over 2 ranks is under one element per rank: every size skipped.
   const auto r = mpirun(2, {"--backend", "host", "--collective", "all_gather", "-d", "int32", "-b", "1", "-e", "1",
@@ -803,6 +831,7 @@ TEST_F(AllreduceBenchTest, BadFlagsExitTwoNamingFlagAndValue) {
       // Empty lists would measure nothing and pass.
       {{"-d", ""}, "-d,--datatype '': is empty"},
       {{"--collective", ""}, "--collective ''"},
+      {{"--bootstrap", "env"}, "--bootstrap 'env': needs the torchrun-style variables"},
       {{"-o", "sum,"}, "-o 'sum,'"},
       // The flag the user typed is named, not the default step.
       {{"-b", "1K", "-e", "1T"}, "-e '1T'"},
