@@ -340,6 +340,11 @@ TEST_F(GemmBenchPredict, MeasuringSubcommandsRejectBadInputBeforeLookingForAGpu)
   expect_usage_error({"peak", "--search", "check", "--m", "1:100000:1", "--n", "1:100:1"}, "at most");
   // The quick search picks its own shapes: a grid flag beside it is refused, a bad one named.
   expect_usage_error({"peak", "--m", "abc"}, "--m 'abc'");
+  expect_usage_error({"predict", "--m", "64", "--n", "64", "--k", "64", "--tile", "1x65537"}, "each edge 1 to 65536");
+  expect_usage_error(sweep({"--benchmark_out="}), "--benchmark_out '': is empty");
+  expect_usage_error({"model", "--hidden", "4096", "--heads", "32", "--ffn", "11008", "--vocab", "32000", "--seq",
+                      "1048576", "--mbs", "4096"},
+                     "--seq/--mbs '1048576/4096': make 4294967296 tokens");
   expect_usage_error({"peak", "--n", "4096"}, "--search 'quick': picks its own shapes");
   expect_usage_error({"predict", "--m", "4096", "--n", "1,", "--k", "4096", "--tile", "128x256"},
                      "--n '1,': has an empty item");

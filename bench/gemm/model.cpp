@@ -31,7 +31,10 @@ TransformerShape transformer_of(const ModelFlags& f) {
   shape.tensor_parallel = parse_count_between("--tp", f.tp, 1, 4096);
   shape.layers = parse_count_between("--layers", f.layers, 1, 100000);
   shape.swiglu = f.swiglu;
-  if (shape.tokens() > kMaxDim) throw UsageError("--seq x --mbs", std::to_string(shape.tokens()), "too many tokens");
+  if (shape.tokens() > kMaxDim)
+    throw UsageError("--seq/--mbs", f.seq + "/" + f.mbs,
+                     "make " + std::to_string(shape.tokens()) + " tokens, a GEMM dimension; at most " +
+                         std::to_string(kMaxDim));
   validate_transformer_shape(shape);
   return shape;
 }

@@ -53,7 +53,9 @@ PredictPlan plan_of(const PredictFlags& f) {
   PredictPlan plan;
   plan.shapes = checked_grid(f.m, f.n, f.k);
   const auto tile = parse_tile(f.tile);
-  if (!tile) throw UsageError("--tile", f.tile, "must be ROWSxCOLS of the C tile, e.g. 128x256");
+  if (!tile)
+    throw UsageError("--tile", f.tile,
+                     "must be ROWSxCOLS of the C tile, e.g. 128x256, each edge 1 to " + std::to_string(kMaxTileEdge));
   plan.base.tile = *tile;
   if (!f.gpu.empty()) {
     plan.gpu = lookup_gpu_peaks(f.gpu);

@@ -13,9 +13,6 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0); }
 
-// A tile edge or kernel-name number larger than this is not a tile.
-constexpr std::int64_t kMaxTileEdge = 1 << 16;
-
 std::optional<std::int64_t> parse_edge(std::string_view text) {
   std::int64_t value = 0;
   const auto* end = text.data() + text.size();

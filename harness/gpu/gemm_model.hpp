@@ -89,7 +89,10 @@ inline constexpr double kQuantizationLossThreshold = 0.90;
 std::optional<PaddingAdvice> nearest_recovering_size(const GemmProblem& problem, GemmDim dim,
                                                      double tolerance = 0.01, double max_growth = 0.25);
 
-// "128x256" -> {128, 256}; nullopt unless two positive integers joined by x.
+// A tile edge or kernel-name number larger than this is not a tile.
+inline constexpr std::int64_t kMaxTileEdge = 1 << 16;
+// "128x256" -> {128, 256}; nullopt unless two integers from 1 to
+// kMaxTileEdge joined by x.
 std::optional<TileShape> parse_tile(std::string_view text);
 std::string tile_text(const TileShape& tile);
 

@@ -90,6 +90,9 @@ BenchmarkArgs split_benchmark_args(int argc, char** argv, const std::string& too
     const std::size_t eq = arg.find('=');
     if (eq == std::string_view::npos)
       throw UsageError(std::string(arg), "", "give it as " + std::string(arg) + "=VALUE, as Google Benchmark does");
+    // Empty, as any other flag's: Google Benchmark would take it as its default.
+    if (eq + 1 == arg.size())
+      throw UsageError(std::string(arg.substr(0, eq)), "", "is empty; give a value or leave the flag out");
     take_benchmark_flag(std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1)), argv[i], tool, args);
   }
   return args;
