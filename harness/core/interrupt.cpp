@@ -13,6 +13,8 @@ namespace redline {
 namespace {
 
 std::atomic<int> g_signal{0};
+std::atomic<int> g_child_group{0};
+std::atomic<bool> g_announce{true};
 std::atomic<long long> g_first_signal_ns{0};  // CLOCK_MONOTONIC, when the first signal came
 
 // timeout(1) signals its command and then its own process group, so the
@@ -26,8 +28,6 @@ long long monotonic_ns() {  // clock_gettime is async-signal-safe
   clock_gettime(CLOCK_MONOTONIC, &now);
   return static_cast<long long>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
-std::atomic<int> g_child_group{0};
-std::atomic<bool> g_announce{true};
 
 // RemovedOnForcedExit's paths. A slot is free (0), claimed (1) or armed (2);
 // its version is odd while its path is being written. The handler copies an
