@@ -200,7 +200,31 @@ TEST_F(BatchSweepTest, ZeroThroughputIsAnErrorNotAResult) {
     if (csv.value(row, "status") == "skipped") continue;
     EXPECT_EQ(csv.value(row, "status"), "error");
     EXPECT_EQ(csv.value(row, "samples_per_s"), "");  // nothing measured: an empty cell, never 0
-    EXPECT_CONTAINS(csv.value(row, "note"), "must be positive");
+    EXPECT_CONTAINS(csv.value(row, "note"), "must be a finite positive number");
+  }
+}
+
+// An infinite throughput is no measurement: as printed (inf, 1e400) or computed from a step time
+// so short that batch / step time overflows (1e-320 ms).
+TEST_F(BatchSweepTest, InfiniteThroughputIsAnErrorNotAResult) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--metric-regex", "x=(\\S+)"}, "echo x=inf"},
+      {{"--metric-regex", "x=(\\S+)"}, "echo x=1e400"},
+      {{"--step-time-regex", "t=(\\S+)", "--skip-steps", "0"}, "echo t=1e-320"},
+  };
+  for (const auto& [metric_flags, script] : cases) {
+    std::vector<std::string> flags = {"--batch-sizes", "1,2"};
+    flags.insert(flags.end(), metric_flags.begin(), metric_flags.end());
+    const auto r = run_command(flags, {"sh", "-c", script});
+    EXPECT_EQ(r.child.exit_code, 1) << script << "\n" << r.child.output;
+    const CsvTable csv = r.csv();
+    ASSERT_FALSE(csv.rows.empty()) << script;
+    for (std::size_t row = 0; row < csv.rows.size(); ++row) {
+      if (csv.value(row, "status") == "skipped") continue;
+      EXPECT_EQ(csv.value(row, "status"), "error") << script;
+      EXPECT_EQ(csv.value(row, "samples_per_s"), "") << script;
+      EXPECT_CONTAINS(csv.value(row, "note"), "finite positive number");
+    }
   }
 }
 

@@ -211,10 +211,20 @@ TEST_F(TrialTest, StepTimeThatIsMissingOrZeroIsAnError) {
   EXPECT_CONTAINS(v.note, "--step-time-regex matched nothing");
   v = judge(print("time 0.0 ms") + "; " + print("time 0 ms"), rules);
   EXPECT_EQ(v.status, PointStatus::error);
-  EXPECT_CONTAINS(v.note, "must be positive");
+  EXPECT_CONTAINS(v.note, "must be a finite positive number");
   v = judge(print("time 1.2.3 ms"), make_trial_rules({}, {.step_time_regex = "time ([0-9.]+) ms"}));
   EXPECT_EQ(v.status, PointStatus::error);
   EXPECT_CONTAINS(v.note, "'1.2.3'");
+}
+
+TEST_F(TrialTest, InfiniteMetricIsAnError) {
+  const TrialRules rules = make_trial_rules({}, {.metric_regex = "x=(\\S+)"});
+  for (const std::string printed : {"x=inf", "x=1e400", "x=-inf"}) {
+    const TrialVerdict v = judge(print(printed), rules);
+    EXPECT_EQ(v.status, PointStatus::error) << printed;
+    EXPECT_FALSE(v.reading) << printed;
+    EXPECT_CONTAINS(v.note, "finite positive number");
+  }
 }
 
 TEST_F(TrialTest, StepTimeFlagsAreChecked) {

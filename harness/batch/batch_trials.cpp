@@ -128,6 +128,15 @@ void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
   } else {
     value = static_cast<double>(batch) * static_cast<double>(options_.steps) / trial.child.wall_seconds;
   }
+  // A finite step time can still give an infinite rate (batch / 1e-320 s): such a trial is an error,
+  // as an unreadable metric is, so it never wins the sweep.
+  if (!(std::isfinite(value) && value > 0)) {
+    const std::string source = reading ? reading->source : "the wall time";
+    trial.verdict = {PointStatus::error, std::nullopt,
+                     source + " gives " + format_number(value, 2) + " " + name + " at batch " + std::to_string(batch) +
+                         ": a throughput must be a finite positive number"};
+    return;
+  }
   if (reading)
     note_source(reading->source, reading->kind, reading->readings, reading->skipped);
   else

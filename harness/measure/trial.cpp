@@ -1,6 +1,7 @@
 #include "harness/measure/trial.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <stdexcept>
 
@@ -87,11 +88,13 @@ TrialVerdict read_throughput(const std::vector<std::string>& lines, const TrialR
     return {PointStatus::error, std::nullopt,
             "--step-time-regex captured '" + std::string(e.what()) + "', not a number"};
   }
-  // A throughput or step time of zero or less is a broken measurement, not a slow one.
-  if (verdict.reading && !(verdict.reading->value > 0))
+  // A throughput or step time of zero or less, or one too large for a double (inf, 1e400), is a
+  // broken measurement, not a slow or fast one. It is an error, as an unreadable metric is: the
+  // trial ran, but what it printed gives no throughput to compare.
+  if (verdict.reading && !(std::isfinite(verdict.reading->value) && verdict.reading->value > 0))
     return {PointStatus::error, std::nullopt,
             verdict.reading->source + " read " + format_number(verdict.reading->value, 2) +
-                ": a throughput or step time must be positive"};
+                ": a throughput or step time must be a finite positive number"};
   return verdict;
 }
 
