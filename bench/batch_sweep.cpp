@@ -21,6 +21,10 @@ using namespace redline;
 
 namespace {
 
+// Far above any context length (millions of tokens): a larger value is a slip, and one near the
+// double's range (1e308) made the tokens_per_s column infinite.
+constexpr double kMaxTokensPerSample = 1e9;
+
 struct Flags {
   std::string start = "1", max = "4096", factor = "2", batch_sizes;
   std::string repeats = "1", plateau = "5", fraction = "90", safety_margin = "0";
@@ -68,6 +72,9 @@ void set_step_time_options(const Flags& f, BatchSweepOptions& o) {
   if (!f.tokens_per_sample.empty()) {
     o.tokens_per_sample = parse_number("--tokens-per-sample", f.tokens_per_sample);
     require_positive("--tokens-per-sample", f.tokens_per_sample, *o.tokens_per_sample);
+    if (*o.tokens_per_sample > kMaxTokensPerSample)
+      throw UsageError("--tokens-per-sample", f.tokens_per_sample,
+                       "must be at most " + format_general(kMaxTokensPerSample, 15) + " tokens in one sample");
     if (f.metric_name != "samples_per_s")
       throw UsageError("--tokens-per-sample", f.tokens_per_sample,
                        "turns samples/s into tokens/s; --metric-name " + f.metric_name + " is not samples/s");

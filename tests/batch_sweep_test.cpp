@@ -310,6 +310,7 @@ TEST_F(BatchSweepTest, BadInputIsRejectedNamingTheFlagAndValue) {
       {{"--max", "99999999999999999999", "--", train}, {"--max", "99999999999999999999"}},
       {{"--factor", "1.0000001", "--max", "1000000", "--", train}, {"--factor", "1.0000001"}},
       {{"--csv", "/proc/self", "--", train}, {"--csv", "/proc/self"}},
+      {{"--tokens-per-sample", "1e308", "--", train}, {"--tokens-per-sample", "'1e308'", "at most 1000000000"}},
       {{"--no-such-flag", "--", train}, {"--no-such-flag"}},
       {{"--max", "8"}, {"missing COMMAND"}},
       {{"--", "/no/such/program"}, {"COMMAND", "/no/such/program", "not found"}},
