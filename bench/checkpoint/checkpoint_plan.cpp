@@ -38,9 +38,16 @@ void add_checkpoint_flags(CLI::App& app, CheckpointFlags& f) {
 
 namespace {
 
+// A mean time between failures, of a job or of one GPU, in hours. Below 36 s no checkpoint of any
+// size fits between failures (Young/Daly's first order no longer holds); above about 1,100 years no
+// hardware is that reliable. Outside them (1e-300, 1e308) the advice's figures were 60-digit
+// numbers, inf or nan.
+constexpr double kMinMtbfHours = 0.01, kMaxMtbfHours = 1e7;
+const std::string kMtbfRange = "between 0.01 h (36 s) and 10000000 h (about 1,100 years)";
+
 double hours(const char* flag, const std::string& text) {
   const double h = parse_number(flag, text);
-  require_positive(flag, text, h);
+  if (!(h >= kMinMtbfHours && h <= kMaxMtbfHours)) throw UsageError(flag, text, "must be " + kMtbfRange);
   return h;
 }
 
@@ -139,6 +146,10 @@ void plan_failure_rate(const CheckpointFlags& f, CheckpointPlan& p) {
     const auto gpus = parse_count_between("--gpus", f.gpus, 1, 1 << 24);
     // Independent failures: the job fails when any GPU does.
     p.mtbf_s = hours("--gpu-mtbf", f.gpu_mtbf) * 3600 / static_cast<double>(gpus);
+    if (p.mtbf_s < kMinMtbfHours * 3600)
+      throw UsageError("--gpus", f.gpus,
+                       "with --gpu-mtbf " + f.gpu_mtbf + " gives a job MTBF of " + format_general(p.mtbf_s, 3) +
+                           " s; the job's must be " + kMtbfRange);
     p.mtbf_source = "--gpu-mtbf " + f.gpu_mtbf + " h / " + std::to_string(gpus) + " GPUs";
   } else if (!f.gpus.empty()) {
     throw UsageError("--gpus", f.gpus, "only counts with --gpu-mtbf");
