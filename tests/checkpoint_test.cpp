@@ -119,6 +119,10 @@ TEST(CheckpointModel, BytesPerParameter) {
   EXPECT_EQ(parse_optimizer("adam"), OptimizerKind::adam);
   EXPECT_FALSE(parse_optimizer("lion"));
   EXPECT_THROW(checkpoint_state_bytes(std::uint64_t{1} << 62, OptimizerKind::adam), std::overflow_error);
+  // One limit for every state: --size and a parameter count stop at kMaxCheckpointStateBytes.
+  const std::uint64_t most = kMaxCheckpointStateBytes / 14;
+  EXPECT_LE(checkpoint_state_bytes(most, OptimizerKind::adam), kMaxCheckpointStateBytes);
+  EXPECT_THROW(checkpoint_state_bytes(most + 1, OptimizerKind::adam), std::overflow_error);
 }
 
 TEST(CheckpointModel, YoungDaly) {
@@ -448,6 +452,13 @@ TEST_F(CheckpointBench, ArgumentValidationNamesTheFlag) {
       {{"all", "--size", "1M", "--dir", dir_.string(), "--gpu-mtbf", "1", "--gpus", "1000"},
        "--gpus '1000': with --gpu-mtbf 1 gives a job MTBF of 3.6 s"},
       {{"all", "--model", "7q", "--dir", dir_.string()}, "--model '7q'"},
+      // --size has the limit of --params; 2 x the state no longer wraps to 0 in the host memory check.
+      {{"save", "--size", "9223372036854775807", "--dir", dir_.string()},
+       "--size '9223372036854775807': must be at most 2^60 bytes (1 EiB)"},
+      {{"save", "--size", "16000000T", "--dir", dir_.string()}, "--size '16000000T': must be at most 2^60"},
+      {{"save", "--params", "100000000000000000", "--dir", dir_.string()},
+       "--params '100000000000000000': 100000000000000000 parameters x 14 B is a state above 2^60 bytes"},
+      {{"save", "--size", "1048576T", "--dir", dir_.string()}, "needs twice the state (2097152T) in host memory"},
       {{"all", "--size", "1M", "--dir", dir_.string(), "--optimizer", "lion"}, "--optimizer 'lion'"},
       {{"frobnicate", "--size", "1M", "--dir", dir_.string()}, "COMMAND 'frobnicate'"},
       {{"save", "--size", "1M", "--dir", dir_.string(), "--rounds", "0"}, "--rounds '0'"},

@@ -86,6 +86,9 @@ void plan_state_size(const CheckpointFlags& f, CheckpointPlan& p) {
   if (!f.size.empty()) {
     p.cfg.bytes = parse_size("--size", f.size);
     if (p.cfg.bytes == 0) throw UsageError("--size", f.size, "must be at least 1 byte");
+    // The same limit as a state from --params or --model.
+    if (p.cfg.bytes > kMaxCheckpointStateBytes)
+      throw UsageError("--size", f.size, std::string("must be at most ") + kMaxCheckpointStateText);
     p.size_source = "--size " + f.size;
   } else if (!f.params.empty() || !f.model.empty()) {
     const std::uint64_t parameters = parameter_count(f);
@@ -161,6 +164,7 @@ void check_host_memory(const CheckpointFlags& f, const CheckpointPlan& p) {
   const double physical = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
   if (p.save && physical > 0 && 2.0 * static_cast<double>(p.cfg.bytes) > 0.9 * physical) {
     const auto [flag, value] = size_flag(f);
+    // 2 x bytes cannot wrap: a state is at most kMaxCheckpointStateBytes (2^60).
     throw UsageError(flag, value,
                      "needs twice the state (" + format_size(2 * p.cfg.bytes) + ") in host memory; this machine has " +
                          format_size(static_cast<std::uint64_t>(physical)));

@@ -52,8 +52,9 @@ std::optional<std::uint64_t> preset_parameters(const std::string& name) {
 
 std::uint64_t checkpoint_state_bytes(std::uint64_t parameters, OptimizerKind kind) {
   const std::uint64_t per = checkpoint_bytes_per_param(kind);
-  if (parameters > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / per)
-    throw std::overflow_error("checkpoint state of " + std::to_string(parameters) + " parameters overflows 2^63 bytes");
+  if (parameters > kMaxCheckpointStateBytes / per)
+    throw std::overflow_error(std::to_string(parameters) + " parameters x " + std::to_string(per) +
+                              " B is a state above " + kMaxCheckpointStateText);
   return parameters * per;
 }
 

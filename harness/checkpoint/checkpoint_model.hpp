@@ -30,7 +30,12 @@ struct ModelPreset {
 const std::vector<ModelPreset>& model_presets();
 std::optional<std::uint64_t> preset_parameters(const std::string& name);
 
-// parameters x bytes per parameter; throws std::overflow_error past 2^63.
+// The largest checkpoint state, from --size or a parameter count: 1 EiB, some 10^5 times a 405B
+// model's Adam state, so that 2 x a state (its host copy) never wraps a 64-bit byte count.
+inline constexpr std::uint64_t kMaxCheckpointStateBytes = std::uint64_t{1} << 60;
+inline constexpr const char* kMaxCheckpointStateText = "2^60 bytes (1 EiB)";
+
+// parameters x bytes per parameter; throws std::overflow_error past kMaxCheckpointStateBytes.
 std::uint64_t checkpoint_state_bytes(std::uint64_t parameters, OptimizerKind kind);
 
 // How often to checkpoint (Young/Daly) is measure's: harness/measure/young_daly.hpp.
