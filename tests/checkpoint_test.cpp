@@ -339,6 +339,12 @@ TEST_F(CheckpointIo, RefusesACheckpointWithoutManifest) {
   EXPECT_CONTAINS(why, "no manifest");
 }
 
+TEST_F(CheckpointIo, NoCheckpointAtAllIsNotATornSave) {
+  const std::string why = rejection(dir_);
+  EXPECT_CONTAINS(why, "there is no checkpoint " + (dir_ / "checkpoint.bin").string());
+  EXPECT_NOT_CONTAINS(why, "did not complete");
+}
+
 // A save may replace a redline checkpoint, never a file redline did not
 // write: each way the checkpoint's names can be taken is told apart, naming
 // the file.
@@ -487,6 +493,25 @@ TEST_F(CheckpointBench, ReadOnlyDirectoryRefusesSavesAndServesRestores) {
   EXPECT_CONTAINS(save.output, ": Read-only file system)");
   const auto restore = bench({"restore", "--dir", mnt.string(), "--quiet"});
   EXPECT_EQ(restore.exit_code, 0) << restore.output;
+}
+
+// restore from a directory with no checkpoint.bin is the wrong --dir: exit 2, and the --csv a
+// user already has is left as it was. Data without its manifest is still a torn save (exit 1).
+TEST_F(CheckpointBench, RestoreWithoutACheckpointIsBadInputAndWritesNothing) {
+  const fs::path empty = dir_ / "empty", csv = dir_ / "kept.csv";
+  fs::create_directory(empty);
+  std::ofstream(csv) << "the user's own file\n";
+  auto r = bench({"restore", "--dir", empty.string(), "--csv", csv.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "no checkpoint.bin in --dir '" + empty.string() + "'");
+  EXPECT_EQ(content_of(csv), "the user's own file\n");
+  EXPECT_TRUE(fs::is_empty(empty));
+
+  ASSERT_EQ(bench({"save", "--size", "1M", "--rounds", "1", "--dir", empty.string(), "--quiet"}).exit_code, 0);
+  fs::remove(empty / "checkpoint.bin.manifest");
+  r = bench({"restore", "--dir", empty.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "has no manifest");
 }
 
 TEST_F(CheckpointBench, GpuOnlyWithoutGpuExits77) {

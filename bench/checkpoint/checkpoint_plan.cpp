@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <stdexcept>
 #include <utility>
 
@@ -112,6 +113,10 @@ void plan_storage(const CheckpointFlags& f, CheckpointPlan& p) {
   // A restore only reads: a read-only mount or backup copy is fine.
   if (const auto problem = directory_problem(f.dir, p.save)) throw UsageError("--dir", f.dir, *problem);
   p.cfg.dir = f.dir;
+  // A restore alone reads what an earlier save left: with no data there, --dir is the wrong
+  // directory (bad input), not a torn save; a data file without its manifest still is one.
+  if (p.restore && !p.save && !std::filesystem::exists(checkpoint_paths(p.cfg.dir, p.cfg.name).data))
+    throw UsageError("no " + p.cfg.name + " in --dir '" + f.dir + "'");
   // `all` removes what it wrote: under a name of its own, so it never
   // replaces a checkpoint.bin the user keeps in --dir, and two runs sharing
   // a directory (/tmp in the default suite) never meet. --keep and `save`

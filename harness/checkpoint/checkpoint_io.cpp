@@ -402,6 +402,8 @@ SaveSteps safe_save(const fs::path& dir, const std::string& name, const std::byt
 Manifest read_manifest(const fs::path& dir, const std::string& name) {
   const CheckpointPaths paths = checkpoint_paths(dir, name);
   std::ifstream in(paths.manifest);
+  // Only data without a manifest is a save that did not complete; with neither, there is none.
+  if (!in && !fs::exists(paths.data)) throw CheckpointRejected("there is no checkpoint " + paths.data.string());
   if (!in)
     throw CheckpointRejected("checkpoint " + paths.data.string() + " has no manifest " + paths.manifest.string() +
                              ": the save did not complete");
