@@ -32,6 +32,7 @@ struct Flags {
   std::string metric_regex, metric_name = "samples_per_s";
   std::string step_time_regex, step_time_unit = "ms", skip_steps = "1", tokens_per_sample;
   std::vector<std::string> oom_regexes;
+  std::set<std::string> given;  // the flags typed, filled after parsing
   std::string global_batch, data_parallel = "1";
   bool bisect = false, verbose = false;
   OutputOptions output;
@@ -83,10 +84,22 @@ void set_step_time_options(const Flags& f, BatchSweepOptions& o) {
   make_trial_rules({}, {o.metric_regex, o.step_time_regex, o.step_time_unit, o.skip_steps});
 }
 
+// --start, --max and --factor shape the upward search, which --batch-sizes replaces: given with it
+// they would do nothing while the user believes they did.
+void refuse_search_flags_with_axis(const Flags& f) {
+  const std::pair<const char*, const std::string*> search_flags[] = {
+      {"--start", &f.start}, {"--max", &f.max}, {"--factor", &f.factor}};
+  for (const auto& [flag, value] : search_flags)
+    if (f.given.count(flag))
+      throw UsageError(flag, *value,
+                       "does nothing with --batch-sizes, which lists every batch size: give one or the other");
+}
+
 BatchSweepOptions to_options(const Flags& f, std::vector<std::string> command) {
   BatchSweepOptions o;
   o.command = std::move(command);
   if (!f.batch_sizes.empty()) {
+    refuse_search_flags_with_axis(f);
     o.axis = parse_count_axis_between("--batch-sizes", f.batch_sizes, 1, kMaxBatch);
   } else {
     const auto start = parse_count_between("--start", f.start, 1, kMaxBatch);
@@ -163,6 +176,7 @@ int main(int argc, char** argv) {
   add_output_flags(app, f.output);
 
   return run_tool(app, own_argc, argv, [&] {
+    f.given = flags_given(app);
     BatchSweepOptions options = to_options(f, command);
     validate_output_paths(f.output);
     // NVML only: creating a CUDA context here would take GPU memory from the trials.

@@ -310,6 +310,10 @@ TEST_F(BatchSweepTest, BadInputIsRejectedNamingTheFlagAndValue) {
       {{"--max", "99999999999999999999", "--", train}, {"--max", "99999999999999999999"}},
       {{"--factor", "1.0000001", "--max", "1000000", "--", train}, {"--factor", "1.0000001"}},
       {{"--csv", "/proc/self", "--", train}, {"--csv", "/proc/self"}},
+      // The upward search's flags do nothing beside --batch-sizes, even typed at their defaults.
+      {{"--batch-sizes", "1,2", "--start", "1", "--", train}, {"--start '1'", "does nothing with --batch-sizes"}},
+      {{"--batch-sizes", "1,2", "--max", "8", "--", train}, {"--max '8'", "does nothing with --batch-sizes"}},
+      {{"--factor", "2", "--batch-sizes", "1,2", "--", train}, {"--factor '2'", "does nothing with --batch-sizes"}},
       {{"--tokens-per-sample", "1e308", "--", train}, {"--tokens-per-sample", "'1e308'", "at most 1000000000"}},
       {{"--no-such-flag", "--", train}, {"--no-such-flag"}},
       {{"--max", "8"}, {"missing COMMAND"}},

@@ -40,6 +40,13 @@ CLI::Option* allow_empty_value(CLI::Option* option) {
   return option;
 }
 
+std::set<std::string> flags_given(const CLI::App& app) {
+  std::set<std::string> given;
+  for (const CLI::Option* option : app.get_options())
+    if (option->nonpositional() && option->count() > 0) given.insert(option->get_name());
+  return given;
+}
+
 int run_tool(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
   const std::string tool = app.get_name();
   // CLI11 says only "A subcommand is required" for a mistyped one: name it.

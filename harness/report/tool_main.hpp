@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <set>
 #include <string>
 
 #include "harness/report/output.hpp"
@@ -19,6 +20,10 @@ void add_output_flags(CLI::App& app, OutputOptions& output);
 // For the few flags whose empty value means something ("--history ''": no
 // history); every other flag given '' is refused (exit 2) before `body` runs.
 CLI::Option* allow_empty_value(CLI::Option* option);
+
+// The options given on the command line (CLI11's count), by their long name ("--start"): how a
+// tool tells a flag left at its default from one typed with the default's value.
+std::set<std::string> flags_given(const CLI::App& app);
 
 // Parses argv with `app`, then runs `body`, which returns the exit status.
 // UsageError and CLI11 parse errors print "<tool>: <message>" and give 2;
