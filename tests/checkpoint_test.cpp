@@ -514,6 +514,33 @@ TEST_F(CheckpointBench, RestoreWithoutACheckpointIsBadInputAndWritesNothing) {
   EXPECT_CONTAINS(r.output, "has no manifest");
 }
 
+// restore takes the size from the manifest, writes nothing and gives no interval without a
+// save: a flag that would do nothing there is refused (exit 2, naming it), even at its default.
+TEST_F(CheckpointBench, RestoreRefusesFlagsThatDoNothing) {
+  ASSERT_EQ(bench({"save", "--size", "1M", "--rounds", "1", "--dir", dir_.string(), "--quiet"}).exit_code, 0);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--size", "1M"}, "--size '1M': does nothing with restore"},
+      {{"--params", "1000"}, "--params '1000': does nothing with restore"},
+      {{"--model", "7b"}, "--model '7b': does nothing with restore"},
+      {{"--optimizer", "adam"}, "--optimizer 'adam': does nothing with restore"},
+      {{"--keep"}, "--keep does nothing with restore"},
+      {{"--overwrite"}, "--overwrite does nothing with restore"},
+      {{"--no-fsync"}, "--no-fsync does nothing with restore"},
+      {{"--mtbf", "5"}, "--mtbf '5': does nothing with restore"},
+      {{"--gpu-mtbf", "5", "--gpus", "8"}, "--gpu-mtbf '5': does nothing with restore"},
+  };
+  for (const auto& [extra, expect] : cases) {
+    std::vector<std::string> args = {"restore", "--dir", dir_.string(), "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = bench(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_CONTAINS(r.output, expect);
+  }
+  // What restore does use still works: --threads, --chunk and --rounds shape its reads.
+  const auto r = bench({"restore", "--dir", dir_.string(), "--quiet", "--threads", "2", "--chunk", "1M", "--rounds", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 TEST_F(CheckpointBench, GpuOnlyWithoutGpuExits77) {
   const auto r = bench({"gpu", "--size", "1M"});
   if (r.exit_code == 0) GTEST_SKIP() << "a GPU is usable here";

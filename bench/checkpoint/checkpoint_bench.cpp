@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
                "checkpoint_bench"};
   add_checkpoint_flags(app, flags);
   return run_tool(app, argc, argv, [&] {
+    flags.given = flags_given(app);
     CheckpointPlan plan = to_plan(flags);
     validate_output_paths(flags.output);
     CheckpointRun run = start_run(std::move(plan));

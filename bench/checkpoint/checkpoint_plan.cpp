@@ -67,6 +67,36 @@ void plan_command(const std::string& command, CheckpointPlan& p) {
   else throw UsageError("COMMAND", command, "use save, restore, all or gpu");
 }
 
+// restore takes the state's size from the manifest, writes nothing, and gives no checkpoint
+// interval without a save's cost: these flags would do nothing there while the user believes
+// they did.
+void refuse_flags_restore_ignores(const CheckpointFlags& f) {
+  if (f.command != "restore") return;
+  const std::string from_manifest = "the state's size comes from the checkpoint's manifest";
+  const std::string needs_save = "the checkpoint interval needs a save's cost (use all)";
+  struct Ignored {
+    const char* flag;
+    const std::string* value;  // nullptr for an on/off flag
+    std::string why;
+  };
+  const Ignored ignored[] = {{"--size", &f.size, from_manifest},
+                             {"--params", &f.params, from_manifest},
+                             {"--model", &f.model, from_manifest},
+                             {"--optimizer", &f.optimizer, from_manifest},
+                             {"--keep", nullptr, "restore never removes the checkpoint"},
+                             {"--overwrite", nullptr, "restore writes nothing"},
+                             {"--no-fsync", nullptr, "restore writes nothing"},
+                             {"--mtbf", &f.mtbf, needs_save},
+                             {"--gpu-mtbf", &f.gpu_mtbf, needs_save},
+                             {"--gpus", &f.gpus, needs_save}};
+  for (const auto& [flag, value, why] : ignored) {
+    if (!f.given.count(flag)) continue;
+    const std::string problem = "does nothing with restore: " + why;
+    if (value) throw UsageError(flag, *value, problem);
+    throw UsageError(std::string(flag) + " " + problem);
+  }
+}
+
 std::uint64_t parameter_count(const CheckpointFlags& f) {
   if (!f.params.empty()) {
     const auto parameters = static_cast<std::uint64_t>(parse_count("--params", f.params));
@@ -181,6 +211,7 @@ void check_host_memory(const CheckpointFlags& f, const CheckpointPlan& p) {
 CheckpointPlan to_plan(const CheckpointFlags& f) {
   CheckpointPlan p;
   plan_command(f.command, p);
+  refuse_flags_restore_ignores(f);
   plan_state_size(f, p);
   plan_storage(f, p);
   plan_io_shape(f, p);

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <set>
 #include <string>
 
 #include "harness/checkpoint/checkpoint_rows.hpp"
@@ -19,6 +20,7 @@ struct CheckpointFlags {
   std::string mtbf, gpu_mtbf, gpus;
   bool no_fsync = false, keep = false, overwrite = false;
   OutputOptions output;
+  std::set<std::string> given;  // the flags typed, filled after parsing (flags_given)
 };
 
 struct CheckpointPlan {
