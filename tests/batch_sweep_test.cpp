@@ -262,6 +262,7 @@ TEST_F(BatchSweepTest, InterruptSavesThePointsMeasuredSoFar) {
   EXPECT_EQ(s.at(1), "ok");
   EXPECT_EQ(s.at(2), "ok");
   EXPECT_EQ(s.at(4), "skipped");  // the trial that was running when Ctrl-C came
+  EXPECT_CONTAINS(child.output, "none up to 2 (the largest batch that ran)");  // 4 was cut short, not run
 }
 
 // `timeout -s INT` signals the sweep and then its whole process group, so

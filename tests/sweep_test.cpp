@@ -347,6 +347,18 @@ TEST_F(SweepTest, InterruptedStopsBeforeTheNextPoint) {
   }
 }
 
+// A point interrupted while it ran comes back skipped: it did not run, so the largest size that
+// ran (first_oom_batch's "none up to N") is the one before it.
+TEST_F(SweepTest, AnInterruptedPointIsNotTheLargestRun) {
+  const SweepResult r = run_sweep({1, 2, 4, 8}, {}, [&](std::int64_t size, bool) -> PointOutcome {
+    if (size < 4) return {PointStatus::ok, ""};
+    set_interrupted_for_testing(true);  // Ctrl-C during the point at 4
+    return {PointStatus::skipped, "interrupted"};
+  });
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.largest_run, 2);
+}
+
 TEST_F(SweepTest, InterruptedDuringBisectStopsBisecting) {
   std::vector<std::pair<std::int64_t, bool>> ran;
   SweepOptions options;

@@ -152,8 +152,10 @@ SweepResult run_sweep(const std::vector<std::int64_t>& axis, const SweepOptions&
   if (options.bisect && result.first_oom && !result.interrupted) bisect(result, options, run_point);
   if (result.interrupted && result.stop_reason.empty()) result.stop_reason = "interrupted";
 
+  // A point cut short by Ctrl-C comes back skipped: it started but did not run, so it is not one.
   for (const auto& p : result.points)
-    if (p.ran && (!result.largest_run || p.size > *result.largest_run)) result.largest_run = p.size;
+    if (p.ran && p.outcome.status != PointStatus::skipped && (!result.largest_run || p.size > *result.largest_run))
+      result.largest_run = p.size;
   if (result.largest_fit) {
     const auto reduced = static_cast<std::int64_t>(
         std::floor(static_cast<double>(*result.largest_fit) * (1.0 - options.safety_margin)));

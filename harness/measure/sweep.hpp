@@ -49,7 +49,7 @@ struct SweepResult {
   std::optional<std::int64_t> largest_fit;  // largest size that ran ok
   std::optional<std::int64_t> first_oom;    // smallest size that ran out of memory
   std::optional<std::int64_t> safe_max;     // largest_fit less the safety margin
-  std::optional<std::int64_t> largest_run;  // largest size that ran, whatever its status
+  std::optional<std::int64_t> largest_run;  // largest size that ran, whatever its status (not one interrupted)
   std::optional<std::int64_t> predicted_fit;  // the prediction asked for when the bisection started
   bool prediction_used = false;               // it lay inside the range left to search, so the search began there
   // The bisection ended with largest_fit and first_oom as neighbours: the
