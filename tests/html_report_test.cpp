@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/core/atomic_file.hpp"
@@ -187,6 +189,24 @@ TEST(SvgChart, EmptyAndSinglePoint) {
     EXPECT_EQ(count(svg, "class=\"point\""), 1u);
     EXPECT_NOT_CONTAINS(svg, "nan");
     EXPECT_NOT_CONTAINS(svg, "inf");
+  }
+}
+
+// Finite values near the top of the double range once overflowed the axis to
+// inf, and the tick loop never ended (a report spun for minutes on 20 GB).
+TEST(SvgChart, HugeFiniteValuesGiveAFiniteAxis) {
+  const double largest = std::numeric_limits<double>::max();
+  const std::vector<std::vector<std::pair<double, double>>> cases = {
+      {{1, 1.7e308}, {2, 1}}, {{1, 1e308}, {2, -1e308}}, {{-1e308, 1}, {1e308, 2}},
+      {{1, largest}, {2, -largest}}, {{1, largest}}, {{largest, 5}, {-largest, 6}}};
+  for (const auto& points : cases) {
+    ChartSpec spec;
+    spec.series.push_back({"s", points, false});
+    const std::string svg = render_svg_chart(spec);
+    EXPECT_EQ(count(svg, "class=\"point\""), points.size());
+    EXPECT_NOT_CONTAINS(svg, "nan");
+    EXPECT_NOT_CONTAINS(svg, "inf");
+    EXPECT_LT(svg.size(), 20000u);  // a handful of ticks, not millions
   }
 }
 

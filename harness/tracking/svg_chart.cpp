@@ -86,28 +86,42 @@ struct Axis {
   double lo = 0, hi = 1;  // in axis units (log2 of the value for a log axis)
   std::vector<Tick> ticks;
 
+  // In halves, which are exact and cannot overflow: an axis from -1e308 to
+  // 1e308 spans more than the largest double.
   double unit(double value) const {
     const double v = log ? std::log2(value) : value;
-    return (v - lo) / (hi - lo);
+    return (v / 2 - lo / 2) / (hi / 2 - lo / 2);
   }
 };
 
+// More ticks than any target asks for: a bound on the tick loop, whatever
+// rounding does to the step near the ends of the double range.
+constexpr int kMaxTicks = 64;
+
 Axis linear_axis(double min, double max, bool integers, int target_ticks) {
   Axis axis;
+  constexpr double kLargest = std::numeric_limits<double>::max();
   if (min == max) {
     const double pad = min == 0 ? 1 : std::abs(min) * 0.1;
-    min -= pad;
-    max += pad;
+    min = std::max(min - pad, -kLargest);
+    max = std::min(max + pad, kLargest);
   }
+  // Values near 1e308 (finite, so drawable): the range, the step or a rounded
+  // end can overflow to inf, which once made the tick loop endless. The range
+  // is then taken from halves, and an end that does not round to a finite
+  // multiple of the step stays at the data.
   double step = nice_step(max - min, target_ticks);
+  if (!std::isfinite(step)) step = std::min(nice_step(max / 2 - min / 2, target_ticks) * 2, kLargest);
   // Run numbers and batch sizes: no fractional ticks (2.5 becomes 2).
   if (integers) step = std::max(1.0, step == std::floor(step) ? step : std::floor(step));
   axis.lo = std::floor(min / step + 1e-9) * step;
   axis.hi = std::ceil(max / step - 1e-9) * step;
-  if (axis.hi <= axis.lo) axis.hi = axis.lo + step;
-  for (int i = 0;; ++i) {
+  if (!std::isfinite(axis.lo)) axis.lo = min;
+  if (!std::isfinite(axis.hi)) axis.hi = max;
+  if (axis.hi <= axis.lo) axis.hi = std::min(axis.lo + step, kLargest);
+  for (int i = 0; i < kMaxTicks; ++i) {
     double v = axis.lo + i * step;
-    if (v > axis.hi + step * 1e-6) break;
+    if (!std::isfinite(v) || v > axis.hi + step * 1e-6) break;
     if (std::abs(v) < step * 1e-9) v = 0;  // no "-0" from rounding
     axis.ticks.push_back({v, linear_tick_label(v, step)});
   }
