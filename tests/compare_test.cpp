@@ -109,6 +109,8 @@ std::vector<std::string> cases_to_64(const fs::path& csv) {
 
 std::string dump(const Comparison& c) { return format_comparison(c, CompareFormat::table, "baseline", "current"); }
 
+std::string line_with(const std::string& output, const std::string& what);
+
 // ---------------------------------------------------------------- Mann-Whitney U
 
 TEST(CompareMannWhitney, KnownValues) {
@@ -424,6 +426,34 @@ TEST_F(CompareRunsTest, NoiseBandFromTimeCv) {
   const Comparison odd = compare_results(load_results(dir_ / "odd.csv"), load_results(dir_ / "odd.csv"), real_schema());
   EXPECT_EQ(odd.not_compared, std::vector<std::string>{"widgets"});
   EXPECT_TRUE(odd.metrics.empty());
+}
+
+// The direction follows the move, not the sign of (current - baseline) /
+// baseline: gain_pct (higher is better) from -10 to 20 improved.
+TEST_F(CompareRunsTest, NegativeOrZeroBaselineKeepsTheDirection) {
+  const std::string header = "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,batch_size,gain_pct,status,note\n";
+  auto row = [](int batch, double gain) {
+    std::ostringstream out;
+    out << "r,2026-01-01T00:00:00Z,h,none,batch_sweep,batch_size=" << batch << ",0," << batch << "," << gain << ",ok,\n";
+    return out.str();
+  };
+  write_file(dir_ / "base.csv", header + row(1, -10) + row(2, 20) + row(3, 0) + row(4, -10));
+  write_file(dir_ / "cur.csv", header + row(1, 20) + row(2, -10) + row(3, 5) + row(4, -20));
+  CompareOptions all;
+  all.all_metrics = true;
+  const Comparison c =
+      compare_results(load_results(dir_ / "base.csv"), load_results(dir_ / "cur.csv"), real_schema(), all);
+  ASSERT_EQ(c.metrics.size(), 4u) << dump(c);
+  EXPECT_EQ(find_metric(c, "batch_size=1", "gain_pct")->verdict, Verdict::faster) << dump(c);
+  EXPECT_NEAR(find_metric(c, "batch_size=1", "gain_pct")->change, 3.0, 1e-12);  // +30 over |-10|
+  EXPECT_EQ(find_metric(c, "batch_size=2", "gain_pct")->verdict, Verdict::slower);
+  EXPECT_EQ(find_metric(c, "batch_size=3", "gain_pct")->verdict, Verdict::faster);
+  EXPECT_EQ(find_metric(c, "batch_size=4", "gain_pct")->verdict, Verdict::slower);  // -10 -> -20 fell
+  EXPECT_NEAR(find_metric(c, "batch_size=4", "gain_pct")->change, -1.0, 1e-12);
+  const std::string text = dump(c);
+  EXPECT_CONTAINS(line_with(text, "batch_size=1 "), "+300.0%");
+  EXPECT_CONTAINS(line_with(text, "batch_size=3 "), "from 0");  // no percentage from zero
+  EXPECT_NOT_CONTAINS(text, "inf");
 }
 
 TEST_F(CompareRunsTest, FormatsTableMarkdownAndJson) {

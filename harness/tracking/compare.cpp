@@ -105,7 +105,9 @@ std::optional<double> side_noise(const std::vector<const ResultRow*>& rows, cons
 
 Verdict judge(MetricComparison& m, const std::vector<double>& base, const std::vector<double>& cur,
               std::optional<double> base_noise, std::optional<double> cur_noise, const CompareOptions& options) {
-  const bool worse = m.better == Better::higher ? m.change < 0 : m.change > 0;
+  // Which way the value moved, not the sign of the change: a baseline below
+  // zero (gain_pct of -10) would turn the sign of (current - baseline) / baseline.
+  const bool worse = m.better == Better::higher ? m.current < m.baseline : m.current > m.baseline;
   const Verdict moved = worse ? Verdict::slower : Verdict::faster;
   if (base.size() >= 2 && cur.size() >= 2) {
     m.p_value = mann_whitney_p(base, cur);
@@ -125,8 +127,6 @@ std::string percent_text(double fraction, const char* format) {
   std::snprintf(buf, sizeof buf, format, 100 * fraction);
   return buf;
 }
-
-std::string change_text(double change) { return percent_text(change, "%+.1f%%"); }
 
 std::string evidence_text(const MetricComparison& m) {
   char buf[48];
@@ -163,7 +163,7 @@ std::string format_text(const Comparison& c, const std::string& baseline_name, c
         {"", "tool", "case", "metric", "baseline", "current", "change", "p / noise", "verdict"}};
     for (const auto& m : c.metrics)
       cells.push_back({m.verdict == Verdict::slower ? "!" : "", m.tool, m.case_key, m.metric, human_number(m.baseline),
-                       human_number(m.current), change_text(m.change), evidence_text(m), to_string(m.verdict)});
+                       human_number(m.current), change_text(m), evidence_text(m), to_string(m.verdict)});
     out += format_table(cells, {false, false, false, false, true, true, true, true, false});
   }
   auto list = [&](const char* title, const std::vector<std::string>& items) {
@@ -207,7 +207,7 @@ std::string format_markdown(const Comparison& c, const std::string& baseline_nam
     for (const auto& m : c.metrics) {
       const std::string verdict = m.verdict == Verdict::slower ? "**! SLOWER**" : to_string(m.verdict);
       out += "| " + md_escape(m.tool) + " | " + md_code(m.case_key) + " | " + md_code(m.metric) + " | " +
-             human_number(m.baseline) + " | " + human_number(m.current) + " | " + change_text(m.change) + " | " +
+             human_number(m.baseline) + " | " + human_number(m.current) + " | " + change_text(m) + " | " +
              evidence_text(m) + " | " + verdict + " |\n";
     }
   }
@@ -379,13 +379,20 @@ MetricComparison compare_metric(const std::string& tool_label, const std::string
   m.current = summarize(cur_values).median;
   m.baseline_n = static_cast<int>(base_values.size());
   m.current_n = static_cast<int>(cur_values.size());
-  if (m.baseline != 0) m.change = (m.current - m.baseline) / m.baseline;
+  // Over |baseline|, so the change has the sign of the move (-10 -> 20 is +300%).
+  if (m.baseline != 0) m.change = (m.current - m.baseline) / std::fabs(m.baseline);
   else if (m.current != 0) m.change = std::copysign(std::numeric_limits<double>::infinity(), m.current);
   m.verdict = judge(m, base_values, cur_values, side_noise(base_ok, name), side_noise(cur_ok, name), options);
   return m;
 }
 
 }  // namespace
+
+// A change from a zero baseline has no percentage: say so rather than "+inf%".
+std::string change_text(const MetricComparison& m) {
+  if (m.baseline == 0 && m.current != 0) return "from 0";
+  return percent_text(m.change, "%+.1f%%");
+}
 
 std::string to_string(Verdict verdict) {
   switch (verdict) {

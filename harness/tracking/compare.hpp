@@ -26,7 +26,7 @@ struct MetricComparison {
   std::string tool, case_key, metric, unit;
   Better better = Better::higher;
   double baseline = 0, current = 0;  // medians over repetitions
-  double change = 0;                 // (current - baseline) / baseline
+  double change = 0;                 // (current - baseline) / |baseline|; +-inf from a zero baseline
   int baseline_n = 0, current_n = 0;
   std::optional<double> p_value;     // with repetitions on both sides
   std::optional<double> noise;       // relative noise band used (single values)
@@ -49,6 +49,10 @@ struct Comparison {
 
 Comparison compare_results(const RunResults& baseline, const RunResults& current, const Schema& schema,
                            const CompareOptions& options = {});
+
+// The change as the reports print it: "+12.3%", or "from 0" when the
+// baseline is zero (no percentage exists).
+std::string change_text(const MetricComparison& m);
 
 enum class CompareFormat { table, markdown, json };
 std::string format_comparison(const Comparison& comparison, CompareFormat format, const std::string& baseline_name,

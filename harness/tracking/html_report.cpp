@@ -178,7 +178,7 @@ std::string comparison_section(const Comparison& cmp, const std::string& baselin
       html += "<tr class=\"" + verdict_class(m->verdict) + "\"><td>" + esc(m->tool) + "</td><td><code>" +
               esc(m->case_key) + "</code></td><td>" + esc(m->metric) + (m->better == Better::higher ? " &uarr;" : " &darr;") +
               "</td><td class=\"num\">" + esc(human_number(m->baseline)) + "</td><td class=\"num\">" +
-              esc(human_number(m->current)) + "</td><td class=\"num\">" + esc(signed_percent(m->change)) +
+              esc(human_number(m->current)) + "</td><td class=\"num\">" + esc(change_text(*m)) +
               "</td><td class=\"verdict\">" + esc(to_string(m->verdict)) + "</td><td>" + evidence + "</td></tr>\n";
     }
     html += "</tbody></table>\n<p class=\"note\">&uarr; higher is better, &darr; lower is better "
