@@ -107,7 +107,8 @@ int cmd_compare(const std::string& baseline, const std::string& current, const s
   const Schema schema = load_schema(schema_path);
   const RunResults base = load_input("BASELINE", baseline), cur = load_input("CURRENT", current);
   const Comparison comparison = compare_results(base, cur, schema, options);
-  if (comparison.metrics.empty() && comparison.missing_metrics.empty())
+  // A case that ran ok and fails now is something in common: a regression.
+  if (comparison.metrics.empty() && comparison.missing_metrics.empty() && comparison.failing_now == 0)
     throw UsageError("CURRENT", current, "shares no tracked metric of any case with " + baseline +
                                              ": nothing to compare (different tools?)");
   std::cout << format_comparison(comparison, format, baseline, current);

@@ -547,6 +547,20 @@ TEST_F(CompareCliTest, ExitStatusFollowsTheVerdicts) {
   }
 }
 
+// Every case that ran ok in the baseline fails now: a regression (exit 1),
+// not "nothing to compare" (exit 2).
+TEST_F(CompareCliTest, EveryCaseFailingNowIsARegression) {
+  const std::string header = "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,batch_size,samples_per_s,status,note\n";
+  write_file(dir_ / "base.csv", header + "r,2026-01-01T00:00:00Z,h,none,batch_sweep,batch_size=1,0,1,100,ok,\n" +
+                                    "r,2026-01-01T00:00:00Z,h,none,batch_sweep,batch_size=2,0,2,200,ok,\n");
+  write_file(dir_ / "cur.csv", header + "r,2026-01-01T00:00:00Z,h,none,batch_sweep,batch_size=1,0,1,,oom,\n" +
+                                   "r,2026-01-01T00:00:00Z,h,none,batch_sweep,batch_size=2,0,2,,oom,\n");
+  const ChildResult r = compare({(dir_ / "base.csv").string(), (dir_ / "cur.csv").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "no ok row in current: oom");
+  EXPECT_NOT_CONTAINS(r.output, "nothing to compare");
+}
+
 // The line of `output` that mentions `what` (empty if none).
 std::string line_with(const std::string& output, const std::string& what) {
   std::istringstream in(output);

@@ -316,6 +316,7 @@ std::optional<std::pair<std::vector<const ResultRow*>, std::vector<const ResultR
   if (base_ok.empty() && cur_ok.empty()) return std::nullopt;
   if (cur_ok.empty()) {
     comparison.only_in_baseline.push_back(label + " (no ok row in current: " + statuses(rows.current) + ")");
+    ++comparison.failing_now;
     return std::nullopt;
   }
   if (base_ok.empty()) {

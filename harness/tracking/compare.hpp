@@ -38,6 +38,7 @@ struct Comparison {
   std::vector<std::string> only_in_baseline, only_in_current;  // "tool case_key"
   std::vector<std::string> not_compared;  // metrics without a direction in the schema
   std::vector<std::string> missing_metrics;  // "tool case_key metric": tracked, in the baseline, empty now
+  int failing_now = 0;  // cases that ran ok in the baseline and have rows now, none ok (in only_in_baseline)
   // Geometric mean over compared metrics of (current/baseline), oriented so
   // that above 1 is better; 1 when nothing was compared.
   double geomean_improvement = 1;
