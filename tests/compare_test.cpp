@@ -428,6 +428,33 @@ TEST_F(CompareRunsTest, NoiseBandFromTimeCv) {
   EXPECT_TRUE(odd.metrics.empty());
 }
 
+// A time_cv no measurement gives (negative, above 10, 1e300) is no noise band: it
+// once made a -10% move NOISY and hid a -30% regression.
+TEST_F(CompareRunsTest, InvalidTimeCvIsNoNoiseBand) {
+  const std::string header =
+      "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,bytes,busbw_GBps,time_cv,status,note\n";
+  auto row = [](int bytes, double busbw, const std::string& cv) {
+    std::ostringstream out;
+    out << "r,2026-01-01T00:00:00Z,h,none,allreduce_bench,bytes=" << bytes << ",0," << bytes << "," << busbw << ","
+        << cv << ",ok,\n";
+    return out.str();
+  };
+  write_file(dir_ / "base.csv", header + row(1, 100, "-5") + row(2, 100, "1e300") + row(3, 100, "11") +
+                                    row(4, 100, "0.2") + row(5, 1e-300, ""));
+  write_file(dir_ / "cur.csv", header + row(1, 90, "0.01") + row(2, 70, "0.01") + row(3, 70, "") +
+                                   row(4, 70, "0.01") + row(5, 1, ""));
+  const Comparison c = compare_results(load_results(dir_ / "base.csv"), load_results(dir_ / "cur.csv"), real_schema());
+  ASSERT_EQ(c.metrics.size(), 5u) << dump(c);
+  EXPECT_EQ(find_metric(c, "bytes=1", "busbw_GBps")->verdict, Verdict::slower) << dump(c);  // 10% > 2 x 1%
+  EXPECT_EQ(find_metric(c, "bytes=2", "busbw_GBps")->verdict, Verdict::slower) << dump(c);
+  EXPECT_NEAR(*find_metric(c, "bytes=2", "busbw_GBps")->noise, 0.01, 1e-12);
+  EXPECT_EQ(find_metric(c, "bytes=3", "busbw_GBps")->verdict, Verdict::slower) << dump(c);
+  EXPECT_EQ(find_metric(c, "bytes=4", "busbw_GBps")->verdict, Verdict::noisy);  // a real 20% CV still counts
+  const std::string text = dump(c);
+  EXPECT_CONTAINS(line_with(text, "bytes=5 "), ">+1000000.0%");  // bounded, not 300 digits
+  for (const auto& m : c.metrics) EXPECT_LT(change_text(m).size(), 16u) << change_text(m);
+}
+
 // The direction follows the move, not the sign of (current - baseline) /
 // baseline: gain_pct (higher is better) from -10 to 20 improved.
 TEST_F(CompareRunsTest, NegativeOrZeroBaselineKeepsTheDirection) {

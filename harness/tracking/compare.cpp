@@ -89,13 +89,23 @@ std::vector<double> values_of(const std::vector<const ResultRow*>& rows, const s
   return values;
 }
 
+// The largest time_cv taken as a measurement. A CV of positive times cannot
+// pass sqrt(n - 1), so above 10 a row would need over 100 samples with one
+// extreme outlier; such a value (or 1e300) is a broken row, and as a noise
+// band (2x CV) it would hide any regression.
+constexpr double kLargestTimeCv = 10;
+
+bool valid_time_cv(double cv) { return std::isfinite(cv) && cv >= 0 && cv <= kLargestTimeCv; }
+
 // A side's relative noise: its rows' own CV of the measurement (time_cv),
-// else the spread of its repetitions.
+// else the spread of its repetitions. An invalid time_cv (negative, NaN, inf,
+// absurdly large) counts as absent rather than widening the band.
 std::optional<double> side_noise(const std::vector<const ResultRow*>& rows, const std::string& metric) {
   std::vector<double> cvs;
   for (const ResultRow* row : rows) {
     if (!row->metrics.count(metric)) continue;
-    if (auto it = row->metrics.find("time_cv"); it != row->metrics.end()) cvs.push_back(std::fabs(it->second));
+    if (auto it = row->metrics.find("time_cv"); it != row->metrics.end() && valid_time_cv(it->second))
+      cvs.push_back(it->second);
   }
   if (!cvs.empty()) return summarize(cvs).median;
   const auto values = values_of(rows, metric);
@@ -120,11 +130,16 @@ Verdict judge(MetricComparison& m, const std::vector<double>& base, const std::v
   return moved;
 }
 
+// Beyond a million percent (10,000x) the digits say nothing more: print the
+// bound with > or <, so a tiny baseline cannot make a 300-digit column.
+constexpr double kLargestPrintedFraction = 1e4;
+
 std::string percent_text(double fraction, const char* format) {
   if (std::isnan(fraction)) return "-";
-  if (std::isinf(fraction)) return fraction > 0 ? "+inf%" : "-inf%";
   char buf[48];
-  std::snprintf(buf, sizeof buf, format, 100 * fraction);
+  const double bounded = std::clamp(fraction, -kLargestPrintedFraction, kLargestPrintedFraction);
+  std::snprintf(buf, sizeof buf, format, 100 * bounded);
+  if (bounded != fraction) return (fraction > 0 ? ">" : "<") + std::string(buf);
   return buf;
 }
 
