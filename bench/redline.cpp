@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "bench/plan/plan_flags.hpp"
 #include "harness/core/atomic_file.hpp"
 #include "harness/tracking/compare.hpp"
@@ -179,11 +181,63 @@ int cmd_report(const std::string& run, const std::string& baseline, const std::s
 }
 
 // results/baselines/<gpu>/: "NVIDIA H200" -> NVIDIA_H200; machines without a GPU share "none".
+// Only letters, digits, '.', '-' and '_', and no leading '.', so the name is
+// one plain folder ("." or ".." would be the baselines folder or its parent)
+// and never one of the staging names below, which hold a '+'.
 std::string baseline_name(const RunResults& run) {
   std::string gpu = run.rows.empty() ? "none" : run.rows.front().gpu;
   for (char& c : gpu)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  for (char& c : gpu) {
+    if (c != '.') break;
+    c = '_';
+  }
   return gpu.empty() ? "none" : gpu;
+}
+
+// The baselines folder: made if missing; an existing file there is bad --dir.
+void require_baselines_folder(const std::string& root) {
+  std::error_code ec;
+  if (fs::exists(root, ec) && !fs::is_directory(root, ec)) throw UsageError("--dir", root, "is a file, not a folder");
+  fs::create_directories(root);
+}
+
+// A folder of our own beside the baseline, made here (so never someone
+// else's): its name holds the process id and a '+' no baseline name has.
+fs::path make_staging_folder(const std::string& root, const fs::path& target, const std::string& role) {
+  const fs::path staging = target.string() + "+" + role + "-" + std::to_string(::getpid());
+  if (!fs::create_directory(staging))
+    throw UsageError("--dir", root, "'" + staging.string() + "' exists and is not this run's: remove it and retry");
+  return staging;
+}
+
+// The run's result files (regular .csv and .json files; a folder named x.csv
+// is not one) into `staging`.
+void copy_results(const std::string& run, const fs::path& staging) {
+  for (const auto& entry : fs::directory_iterator(run)) {
+    const auto ext = entry.path().extension();
+    if ((ext == ".csv" || ext == ".json") && entry.is_regular_file())
+      fs::copy_file(entry.path(), staging / entry.path().filename());
+  }
+}
+
+// Puts `staging` in the baseline's place, keeping the old one until the new
+// one is there: never half a baseline, and the old one back on a failure.
+void swap_in(const std::string& root, const fs::path& staging, const fs::path& target) {
+  if (!fs::exists(target)) {
+    fs::rename(staging, target);
+    return;
+  }
+  const fs::path old = make_staging_folder(root, target, "old");
+  fs::remove(old);  // the name is ours now; rename wants it free
+  fs::rename(target, old);
+  try {
+    fs::rename(staging, target);
+  } catch (...) {
+    fs::rename(old, target);
+    throw;
+  }
+  fs::remove_all(old);
 }
 
 int cmd_baseline(const std::string& run, const std::string& root, bool name_only) {
@@ -193,19 +247,19 @@ int cmd_baseline(const std::string& run, const std::string& root, bool name_only
     return kExitOk;
   }
   if (!fs::is_directory(run)) throw UsageError("RUN", run, "give a run folder (results/runs/<run_id>)");
+  require_baselines_folder(root);
   const fs::path target = fs::path(root) / baseline_name(results);
-  // Build the new baseline beside the old one, then swap: never half a baseline.
-  const fs::path staging = target.string() + ".new", old = target.string() + ".old";
-  fs::remove_all(staging);
-  fs::create_directories(staging);
-  for (const auto& entry : fs::directory_iterator(run)) {
-    const auto ext = entry.path().extension();
-    if (ext == ".csv" || ext == ".json") fs::copy_file(entry.path(), staging / entry.path().filename());
+  if (fs::exists(target) && !fs::is_directory(target))
+    throw UsageError("--dir", root, "'" + target.string() + "' is a file, not a baseline folder");
+  // Build the new baseline beside the old one, then swap.
+  const fs::path staging = make_staging_folder(root, target, "new");
+  try {
+    copy_results(run, staging);
+    swap_in(root, staging, target);
+  } catch (...) {
+    fs::remove_all(staging);  // ours; gone already after a good swap
+    throw;
   }
-  fs::remove_all(old);
-  if (fs::exists(target)) fs::rename(target, old);
-  fs::rename(staging, target);
-  fs::remove_all(old);
   std::cout << "baseline: " << target.string() << " (from " << run << ")\n";
   return kExitOk;
 }

@@ -588,6 +588,59 @@ TEST_F(CompareCliTest, EveryCaseFailingNowIsARegression) {
   EXPECT_NOT_CONTAINS(r.output, "nothing to compare");
 }
 
+// redline baseline RUN --dir DIR, and the entries of DIR afterwards.
+ChildResult promote(const fs::path& run, const fs::path& dir) {
+  ChildSpec spec;
+  spec.argv = {REDLINE_BIN, "baseline", run.string(), "--dir", dir.string()};
+  spec.timeout_seconds = 60;
+  return run_child(spec);
+}
+
+std::set<std::string> entries(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+// Folders it did not create stay (none.new/ and none.old/ were its staging
+// names once, and were deleted); odd GPU names stay one folder inside --dir;
+// a folder named x.csv is no result; --dir naming a file is bad usage.
+TEST_F(CompareCliTest, BaselineTouchesOnlyWhatItCreated) {
+  const std::string header = "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,batch_size,samples_per_s,status,note\n";
+  fs::create_directories(dir_ / "run" / "x.csv");  // a folder, not results
+  write_file(dir_ / "run" / "a.csv", header + "r,2026-01-01T00:00:00Z,h,none,batch_sweep,batch_size=1,0,1,5,ok,\n");
+  const fs::path baselines = dir_ / "baselines";
+  for (const char* mine : {"none.new", "none.old"}) {
+    fs::create_directories(baselines / mine);
+    write_file(baselines / mine / "keep.txt", "user content");
+  }
+  for (int round = 0; round < 2; ++round) {  // a new baseline, then a replaced one
+    const ChildResult r = promote(dir_ / "run", baselines);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+  EXPECT_EQ(entries(baselines), (std::set<std::string>{"none", "none.new", "none.old"}));
+  EXPECT_EQ(entries(baselines / "none"), std::set<std::string>{"a.csv"});
+  EXPECT_EQ(read_file(baselines / "none.new" / "keep.txt"), "user content");
+  EXPECT_EQ(read_file(baselines / "none.old" / "keep.txt"), "user content");
+
+  for (const char* gpu : {".", ".."}) {
+    const fs::path run = dir_ / (std::string("run") + gpu);
+    fs::create_directories(run);
+    write_file(run / "a.csv", header + "r,2026-01-01T00:00:00Z,h," + gpu + ",batch_sweep,batch_size=1,0,1,5,ok,\n");
+    const fs::path odd = dir_ / (std::string("odd") + gpu);
+    const ChildResult r = promote(run, odd);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_EQ(entries(odd).size(), 1u) << r.output;
+    EXPECT_EQ(entries(odd / *entries(odd).begin()), std::set<std::string>{"a.csv"});
+  }
+
+  write_file(dir_ / "a_file", "not a folder");
+  const ChildResult file = promote(dir_ / "run", dir_ / "a_file");
+  EXPECT_EQ(file.exit_code, 2) << file.output;
+  EXPECT_CONTAINS(file.output, "--dir '" + (dir_ / "a_file").string() + "'");
+  EXPECT_EQ(read_file(dir_ / "a_file"), "not a folder");
+}
+
 // The line of `output` that mentions `what` (empty if none).
 std::string line_with(const std::string& output, const std::string& what) {
   std::istringstream in(output);
