@@ -18,6 +18,7 @@
 #include "harness/tracking/compare.hpp"
 #include "harness/report/console_table.hpp"
 #include "harness/report/csv_reader.hpp"
+#include "harness/report/output.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/tracking/headlines.hpp"
 #include "harness/tracking/history.hpp"
@@ -69,12 +70,20 @@ int cmd_suite(const std::string& file, bool quick, const std::string& runs_dir, 
               const std::string& run_dir_file) {
   const fs::path suite = !file.empty() ? fs::path(file) : fs::path(quick ? "results/suites/quick" : "results/suites/default");
   if (!fs::exists(suite)) throw UsageError("FILE", suite.string(), "no such suite file");
+  if (!fs::is_regular_file(suite)) throw UsageError("FILE", suite.string(), "is not a file; give a suite file");
   std::vector<SuiteEntry> entries;
   try {
     entries = parse_suite(suite);
   } catch (const std::runtime_error& e) {
     throw UsageError("FILE", suite.string(), e.what());
   }
+  // An empty suite would "pass" a nightly having measured nothing.
+  if (entries.empty()) throw UsageError("FILE", suite.string(), "has no entries (only comments or blank lines)");
+  // Checked before the suite runs for hours, not after.
+  std::error_code ec;
+  if (fs::exists(runs_dir, ec) && !fs::is_directory(runs_dir, ec))
+    throw UsageError("--runs", runs_dir, "is a file, not a folder");
+  validate_output_path("--run-dir-file", run_dir_file);
   const SuiteRun run = run_suite(entries, runs_dir, history, capture_environment());
   // For scripts (nightly): which folder this run wrote, without guessing by name.
   if (!run_dir_file.empty()) write_file_atomically(run_dir_file, run.run_dir.string() + "\n");
@@ -166,6 +175,7 @@ std::vector<HeadlineChart> run_headlines(const std::string& history, const RunRe
 
 int cmd_report(const std::string& run, const std::string& baseline, const std::string& output,
                const std::string& history, const std::string& schema_path) {
+  validate_output_path("-o", output);
   ReportInputs inputs;
   inputs.schema = load_schema(schema_path);
   inputs.run = load_input("RUN", run);

@@ -13,6 +13,7 @@
 
 #include "harness/report/csv_reader.hpp"
 #include "harness/core/environment.hpp"
+#include "harness/core/child_process.hpp"
 #include "harness/core/interrupt.hpp"
 #include "tests/support.hpp"
 
@@ -242,4 +243,44 @@ TEST(RunSuite, CtrlCStopsTheSuiteAfterTheCurrentEntry) {
   const CsvTable index = read_csv(run.run_dir / "suite.csv");
   ASSERT_EQ(index.rows.size(), 2u);
   EXPECT_EQ(index.value(1, "status"), "skipped");
+}
+
+// Bad input to `redline suite` and `redline report` is exit 2 naming the flag,
+// found before anything runs: a directory or comment-only file as the suite
+// (which ran an empty suite and passed), --runs naming a file, and a directory
+// for --run-dir-file (found only after the whole suite ran) or for report's -o.
+TEST(RedlineCli, BadSuiteAndReportInputIsUsageUpFront) {
+  const redline::testing::TempDir temp("redline_cli_bad_input");
+  const fs::path dir = temp.path();
+  fs::create_directories(dir / "folder");
+  std::ofstream(dir / "a_file") << "x";
+  std::ofstream(dir / "comments") << "# nothing here\n\n   # still nothing\n";
+  const fs::path suite = write_suite(dir, "echo /bin/true\n");
+  const fs::path runs = dir / "runs";
+  const std::string baseline = std::string(SOURCE_DIR) + "/results/baselines/none";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"suite", (dir / "folder").string()}, "FILE '" + (dir / "folder").string() + "'"},
+      {{"suite", (dir / "comments").string()}, "FILE '" + (dir / "comments").string() + "': has no entries"},
+      {{"suite", suite.string(), "--runs", (dir / "a_file").string()}, "--runs '" + (dir / "a_file").string() + "'"},
+      {{"suite", suite.string(), "--runs", runs.string(), "--run-dir-file", (dir / "folder").string()},
+       "--run-dir-file '" + (dir / "folder").string() + "'"},
+      {{"report", baseline, "-o", (dir / "folder").string()}, "-o '" + (dir / "folder").string() + "'"},
+  };
+  for (const auto& c : cases) {
+    ChildSpec spec;
+    spec.argv = {REDLINE_BIN};
+    spec.argv.insert(spec.argv.end(), c.args.begin(), c.args.end());
+    if (c.args[0] == "suite") spec.argv.insert(spec.argv.end(), {"--history", ""});
+    spec.timeout_seconds = 60;
+    const ChildResult r = run_child(spec);
+    EXPECT_EQ(r.exit_code, 2) << c.args[1] << ": " << r.output;
+    EXPECT_CONTAINS(r.output, c.message);
+    EXPECT_NOT_CONTAINS(r.output, "error:");
+  }
+  EXPECT_FALSE(fs::exists(runs));  // refused before the suite ran
+  EXPECT_TRUE(fs::is_empty(dir / "folder"));
 }
