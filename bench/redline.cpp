@@ -328,6 +328,9 @@ int main(int argc, char** argv) {
   auto* plan = plan::add_plan_subcommand(app, plan_flags);
 
   return run_tool(app, argc, argv, [&] {
+    // These only read and write files (atomically): a Ctrl-C has nothing to
+    // save, so it stops them (exit 130) instead of letting them finish.
+    if (*compare || *hist || *report) install_exit_on_interrupt();
     if (*plan) return plan::run_plan(plan_flags);
     if (*suite) return cmd_suite(suite_file, quick, runs_dir, history, run_dir_file);
     if (*compare) return cmd_compare(baseline, current, threshold, alpha, format, all_metrics, schema);

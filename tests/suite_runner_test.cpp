@@ -9,7 +9,14 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 #include "harness/report/csv_reader.hpp"
 #include "harness/core/environment.hpp"
@@ -283,4 +290,31 @@ TEST(RedlineCli, BadSuiteAndReportInputIsUsageUpFront) {
   }
   EXPECT_FALSE(fs::exists(runs));  // refused before the suite ran
   EXPECT_TRUE(fs::is_empty(dir / "folder"));
+}
+
+// report, compare and history measure nothing: a Ctrl-C stops them (130)
+// rather than "saving what was measured" and finishing with 0. The report
+// waits on a history that is a FIFO, so the signal lands mid-run.
+TEST(RedlineCli, CtrlCStopsReport) {
+  const redline::testing::TempDir temp("redline_cli_ctrl_c");
+  const fs::path fifo = temp.path() / "history.csv", out = temp.path() / "r.html";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string run = std::string(SOURCE_DIR) + "/results/baselines/none";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl(REDLINE_BIN, REDLINE_BIN, "report", run.c_str(), "--history", fifo.c_str(), "-o", out.c_str(), nullptr);
+    _exit(127);
+  }
+  // Opening the write end succeeds once redline has opened the read end.
+  int writer = -1;
+  while ((writer = open(fifo.c_str(), O_WRONLY | O_NONBLOCK)) < 0 && errno == ENXIO) usleep(1000);
+  ASSERT_GE(writer, 0) << strerror(errno);
+  kill(pid, SIGINT);
+  close(writer);  // the signal is pending first: a redline that ignores it reads EOF and goes on
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_FALSE(fs::exists(out));
 }

@@ -45,6 +45,7 @@ struct ScratchSlot {
 };
 ScratchSlot g_scratch[kScratchSlots];
 std::atomic<bool> g_forced_exit{false};
+std::atomic<bool> g_exit_at_once{false};  // a command with nothing to save
 
 void unlink_armed_scratch_files() {
   char copy[kScratchPathMax];
@@ -88,10 +89,12 @@ extern "C" void on_interrupt(int sig) {
   const long long now = monotonic_ns();
   long long none = 0;
   g_first_signal_ns.compare_exchange_strong(none, now);  // before g_signal, so a nested signal sees it
-  if (g_signal.exchange(sig) != 0) {
-    if (now - g_first_signal_ns.load() < kOneInterruptNs) return;
-    // Second signal: the user really wants out now, and the running child
-    // (which may hold GPU memory) goes with us. unlink is async-signal-safe.
+  const bool again = g_signal.exchange(sig) != 0;
+  if (again && now - g_first_signal_ns.load() < kOneInterruptNs) return;
+  if (again || g_exit_at_once.load()) {
+    // Second signal, or a command with nothing to save: the user wants out
+    // now, and the running child (which may hold GPU memory) goes with us.
+    // unlink is async-signal-safe.
     g_forced_exit.store(true);
     if (const int group = g_child_group.load(); group > 0) stop_child_group(group);
     unlink_armed_scratch_files();
@@ -103,6 +106,11 @@ extern "C" void on_interrupt(int sig) {
 }
 
 }  // namespace
+
+void install_exit_on_interrupt() {
+  g_exit_at_once.store(true);
+  install_interrupt_handlers(InterruptNotice::quiet);
+}
 
 void install_interrupt_handlers(InterruptNotice notice) {
   g_announce.store(notice == InterruptNotice::announce);

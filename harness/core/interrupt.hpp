@@ -20,6 +20,10 @@ enum class InterruptNotice { announce, quiet };
 
 // Installs the handlers (idempotent; a later call changes the notice).
 void install_interrupt_handlers(InterruptNotice notice = InterruptNotice::announce);
+// For commands that measure nothing (redline report, compare, history): the
+// first SIGINT/SIGTERM quits at once, as a second does elsewhere (scratch
+// files such as a report's temporary file removed, exit 128 + signal).
+void install_exit_on_interrupt();
 // True once SIGINT or SIGTERM has arrived.
 bool interrupted();
 // The signal that arrived (0 if none), for the exit status 128+signal.
