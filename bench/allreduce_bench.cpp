@@ -568,7 +568,7 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_flag("--per-iter", f.per_iter, "Time each operation: p50, p99, max and CV per size");
   app.add_flag("--per-rank", f.per_rank, "Per size, the ranks that arrive last (stragglers) with their hosts");
   app.add_option("--per-rank-csv", f.per_rank_csv,
-                 "With --per-rank: every rank's arrival per size (rank, host, late_us, inside_us) as CSV")
+                 "With --per-rank: every rank's arrival per size (rank, rank_host, late_us, inside_us) as CSV")
       ->type_name("FILE");
   app.add_option("--split", f.split, "node: run inside every node at once; pairs: across pairs of nodes; none");
   app.add_option("--outlier", f.outlier, "PCT below the median that marks a slow group or a straggler; default 10");

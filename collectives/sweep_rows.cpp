@@ -85,7 +85,8 @@ Row error_row(Row point, const std::string& what) { return without_figures(std::
 
 Row arrival_row(Row row, const GatheredPoint& gathered, int rank, const std::string& host) {
   const auto r = static_cast<std::size_t>(rank);
-  row.param("rank", std::to_string(rank)).param("host", host);
+  // rank_host, not host: the common host column (rank 0's) is already in every row.
+  row.param("rank", std::to_string(rank)).param("rank_host", host);
   row.metric("late_us", gathered.late_s[r] * 1e6).metric("inside_us", gathered.inside_s[r] * 1e6);
   if (gathered.straggler == rank) row.note = "straggler";
   return row;

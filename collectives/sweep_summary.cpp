@@ -156,7 +156,7 @@ void summarize_stragglers(const std::vector<Row>& per_rank_rows, const SummaryOp
   for (const Row& row : per_rank_rows)
     if (row.note == "straggler") {
       auto& [host, n] = sizes[std::stoi(row.param_value("rank").value_or("0"))];
-      host = row.param_value("host").value_or("?");
+      host = row.param_value("rank_host").value_or("?");
       ++n;
     }
   std::string text;

@@ -513,8 +513,10 @@ TEST_F(AllreduceBenchTest, PerRankCsvHasEveryRankAndTheStragglerIsLatest) {
                             "--per-rank", "--per-rank-csv", csv_path.string(), "--inject-delay", "2:20"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const redline::CsvTable csv = redline::read_csv(csv_path);
-  for (const char* column : {"collective", "bytes", "rank", "host", "late_us", "inside_us"})
+  for (const char* column : {"collective", "bytes", "rank", "rank_host", "late_us", "inside_us"})
     EXPECT_TRUE(csv.column(column)) << "missing column " << column;
+  // Each column once: the rank's host was a second "host" column once.
+  EXPECT_EQ(std::set<std::string>(csv.header.begin(), csv.header.end()).size(), csv.header.size());
   ASSERT_EQ(csv.rows.size(), 2u * 4u) << "two sizes x four ranks";
   // Rank 2 sleeps before every operation, so per size it is the latest to
   // arrive and the only one named a straggler.

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "collectives/sweep_record.hpp"
 #include "collectives/sweep_rows.hpp"
 #include "collectives/sweep_summary.hpp"
+#include "harness/report/csv_writer.hpp"
 #include "tests/support.hpp"
 
 namespace redline {
@@ -179,6 +182,15 @@ TEST(SweepSummary, StragglersFromThePerRankRows) {
   SummaryOptions options;
   options.per_rank = true;
   EXPECT_EQ(entry(summarize_sweep(rows, per_rank, options), "stragglers"), "rank 1 (b) at 2 sizes");
+  // The --per-rank-csv header names each column once (the rank's host was a
+  // second "host" column, which a reader takes as the last one).
+  Report per_rank_report;
+  per_rank_report.rows = per_rank;
+  const std::string csv = to_csv(per_rank_report);
+  std::vector<std::string> header;
+  std::istringstream fields(csv.substr(0, csv.find('\r')));
+  for (std::string name; std::getline(fields, name, ',');) header.push_back(name);
+  EXPECT_EQ(std::set<std::string>(header.begin(), header.end()).size(), header.size()) << csv.substr(0, csv.find('\r'));
   per_rank.clear();
   EXPECT_EQ(entry(summarize_sweep(rows, per_rank, options), "stragglers"), "none");
 }
