@@ -254,6 +254,41 @@ TEST_F(CompareRunsTest, MalformedCsvNamesFileAndLine) {
   EXPECT_THROW(load_results(dir_ / "run"), CsvError);
 }
 
+// A column named twice (read as the last one) and hexadecimal numbers are
+// refused; a subnormal such as 1e-320 is a finite number and is read.
+TEST_F(CompareRunsTest, CsvNumbersAndColumnsAreReadStrictly) {
+  const std::string header = "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,batch_size,samples_per_s,status,note\n";
+  auto with_value = [&](const std::string& value) {
+    return header + "r,2026-01-01T00:00:00Z,h,none,batch_sweep,batch_size=1,0,1," + value + ",ok,\n";
+  };
+  write_file(dir_ / "tiny.csv", with_value("1e-320"));
+  const RunResults tiny = load_results(dir_ / "tiny.csv");
+  ASSERT_EQ(tiny.rows.size(), 1u);
+  EXPECT_EQ(tiny.rows[0].metrics.at("samples_per_s"), 1e-320);
+
+  for (const char* hex : {"0x10", "0X1p4", "-0x2"}) {
+    write_file(dir_ / "hex.csv", with_value(hex));
+    try {
+      load_results(dir_ / "hex.csv");
+      ADD_FAILURE() << "no error for " << hex;
+    } catch (const CsvError& e) {
+      EXPECT_CONTAINS(e.what(), (dir_ / "hex.csv").string() + ":2:");
+      EXPECT_CONTAINS(e.what(), "samples_per_s");
+    }
+  }
+
+  write_file(dir_ / "twice.csv",
+             "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,batch_size,samples_per_s,samples_per_s,status,note\n"
+             "r,2026-01-01T00:00:00Z,h,none,batch_sweep,batch_size=1,0,1,5,7,ok,\n");
+  try {
+    load_results(dir_ / "twice.csv");
+    ADD_FAILURE() << "no error for a column named twice";
+  } catch (const CsvError& e) {
+    EXPECT_CONTAINS(e.what(), (dir_ / "twice.csv").string() + ":1:");
+    EXPECT_CONTAINS(e.what(), "\"samples_per_s\" appears twice");
+  }
+}
+
 // ---------------------------------------------------------------- real comparisons
 
 TEST_F(CompareRunsTest, PlantedRegressionIsSlower) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -36,17 +35,29 @@ std::vector<std::pair<std::string, std::string>> split_case_key(const std::strin
   return params;
 }
 
+// A decimal number that is finite. strtod also reads hexadecimal ("0x10" as
+// 16), which no writer of ours produces, so a cell holding it is refused; it
+// flags a subnormal (1e-320) with ERANGE, yet that is a finite number, and an
+// overflow shows as inf.
 bool parse_finite(const std::string& text, double& value) {
   if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return false;
-  errno = 0;
+  if (text.find_first_of("xX") != std::string::npos) return false;
   char* end = nullptr;
   value = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() && errno != ERANGE && std::isfinite(value);
+  return end == text.c_str() + text.size() && std::isfinite(value);
+}
+
+// A column named twice would be read as whichever came last: refuse it.
+void refuse_duplicate_columns(const CsvTable& table, const std::string& file) {
+  std::set<std::string> seen;
+  for (const auto& name : table.header)
+    if (!seen.insert(name).second) throw CsvError(file, 1, "column \"" + name + "\" appears twice in the header");
 }
 
 void load_csv(const fs::path& path, std::vector<ResultRow>& rows) {
   const std::string file = path.string();
   const CsvTable table = read_csv(path);
+  refuse_duplicate_columns(table, file);
   for (const char* name : kCommonColumns)
     if (!table.column(name))
       throw CsvError(file, 1, std::string("not a redline results CSV: no \"") + name + "\" column");
