@@ -139,8 +139,9 @@ std::string percent_text(double fraction, const char* format) {
   char buf[48];
   const double bounded = std::clamp(fraction, -kLargestPrintedFraction, kLargestPrintedFraction);
   std::snprintf(buf, sizeof buf, format, 100 * bounded);
-  if (bounded != fraction) return (fraction > 0 ? ">" : "<") + std::string(buf);
-  return buf;
+  if (bounded == fraction) return buf;
+  std::string text(fraction > 0 ? ">" : "<");
+  return text += buf;
 }
 
 std::string evidence_text(const MetricComparison& m) {
