@@ -212,6 +212,18 @@ TEST(RunSuite, RecordsEveryEntryGoesOnAfterFailuresAndAppendsTheHistory) {
   EXPECT_EQ(text.find("run_id,timestamp_utc", 1), std::string::npos);
 }
 
+// A tool's command-line error is one line, so the index's note (the last
+// line) is the problem itself, not "Run 'tool --help' for the flags.".
+TEST(RunSuite, AToolsFlagErrorIsTheNote) {
+  const redline::testing::TempDir temp("suite_runner_test_flag_error");
+  const fs::path suite = write_suite(temp.path(), "typo '" BATCH_SWEEP_BIN "' --no-such-flag 1 -- true\n");
+  const SuiteRun run = run_suite(parse_suite(suite), temp.path() / "runs", "", capture_environment());
+  ASSERT_EQ(run.entries.size(), 1u);
+  EXPECT_EQ(run.entries[0].status, "error");
+  EXPECT_CONTAINS(run.entries[0].note, "--no-such-flag");
+  EXPECT_CONTAINS(run.entries[0].note, "--help");
+}
+
 TEST(RunSuite, ARunWithoutResultsLeavesTheHistoryAloneAndNoHistoryMeansNone) {
   const redline::testing::TempDir temp("suite_runner_test_nohistory");
   const fs::path& dir = temp.path();

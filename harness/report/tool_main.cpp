@@ -70,7 +70,9 @@ int run_tool(CLI::App& app, int argc, char** argv, const std::function<int()>& b
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << tool << ": " << e.what() << "\nRun '" << tool << " --help' for the flags.\n";
+    // One line: a suite's index and a launcher's log keep a failure's last
+    // line, which must be the problem, not the hint.
+    std::cerr << tool << ": " << e.what() << " (run '" << tool << " --help' for the flags)\n";
     return kExitUsage;
   }
   try {
