@@ -1,5 +1,6 @@
 #include "bench/allreduce_bootstrap.hpp"
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "collectives/env_bootstrap.hpp"
@@ -43,11 +44,11 @@ std::unique_ptr<Bootstrap> make_bootstrap(const std::string& choice, const std::
                          "or launch torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)");
 #endif
   }
-  if (kind == "env" && !env_launch)
+  // The variables, not the launcher's label: srun may start a torchrun-style job.
+  if (kind == "env" && std::getenv("RANK") == nullptr && std::getenv("WORLD_SIZE") == nullptr)
     throw UsageError("--bootstrap", choice,
-                     "needs the torchrun-style variables RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT, " +
-                         (launch.launcher == "none" ? std::string("and none is set")
-                                                    : "but this process was launched by " + launch.launcher));
+                     "needs the torchrun-style variables RANK and WORLD_SIZE (and LOCAL_RANK, MASTER_ADDR and "
+                     "MASTER_PORT), and neither is set");
   if (kind == "env") return make_env_bootstrap();
   if (kind == "single") {
     if (launch.world_size > 1)

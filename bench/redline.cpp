@@ -6,6 +6,9 @@
 //   redline baseline RUN                      promote a run to results/baselines/<gpu>/
 //   redline plan [--from RUN] FLAGS...        how long a training run takes (bench/plan/)
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -70,7 +73,8 @@ int cmd_suite(const std::string& file, bool quick, const std::string& runs_dir, 
               const std::string& run_dir_file) {
   const fs::path suite = !file.empty() ? fs::path(file) : fs::path(quick ? "results/suites/quick" : "results/suites/default");
   if (!fs::exists(suite)) throw UsageError("FILE", suite.string(), "no such suite file");
-  if (!fs::is_regular_file(suite)) throw UsageError("FILE", suite.string(), "is not a file; give a suite file");
+  // A pipe (<(grep ...)) or /dev/stdin reads as a file; a folder reads as nothing.
+  if (fs::is_directory(suite)) throw UsageError("FILE", suite.string(), "is a folder; give a suite file");
   std::vector<SuiteEntry> entries;
   try {
     entries = parse_suite(suite);
@@ -215,10 +219,12 @@ void require_baselines_folder(const std::string& root) {
 // A folder of our own beside the baseline, made here (so never someone
 // else's): its name holds the process id and a '+' no baseline name has.
 fs::path make_staging_folder(const std::string& root, const fs::path& target, const std::string& role) {
-  const fs::path staging = target.string() + "+" + role + "-" + std::to_string(::getpid());
-  if (!fs::create_directory(staging))
-    throw UsageError("--dir", root, "'" + staging.string() + "' exists and is not this run's: remove it and retry");
-  return staging;
+  // mkdtemp's random suffix: a folder left by a killed run (same PID in a
+  // container) never blocks the next one, and no user folder is taken over.
+  std::string name = target.string() + "+" + role + "-XXXXXX";
+  if (::mkdtemp(name.data()) == nullptr)
+    throw UsageError("--dir", root, "cannot make a staging folder beside " + target.string() + ": " + std::strerror(errno));
+  return name;
 }
 
 // The run's result files (regular .csv and .json files; a folder named x.csv
@@ -314,7 +320,8 @@ int main(int argc, char** argv) {
   report->add_option("RUN", run)->required();
   report->add_option("--baseline", report_baseline, "Run to compare with");
   report->add_option("-o,--output", output, "HTML file to write (default report.html)");
-  report->add_option("--history", history, "History file whose trends to plot (default results/history.csv)");
+  allow_empty_value(report->add_option("--history", history,
+                                       "History file whose trends to plot (default results/history.csv; '' for none)"));
   report->add_option("--schema", schema, "Read directions from this SCHEMA.md instead of the one built in");
 
   std::string baselines_root = "results/baselines";

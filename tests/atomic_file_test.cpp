@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace redline {
@@ -175,7 +177,7 @@ TEST_F(AtomicFileTest, OutputPathsAreTriedBeforeTheRun) {
   ok.csv_path = (dir_ / "new" / "r.csv").string();
   ok.json_path = (dir_ / "r.json").string();
   EXPECT_NO_THROW(validate_output_paths(ok));
-  EXPECT_FALSE(fs::exists(dir_ / "new")) << "the directory made for the probe is taken away again";
+  EXPECT_FALSE(fs::exists(dir_ / "new")) << "the check creates no directory (the write does)";
   EXPECT_EQ(names_in(dir_), std::vector<std::string>{}) << "the probe file is removed";
   EXPECT_FALSE(fs::exists(ok.json_path));
 
@@ -225,6 +227,31 @@ TEST_F(AtomicFileTest, OutputPathsAreTriedBeforeTheRun) {
   EXPECT_TRUE(same_file_refused("r.out", (fs::current_path() / "r.out").string()));
   EXPECT_TRUE(same_file_refused("./r.out", "r.out"));
   EXPECT_FALSE(same_file_refused((dir_ / "r.csv").string(), (dir_ / "r.json").string()));
+}
+
+// Runs that start together, writing into one new folder: each check and
+// each write succeeds (the check once made and removed the folder, so runs
+// refused each other's paths or lost their report after measuring).
+TEST_F(AtomicFileTest, WritersStartingTogetherIntoANewFolderAllSucceed) {
+  for (int round = 0; round < 20; ++round) {
+    const fs::path folder = dir_ / ("round" + std::to_string(round)) / "sub";
+    std::vector<std::thread> writers;
+    std::atomic<int> failures{0};
+    for (int w = 0; w < 8; ++w)
+      writers.emplace_back([&, w] {
+        OutputOptions o;
+        o.csv_path = (folder / ("w" + std::to_string(w) + ".csv")).string();
+        try {
+          validate_output_paths(o);
+          write_file_atomically(o.csv_path, "x\n");
+        } catch (const std::exception&) {
+          ++failures;
+        }
+      });
+    for (auto& t : writers) t.join();
+    EXPECT_EQ(failures.load(), 0) << "round " << round;
+    EXPECT_EQ(names_in(folder).size(), 8u) << "round " << round;
+  }
 }
 
 }  // namespace

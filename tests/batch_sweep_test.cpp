@@ -267,13 +267,15 @@ TEST_F(BatchSweepTest, InterruptSavesThePointsMeasuredSoFar) {
 
 // `timeout -s INT` signals the sweep and then its whole process group, so
 // the sweep gets the one stop twice at once: still one interrupt, which
-// saves the points, not "Ctrl-C again" (that quit and lost them all).
+// saves the points, not "Ctrl-C again" (that quit and lost them all). Two
+// different signals, since two of one kind may merge while pending; the
+// first one's status stays.
 TEST_F(BatchSweepTest, TwoSignalsAtOnceAreOneInterrupt) {
   const fs::path csv = dir_ / "out.csv";
   const fs::path marker = dir_ / "hanging";
   const std::string cmd = "FAKE_TRAIN_HANG_MARKER=" + marker.string() + " " + BATCH_SWEEP_BIN + " --max 64 --csv " +
                           csv.string() + " -- " + FAKE_TRAIN_BIN + " --hang-above 2 --step-ms 1 & pid=$!; " +
-                          "while [ ! -e " + marker.string() + " ]; do sleep 0.05; done; kill -INT $pid $pid; wait $pid";
+                          "while [ ! -e " + marker.string() + " ]; do sleep 0.05; done; kill -INT $pid; kill -TERM $pid; wait $pid";
   ChildSpec spec;
   spec.argv = {"/bin/sh", "-c", cmd};
   spec.timeout_seconds = 60;

@@ -345,7 +345,7 @@ TEST_F(GemmBenchPredict, MeasuringSubcommandsRejectBadInputBeforeLookingForAGpu)
   expect_usage_error({"model", "--hidden", "4096", "--heads", "32", "--ffn", "11008", "--vocab", "32000", "--seq",
                       "1048576", "--mbs", "4096"},
                      "--seq/--mbs '1048576/4096': make 4294967296 tokens");
-  expect_usage_error({"peak", "--n", "4096"}, "--search 'quick': picks its own shapes");
+  expect_usage_error({"peak", "--n", "4096"}, "--n '4096': is for --search exhaustive or check");
   expect_usage_error({"predict", "--m", "4096", "--n", "1,", "--k", "4096", "--tile", "128x256"},
                      "--n '1,': has an empty item");
   expect_usage_error({"predict", "--m", "4096", "--n", "4096", "--k", "4096", "--tile", "128x256", "--pad-dim", ""},

@@ -118,20 +118,20 @@ TEST_F(PlanCommand, BatchFiguresAboveTheirBoundsAreRefusedWithTheLimit) {
 // they printed overflowed step counts, inf hours and 60-digit totals.
 TEST_F(PlanCommand, FiguresOutsideTheirRangesAreRefusedWithTheRange) {
   const auto ckpt = with(example(), {"--ckpt-stall", "10", "--restore", "60", "--mtbf", "24"});
-  expect_usage_error(swap(example(), "--samples", "1e300"), "--samples '1e300': must be between 0 and 1e+15");
-  expect_usage_error(with(example(), {"--epochs", "1e300"}), "--epochs '1e300': must be between 0 and 1000000");
+  expect_usage_error(swap(example(), "--samples", "1e300"), "--samples '1e300': must be above 0 and at most 1e+15");
+  expect_usage_error(with(example(), {"--epochs", "1e300"}), "--epochs '1e300': must be above 0 and at most 1000000");
   expect_usage_error(with(without(example(), "--samples"), {"--tokens", "1e9", "--seq", "1e-300"}),
                      "--seq '1e-300': must be between 1 and 1000000000");
   expect_usage_error(swap(example(), "--step-time-ms", "1e308"),
-                     "--step-time-ms '1e308': must be between 0 and 86400000");
+                     "--step-time-ms '1e308': must be above 0 and at most 86400000");
   expect_usage_error(swap(ckpt, "--restore", "1e308"), "--restore '1e308': must be between 0 and 86400");
-  expect_usage_error(swap(ckpt, "--ckpt-stall", "1e308"), "--ckpt-stall '1e308': must be between 0 and 86400");
+  expect_usage_error(swap(ckpt, "--ckpt-stall", "1e308"), "--ckpt-stall '1e308': must be above 0 and at most 86400");
   expect_usage_error(swap(ckpt, "--mtbf", "1e-300"), "--mtbf '1e-300': must be between 0.01 and 10000000");
   expect_usage_error(swap(example(), "--busbw", "1e-300"), "--busbw '1e-300': must be between 0.001 and 100000");
   expect_usage_error(with(example(), {"--expect-busbw", "1e300"}),
                      "--expect-busbw '1e300': must be between 0.001 and 100000");
-  expect_usage_error(swap(example(), "--grad-bytes", "1e300"), "--grad-bytes '1e300': must be between 0 and 1e+15");
-  expect_usage_error(with(example(), {"--bucket-mb", "1e300"}), "--bucket-mb '1e300': must be between 0 and 1048576");
+  expect_usage_error(swap(example(), "--grad-bytes", "1e300"), "--grad-bytes '1e300': must be above 0 and at most 1e+15");
+  expect_usage_error(with(example(), {"--bucket-mb", "1e300"}), "--bucket-mb '1e300': must be above 0 and at most 1048576");
 }
 
 // Each figure in range, together past the step bound: refused naming the

@@ -36,7 +36,7 @@ struct PeakFlags {
   std::string search = "quick", m = "2048:16384:2048", n = "2048:16384:2048", k = "2048:16384:2048";
   std::string sustain = "1";
   bool no_roofline = false;
-  bool grid_given = false;  // --m, --n or --k on the command line (the quick search takes none)
+  std::string grid_flag;  // the first of --m, --n, --k given on the command line (the quick search takes none)
 };
 
 struct SweepFlags {

@@ -152,7 +152,9 @@ int main(int argc, char** argv) {
     if (predict->parsed()) return run_predict(predict_flags);
 #if defined(REDLINE_HAVE_GEMM_GPU)
     if (peak->parsed()) {
-      peak_flags.grid_given = peak->count("--m") + peak->count("--n") + peak->count("--k") > 0;
+      const auto given = flags_given(*peak);
+      for (const char* flag : {"--m", "--n", "--k"})
+        if (peak_flags.grid_flag.empty() && given.count(flag)) peak_flags.grid_flag = flag;
       return run_peak(peak_flags, args);
     }
     if (sweep->parsed()) return run_sweep(sweep_flags, args);

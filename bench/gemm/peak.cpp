@@ -193,9 +193,9 @@ int run_peak(PeakFlags& f, const BenchmarkArgs& bench_args) {
   const double sustain = positive_seconds("--sustain", f.sustain);
   // Checked whatever the search, so a bad value is refused before anything runs.
   const std::vector<GemmSize> grid = checked_grid(f.m, f.n, f.k);
-  if (f.search == "quick" && f.grid_given)
-    throw UsageError("--search", f.search,
-                     "picks its own shapes; --m, --n and --k are for --search exhaustive or check");
+  if (f.search == "quick" && !f.grid_flag.empty())
+    throw UsageError(f.grid_flag, f.grid_flag == "--m" ? f.m : f.grid_flag == "--n" ? f.n : f.k,
+                     "is for --search exhaustive or check; the quick search (the default) picks its own shapes");
   Session s = start_session(f.measure, bench_args, f.search == "quick" ? coarse_peak_shapes() : grid);
   for (GemmDtype dtype : s.dtypes) {
     if (interrupted()) break;

@@ -65,8 +65,8 @@ constexpr double kMinMtbfH = 0.01, kMaxMtbfH = 1e7;        // 36 s to 1000 years
 // Greater than 0 and at most `max`.
 Figure positive(const char* flag, const std::string& text, double max) {
   const double v = parse_number(flag, text);
-  require_positive(flag, text, v);
-  require_in_range(flag, text, v, 0, max);
+  if (!(v > 0 && v <= max))
+    throw UsageError(flag, text, "must be above 0 and at most " + format_general(max, 15));
   return {v, flag};
 }
 

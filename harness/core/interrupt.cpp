@@ -89,7 +89,8 @@ extern "C" void on_interrupt(int sig) {
   const long long now = monotonic_ns();
   long long none = 0;
   g_first_signal_ns.compare_exchange_strong(none, now);  // before g_signal, so a nested signal sees it
-  const bool again = g_signal.exchange(sig) != 0;
+  int none_yet = 0;
+  const bool again = !g_signal.compare_exchange_strong(none_yet, sig);  // the first signal stays the run's
   if (again && now - g_first_signal_ns.load() < kOneInterruptNs) return;
   if (again || g_exit_at_once.load()) {
     // Second signal, or a command with nothing to save: the user wants out
@@ -116,7 +117,11 @@ void install_interrupt_handlers(InterruptNotice notice) {
   g_announce.store(notice == InterruptNotice::announce);
   struct sigaction sa {};
   sa.sa_handler = on_interrupt;
+  // One handler at a time: a SIGTERM landing inside the SIGINT handler
+  // would otherwise take the first signal's place.
   sigemptyset(&sa.sa_mask);
+  sigaddset(&sa.sa_mask, SIGINT);
+  sigaddset(&sa.sa_mask, SIGTERM);
   sa.sa_flags = 0;  // no SA_RESTART: blocking waits wake up and see the flag
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);

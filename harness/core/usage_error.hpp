@@ -30,6 +30,11 @@ class UsageError : public std::runtime_error {
   std::string flag_, value_, problem_;
 };
 
+// A flag given '' (it would read as the flag left out), for every tool alike.
+inline UsageError empty_value_error(std::string flag) {
+  return UsageError(std::move(flag), "", "is empty; give a value or leave the flag out");
+}
+
 // The tool cannot run on this machine (no GPU, no NCCL): exit 77 with the
 // reason, which ctest reports as skipped.
 class CannotRun : public std::runtime_error {

@@ -91,8 +91,7 @@ BenchmarkArgs split_benchmark_args(int argc, char** argv, const std::string& too
     if (eq == std::string_view::npos)
       throw UsageError(std::string(arg), "", "give it as " + std::string(arg) + "=VALUE, as Google Benchmark does");
     // Empty, as any other flag's: Google Benchmark would take it as its default.
-    if (eq + 1 == arg.size())
-      throw UsageError(std::string(arg.substr(0, eq)), "", "is empty; give a value or leave the flag out");
+    if (eq + 1 == arg.size()) throw empty_value_error(std::string(arg.substr(0, eq)));
     take_benchmark_flag(std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1)), argv[i], tool, args);
   }
   return args;

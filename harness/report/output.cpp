@@ -4,7 +4,6 @@
 #include <iostream>
 #include <string>
 #include <system_error>
-#include <vector>
 
 #include "harness/core/atomic_file.hpp"
 #include "harness/report/console_table.hpp"
@@ -15,13 +14,6 @@
 namespace redline {
 
 namespace {
-
-// Removes `dirs` (empty directories, innermost first); one that is no longer
-// empty (another process wrote into it meanwhile) stays.
-void remove_directories(const std::vector<std::filesystem::path>& dirs) {
-  std::error_code ignored;
-  for (const auto& d : dirs) std::filesystem::remove(d, ignored);
-}
 
 // Whether two paths name one file, through "." / ".." and symbolic links
 // (the file need not exist yet).
@@ -35,26 +27,21 @@ bool same_file_name(const std::string& a, const std::string& b) {
   return !ec_a && !ec_b && canonical_a == canonical_b;
 }
 
-// Creates the directories of `dir` that do not exist yet and returns them,
-// innermost first, so the caller can take them away again. Throws a
-// UsageError naming `flag` when one cannot be made.
-std::vector<std::filesystem::path> create_missing_directories(const char* flag, const std::string& path,
-                                                              const std::filesystem::path& dir) {
+// Where the report's temporary file can be tried: beside the report when its
+// directory exists, else in the nearest directory above that does (the write
+// makes the rest). Nothing is created here: runs starting together into one
+// new folder must not take each other's directories away. Throws a
+// UsageError naming `flag` when that place is a file.
+std::filesystem::path probe_place(const char* flag, const std::string& path) {
   namespace fs = std::filesystem;
-  std::vector<fs::path> missing;
+  const fs::path dir = fs::absolute(path).parent_path();
   std::error_code ec;
-  for (fs::path d = dir; !d.empty() && !fs::exists(d, ec); d = d.parent_path()) missing.push_back(d);
-  std::vector<fs::path> created;
-  for (auto d = missing.rbegin(); d != missing.rend(); ++d) {
-    if (!fs::create_directory(*d, ec) && !fs::is_directory(*d)) {
-      remove_directories(created);
-      throw UsageError(flag, path, "cannot create its directory " + dir.string() + (ec ? ": " + ec.message() : ""));
-    }
-    created.insert(created.begin(), *d);
-  }
-  if (!dir.empty() && !fs::is_directory(dir, ec))
-    throw UsageError(flag, path, dir.string() + " is not a directory");
-  return created;
+  fs::path existing = dir;
+  while (!fs::exists(existing, ec) && existing.has_relative_path()) existing = existing.parent_path();
+  if (!fs::is_directory(existing, ec))
+    throw UsageError(flag, path, "cannot create its directory " + dir.string() + ": " + existing.string() +
+                                     " is not a directory");
+  return existing == dir ? temporary_name_for(path) : existing / temporary_name_for(path).filename();
 }
 
 }  // namespace
@@ -74,12 +61,8 @@ void validate_output_path(const char* flag, const std::string& path) {
     throw UsageError(flag, path, "is not a regular file (a device, pipe or socket), which the report would replace");
   // The report is written at the end, through a temporary file beside it:
   // try that now, so a read-only place fails before the run, not after it.
-  // Directories made for the try are taken away again, so a run refused
-  // later for other input leaves nothing behind (the write makes them).
-  const std::vector<fs::path> created = create_missing_directories(flag, path, fs::path(path).parent_path());
-  const auto problem = file_creation_problem(temporary_name_for(path));
-  remove_directories(created);
-  if (problem) throw UsageError(flag, path, "cannot be written (" + *problem + ")");
+  if (const auto problem = file_creation_problem(probe_place(flag, path)))
+    throw UsageError(flag, path, "cannot be written (" + *problem + ")");
 }
 
 void validate_output_paths(const OutputOptions& options) {

@@ -28,7 +28,7 @@ void refuse_empty_values(const CLI::App& app) {
     if (!option->nonpositional() || option->count() == 0 || options_taking_empty_values().count(option)) continue;
     for (const std::string& value : option->results())
       if (value.empty())
-        throw UsageError(option->get_name(false, true), value, "is empty; give a value or leave the flag out");
+        throw empty_value_error(option->get_name(false, true));
   }
   for (const CLI::App* command : app.get_subcommands()) refuse_empty_values(*command);
 }
