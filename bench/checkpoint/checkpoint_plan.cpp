@@ -11,6 +11,7 @@
 #include "harness/core/atomic_file.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/measure/young_daly.hpp"
 #include "harness/report/tool_main.hpp"
 
 namespace redline {
@@ -43,7 +44,6 @@ namespace {
 // size fits between failures (Young/Daly's first order no longer holds); above about 1,100 years no
 // hardware is that reliable. Outside them (1e-300, 1e308) the advice's figures were 60-digit
 // numbers, inf or nan.
-constexpr double kMinMtbfHours = 0.01, kMaxMtbfHours = 1e7;
 const std::string kMtbfRange = "between 0.01 h (36 s) and 10000000 h (about 1,100 years)";
 
 double hours(const char* flag, const std::string& text) {

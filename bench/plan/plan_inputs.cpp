@@ -7,6 +7,7 @@
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
 #include "harness/measure/accumulation.hpp"
+#include "harness/measure/young_daly.hpp"
 #include "harness/plan/busbw_curve.hpp"
 #include "harness/plan/run_readers.hpp"
 
@@ -60,7 +61,6 @@ constexpr double kMaxGradBytes = 1e15, kMaxParams = 1e14;  // 1 PB; 100 trillion
 constexpr double kMinBusbw = 0.001, kMaxBusbw = 100'000;   // GB/s: 1 MB/s to 100 TB/s
 constexpr double kMaxBucketMiB = 1'048'576;                // 1 TiB
 constexpr double kMaxCheckpointS = 86'400;                 // a save, restore or persist of a day
-constexpr double kMinMtbfH = 0.01, kMaxMtbfH = 1e7;        // 36 s to 1000 years
 
 // Greater than 0 and at most `max`.
 Figure positive(const char* flag, const std::string& text, double max) {
@@ -192,7 +192,7 @@ void resolve_checkpoint(const PlanFlags& f, const Source& ck, PlanInputs& in) {
   if (ck.path) c = read_checkpoint_costs(load(ck), ck.path->string(), ck.flag);
   if (!f.ckpt_stall.empty()) c.stall_s = positive("--ckpt-stall", f.ckpt_stall, kMaxCheckpointS);
   if (!f.restore.empty()) c.restore_s = between("--restore", f.restore, 0, kMaxCheckpointS);
-  if (!f.mtbf.empty()) c.mtbf_s = {between("--mtbf", f.mtbf, kMinMtbfH, kMaxMtbfH).value * 3600, "--mtbf"};
+  if (!f.mtbf.empty()) c.mtbf_s = {between("--mtbf", f.mtbf, kMinMtbfHours, kMaxMtbfHours).value * 3600, "--mtbf"};
   if (!f.async_snapshot.empty()) c.snapshot_s = positive("--async-snapshot", f.async_snapshot, kMaxCheckpointS);
   if (!f.async_persist.empty()) c.persist_s = positive("--async-persist", f.async_persist, kMaxCheckpointS);
   // An async figure counts as a checkpoint figure: given alone it would be ignored.

@@ -19,6 +19,11 @@ namespace redline {
 //   tau_async = max(sqrt(2 C_snap M), persist time P)
 // and a failure during persist falls back one more checkpoint:
 //   lost per failure L = tau / 2 + P + R, overhead = C_snap / tau + L / M.
+// The MTBF range both tools take, in hours: 36 s (below it nothing useful
+// runs between failures) to 10^7 h (about 1,100 years; beyond it the
+// overhead is zero to every printed digit).
+inline constexpr double kMinMtbfHours = 0.01, kMaxMtbfHours = 1e7;
+
 struct CheckpointAdvice {
   double interval_s = 0;
   double overhead_pct = 0;
