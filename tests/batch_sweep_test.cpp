@@ -245,18 +245,25 @@ TEST_F(BatchSweepTest, NoBatchRunsOkIsACheckFailure) {
   EXPECT_EQ(statuses(r.csv()).at(1), "oom");
 }
 
-TEST_F(BatchSweepTest, InterruptSavesThePointsMeasuredSoFar) {
-  // Batches 1 and 2 finish quickly; batch 4 hangs until SIGINT arrives.
-  const fs::path csv = dir_ / "out.csv";
-  const fs::path marker = dir_ / "hanging";
+// A sweep to --max 64 (--csv out.csv) whose batches 1 and 2 finish quickly
+// and whose batch 4 hangs; once it hangs, the shell runs `signal` (e.g.
+// "kill -INT $pid") on the sweep's pid.
+ChildResult sweep_signalled_while_hanging(const fs::path& dir, const std::string& signal) {
+  const fs::path marker = dir / "hanging";
   const std::string cmd = "FAKE_TRAIN_HANG_MARKER=" + marker.string() + " " + BATCH_SWEEP_BIN + " --max 64 --csv " +
-                          csv.string() + " -- " + FAKE_TRAIN_BIN + " --hang-above 2 --step-ms 1 & pid=$!; " +
-                          "while [ ! -e " + marker.string() + " ]; do sleep 0.05; done; kill -INT $pid; wait $pid";
+                          (dir / "out.csv").string() + " -- " + FAKE_TRAIN_BIN +
+                          " --hang-above 2 --step-ms 1 & pid=$!; while [ ! -e " + marker.string() +
+                          " ]; do sleep 0.05; done; " + signal + "; wait $pid";
   ChildSpec spec;
   spec.argv = {"/bin/sh", "-c", cmd};
   spec.timeout_seconds = 60;
-  const ChildResult child = redline::run_child(spec);
+  return redline::run_child(spec);
+}
+
+TEST_F(BatchSweepTest, InterruptSavesThePointsMeasuredSoFar) {
+  const ChildResult child = sweep_signalled_while_hanging(dir_, "kill -INT $pid");
   EXPECT_EQ(child.exit_code, 128 + SIGINT) << child.output;
+  const fs::path csv = dir_ / "out.csv";
   ASSERT_TRUE(fs::exists(csv)) << child.output;
   const auto s = statuses(redline::read_csv(csv));
   EXPECT_EQ(s.at(1), "ok");
@@ -271,16 +278,9 @@ TEST_F(BatchSweepTest, InterruptSavesThePointsMeasuredSoFar) {
 // different signals, since two of one kind may merge while pending; the
 // first one's status stays.
 TEST_F(BatchSweepTest, TwoSignalsAtOnceAreOneInterrupt) {
-  const fs::path csv = dir_ / "out.csv";
-  const fs::path marker = dir_ / "hanging";
-  const std::string cmd = "FAKE_TRAIN_HANG_MARKER=" + marker.string() + " " + BATCH_SWEEP_BIN + " --max 64 --csv " +
-                          csv.string() + " -- " + FAKE_TRAIN_BIN + " --hang-above 2 --step-ms 1 & pid=$!; " +
-                          "while [ ! -e " + marker.string() + " ]; do sleep 0.05; done; kill -INT $pid; kill -TERM $pid; wait $pid";
-  ChildSpec spec;
-  spec.argv = {"/bin/sh", "-c", cmd};
-  spec.timeout_seconds = 60;
-  const ChildResult child = redline::run_child(spec);
+  const ChildResult child = sweep_signalled_while_hanging(dir_, "kill -INT $pid; kill -TERM $pid");
   EXPECT_EQ(child.exit_code, 128 + SIGINT) << child.output;
+  const fs::path csv = dir_ / "out.csv";
   ASSERT_TRUE(fs::exists(csv)) << child.output;
   EXPECT_EQ(statuses(redline::read_csv(csv)).at(2), "ok");
   for (const auto& e : fs::directory_iterator(dir_))
