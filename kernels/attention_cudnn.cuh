@@ -47,7 +47,7 @@ enum class AttentionLayout { bhsd, bshd };
 // tensors no CudnnAttention wrote.
 struct AttentionFp8Scales {
   float q = 1, k = 1, v = 1, d_o = 1;
-  float s = 256;           // the forward's P (exp(S - rowmax) <= 1)
+  float s = 256;           // the forward's P: unnormalized, exp(S - running max) <= 1, so never refitted
   float s_backward = 256;  // the backward's P (exp(S - LSE) <= 1)
   float o = 16;
   float dp = 8;  // dS
