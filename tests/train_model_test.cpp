@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "harness/batch/batch_trials.hpp"
@@ -221,6 +224,42 @@ TEST(RecomputeVerdict, SlowdownMemoryLargestAndBest) {
   full.tokens_per_s = {{1, 700}, {2, 1300}, {4, 1600}};
   EXPECT_CONTAINS(recompute_verdict({none, full}).back().second, "recompute does not pay");
   EXPECT_EQ(recompute_verdict({ModeSweep{}}).front().second, "no recompute mode ran a micro-batch");
+}
+
+// The sweep's rows as train_step_bench sweep gets them back from the batch
+// sweep: only ok rows with a throughput count, with their memory figures.
+TEST(RecomputeVerdict, ModeSweepReadsTheOkRowsAndTheirMemory) {
+  const auto row = [](const char* batch, const char* status, double tokens) {
+    Row r;
+    r.param("batch_size", batch).metric("tokens_per_s", tokens);
+    r.metric("measured_peak_bytes", 2e9 * tokens).metric("predicted_peak_bytes", std::nan(""));
+    r.status = status;
+    return r;
+  };
+  const std::vector<Row> rows = {row("1", "ok", 1000), row("2", "ok", 1800), row("4", "ok", 2000),
+                                 row("8", "ok", 2050), row("16", "oom", std::nan("")), row("12", "ok", std::nan(""))};
+  const ModeSweep m = mode_sweep(Recompute::selective, rows, 11);
+  EXPECT_EQ(m.mode, Recompute::selective);
+  EXPECT_EQ(m.tokens_per_s, (std::map<std::int64_t, double>{{1, 1000}, {2, 1800}, {4, 2000}, {8, 2050}}));
+  EXPECT_EQ(m.measured_peak_bytes.size(), 4u);
+  EXPECT_DOUBLE_EQ(m.measured_peak_bytes.at(2), 3.6e12);
+  EXPECT_TRUE(m.predicted_peak_bytes.empty());  // not measured: NaN
+  EXPECT_EQ(m.largest_fit, std::optional<std::int64_t>(11));
+  EXPECT_EQ(m.saturation, std::optional<std::int64_t>(4));  // 8 gains 2.5%, under the harness's 5%
+  EXPECT_CONTAINS(recompute_verdict({m}).back().second, "selective at micro-batch 8: 2050 tokens/s");
+}
+
+TEST(TrialFigures, SweepRowsCarryTheTimedStepNotTheTrialsWallTime) {
+  Row ok;
+  ok.param("batch_size", "2").metric("tokens_per_s", 8192).metric("step_time_ms", 900);
+  train::set_timed_step(ok, 4096);
+  EXPECT_EQ(ok.metric_value("step_time_ms"), 1000.0);  // 2 x 4096 tokens at 8192 tokens/s
+  EXPECT_EQ(ok.metrics.size(), 2u);
+  Row oom = ok;
+  oom.status = "oom";
+  oom.metrics = {{"tokens_per_s", std::nan("")}, {"step_time_ms", std::nan("")}};
+  train::set_timed_step(oom, 4096);
+  EXPECT_TRUE(std::isnan(*oom.metric_value("step_time_ms")));
 }
 
 // ---- the real binary ----

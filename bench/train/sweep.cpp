@@ -3,7 +3,6 @@
 // child process (an OOM never poisons the next trial): the largest batch that
 // fits (bisected), the saturation batch and the best tokens/s, with the
 // predicted and the measured peak memory per trial; then the verdict.
-#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -15,7 +14,6 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"
-#include "harness/measure/saturation.hpp"
 #include "harness/report/output.hpp"
 #include "harness/train/recompute_verdict.hpp"
 #include "harness/train/trial_figures.hpp"
@@ -72,26 +70,6 @@ BatchSweepOptions mode_options(const SweepFlags& f, const CheckedSweep& c, const
   return o;
 }
 
-ModeSweep mode_sweep(Recompute mode, const BatchSweepOutcome& outcome) {
-  ModeSweep m;
-  m.mode = mode;
-  std::vector<ThroughputPoint> points;
-  for (const Row& row : outcome.report.rows) {
-    const auto batch = parameter_number(row.param_value("batch_size").value_or(""));
-    const auto tokens = row.metric_value("tokens_per_s");
-    if (row.status != "ok" || !batch || !tokens || std::isnan(*tokens)) continue;
-    const auto b = static_cast<std::int64_t>(*batch);
-    m.tokens_per_s[b] = *tokens;
-    points.push_back({*batch, *tokens});
-    if (const auto v = row.metric_value("measured_peak_bytes"); v && !std::isnan(*v)) m.measured_peak_bytes[b] = *v;
-    if (const auto v = row.metric_value("predicted_peak_bytes"); v && !std::isnan(*v)) m.predicted_peak_bytes[b] = *v;
-  }
-  m.largest_fit = outcome.sweep.largest_fit;
-  if (const Saturation sat = analyze_saturation(points); sat.point)
-    m.saturation = static_cast<std::int64_t>(sat.point->size);
-  return m;
-}
-
 }  // namespace
 
 int run_sweep(const SweepFlags& f, const std::string& self) {
@@ -109,13 +87,16 @@ int run_sweep(const SweepFlags& f, const std::string& self) {
   for (Recompute mode : c.modes) {
     if (interrupted()) break;
     BatchSweepOutcome outcome = run_batch_sweep("train_step_bench", mode_options(f, c, program, mode), report.env);
+    // Read before the rows move into the report below (read after, every
+    // mode looked empty and the verdict said none ran).
+    modes.push_back(mode_sweep(mode, outcome.report.rows, outcome.sweep.largest_fit));
     for (Row& row : outcome.report.rows) {
       row.params.insert(row.params.begin(), {"recompute", recompute_name(mode)});
+      set_timed_step(row, c.seq);
       report.rows.push_back(std::move(row));
     }
     for (auto& [key, value] : outcome.report.summary)
       report.summary.emplace_back(std::string(recompute_name(mode)) + " " + key, value);
-    modes.push_back(mode_sweep(mode, outcome));
   }
   for (auto& line : recompute_verdict(modes)) report.summary.push_back(std::move(line));
   write_reports(report, f.output);

@@ -1,9 +1,11 @@
 #include "harness/train/recompute_verdict.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "harness/core/units.hpp"
+#include "harness/measure/saturation.hpp"
 
 namespace redline {
 namespace {
@@ -71,6 +73,26 @@ Best best_of(const ModeSweep& m) {
 }
 
 }  // namespace
+
+ModeSweep mode_sweep(Recompute mode, const std::vector<Row>& rows, std::optional<std::int64_t> largest_fit) {
+  ModeSweep m;
+  m.mode = mode;
+  std::vector<ThroughputPoint> points;
+  for (const Row& row : rows) {
+    const auto batch = parameter_number(row.param_value("batch_size").value_or(""));
+    const auto tokens = row.metric_value("tokens_per_s");
+    if (row.status != "ok" || !batch || !tokens || std::isnan(*tokens)) continue;
+    const auto b = static_cast<std::int64_t>(*batch);
+    m.tokens_per_s[b] = *tokens;
+    points.push_back({*batch, *tokens});
+    if (const auto v = row.metric_value("measured_peak_bytes"); v && !std::isnan(*v)) m.measured_peak_bytes[b] = *v;
+    if (const auto v = row.metric_value("predicted_peak_bytes"); v && !std::isnan(*v)) m.predicted_peak_bytes[b] = *v;
+  }
+  m.largest_fit = largest_fit;
+  if (const Saturation sat = analyze_saturation(points); sat.point)
+    m.saturation = static_cast<std::int64_t>(sat.point->size);
+  return m;
+}
 
 std::vector<std::pair<std::string, std::string>> recompute_verdict(const std::vector<ModeSweep>& modes) {
   std::vector<std::pair<std::string, std::string>> lines;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/report/report.hpp"
 #include "harness/train/activation_memory.hpp"
 
 namespace redline {
@@ -24,6 +25,11 @@ struct ModeSweep {
   std::optional<std::int64_t> largest_fit;             // the sweep's (bisected) largest batch that ran
   std::optional<std::int64_t> saturation;              // the harness's saturation batch
 };
+
+// One mode's figures from its batch sweep's rows (batch_size, status,
+// tokens_per_s and the peak bytes, as train_step_bench run prints them) and
+// the sweep's largest fit; the saturation is the harness's, over the ok rows.
+ModeSweep mode_sweep(Recompute mode, const std::vector<Row>& rows, std::optional<std::int64_t> largest_fit);
 
 // Summary lines, in order: "slowdown", "memory freed", "largest batch",
 // "best", "verdict". Modes that ran nothing are named as such.

@@ -5,7 +5,10 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
+
+#include "harness/report/report.hpp"
 
 namespace redline::train {
 
@@ -20,5 +23,12 @@ std::string trial_figure_line(const std::string& name, double value);
 
 // The pattern whose first group is the value of `name`'s line.
 std::string trial_figure_pattern(const std::string& name);
+
+// Sets an ok sweep row's step_time_ms to the step its trial timed: batch_size
+// x `seq` tokens at the trial's tokens_per_s. The batch-sweep engine fills the
+// column with the trial's wall time over one step (process start, cuDNN set-up
+// and warm-up included: 887 ms for a 51 ms step); rows without both figures
+// are left as they are.
+void set_timed_step(Row& row, std::int64_t seq);
 
 }  // namespace redline::train
