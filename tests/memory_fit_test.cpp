@@ -71,6 +71,12 @@ TEST(MemoryFit, NoPredictionFromAnOomTrialThatReachedNothing) {
   points.push_back({256, 5 * kMiB, false});  // died before even the fixed part
   EXPECT_FALSE(predict_max_batch(points).has_value());
   EXPECT_FALSE(predict_max_batch({ok(64), {128, 50 * kMiB, false}}).has_value()) << "no fit from one batch";
+  // Beyond the fixed part but short of a batch that fit: it failed at one
+  // large allocation, not at the limit (it would predict 100 with 512 known to fit).
+  points = {ok(64), ok(128), ok(256), ok(512), {1024, ok(100).bytes, false}};
+  EXPECT_FALSE(predict_max_batch(points).has_value());
+  points.push_back({768, ok(600).bytes, false});
+  EXPECT_EQ(predict_max_batch(points), 600);
 }
 
 }  // namespace

@@ -37,9 +37,16 @@ std::optional<MemoryFit> fit_memory(const std::vector<MemoryPoint>& points, doub
 std::optional<std::int64_t> predict_max_batch(const std::vector<MemoryPoint>& points, double span) {
   const auto fit = fit_memory(points, span);
   if (!fit) return std::nullopt;
-  double reached = 0;
-  for (const auto& p : points)
-    if (!p.fit) reached = std::max(reached, p.bytes);
+  double reached = 0, most_that_fit = 0;
+  for (const auto& p : points) {
+    double& most = p.fit ? most_that_fit : reached;
+    most = std::max(most, p.bytes);
+  }
+  // An OOM trial that stopped short of what a fitting one used failed at a
+  // large allocation before it grew (a GPU trial's NVML peak is often the
+  // model alone): it shows nothing of the limit. On an H200 such a trial
+  // predicted 3 for a mode that ran 51.
+  if (reached <= most_that_fit) return std::nullopt;
   const double batches = std::floor((reached - fit->fixed_bytes) / fit->bytes_per_sample);
   if (!(batches >= 1) || batches > 1e15) return std::nullopt;
   return static_cast<std::int64_t>(batches);

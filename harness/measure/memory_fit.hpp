@@ -35,7 +35,7 @@ std::optional<MemoryFit> fit_memory(const std::vector<MemoryPoint>& points, doub
 // The largest batch whose fitted memory stays within what the out-of-memory
 // trials reached (the most any of them reached: a trial that grew until the
 // allocation failed shows where the limit is). nullopt without a fit or an
-// out-of-memory trial that reached beyond the fixed part.
+// out-of-memory trial that reached beyond every trial that fit.
 std::optional<std::int64_t> predict_max_batch(const std::vector<MemoryPoint>& points, double span = 8);
 
 }  // namespace redline
