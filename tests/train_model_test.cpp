@@ -457,8 +457,13 @@ TEST(ActivationMemory, TheUnfusedPathsBuffersCountWithTheWorkspaces) {
   EXPECT_GE(buffers, 2 * 2 * 32LL * 1024 * 1024);
   // No cuDNN workspace there: cuBLASLt's and the unfused buffers.
   EXPECT_EQ(unfused.workspace, cublaslt_workspace_bytes() + buffers);
-  // cuDNN's: the fp32 dQ accumulator and the softmax sums beside cuBLASLt's.
-  EXPECT_EQ(fused.workspace, cublaslt_workspace_bytes() + 1024LL * 4096 * 4 + 32LL * 1024 * 4);
+  // cuDNN's: the fp32 dQ accumulator, the softmax sums and, as llama3-8b has
+  // 8 KV heads for 32 query heads, dK and dV at 32 heads in bf16.
+  EXPECT_EQ(fused.workspace,
+            cublaslt_workspace_bytes() + 1024LL * 4096 * 4 + 32LL * 1024 * 4 + 2 * 1024LL * 4096 * 2);
+  c.kv_heads = c.heads;  // MHA: no group sums, so no full-head dK and dV
+  EXPECT_EQ(predict_memory(c, 1, 1024, Recompute::none, AttentionChoice::cudnn).workspace,
+            cublaslt_workspace_bytes() + 1024LL * 4096 * 4 + 32LL * 1024 * 4);
   EXPECT_EQ(unfused.activation_bytes, fused.activation_bytes);
   EXPECT_EQ(parse_attention_choice("unfused"), AttentionChoice::unfused);
   EXPECT_FALSE(parse_attention_choice("flash"));

@@ -101,8 +101,12 @@ StateBytes state_bytes(const ModelConfig& config) {
 
 std::int64_t workspace_bytes(const ModelConfig& config, std::int64_t mbs, std::int64_t seq) {
   const Widths w = widths(config, mbs, seq);
-  // cuDNN's backward: the fp32 dQ accumulator and the per-row softmax sums.
-  return cublaslt_workspace_bytes() + w.tokens * w.h * kFp32 + w.heads * w.tokens * kFp32;
+  // cuDNN's backward: the fp32 dQ accumulator and the per-row softmax sums;
+  // with fewer KV heads (GQA) also dK and dV at the query heads' count, in
+  // bf16, before their sum over each group (cuDNN 9.19 on an H200: exactly
+  // these bytes more in every GQA case, none with MHA).
+  const std::int64_t full_head_grads = w.k < w.h ? 2 * w.tokens * w.h * kBf16 : 0;
+  return cublaslt_workspace_bytes() + w.tokens * w.h * kFp32 + w.heads * w.tokens * kFp32 + full_head_grads;
 }
 
 std::int64_t cublaslt_workspace_bytes() { return std::int64_t{32} << 20; }

@@ -81,7 +81,8 @@ StateBytes state_bytes(const ModelConfig& config);
 // cuBLASLt's one shared workspace (32 MiB, as PyTorch gives it on Hopper)
 // and cuDNN's attention backward's: its fp32 dQ accumulator (T x h x 4) and
 // per-row softmax sums (a x T x 4), what the frontend's composite SDPA
-// backward asks for.
+// backward asks for, and with GQA the engine's dK and dV at the query heads'
+// count (2 x T x h x 2), measured.
 std::int64_t workspace_bytes(const ModelConfig& config, std::int64_t mbs, std::int64_t seq);
 // The cuBLASLt part of it: the one workspace every GEMM of the step shares.
 // The RMSNorm weight gradients borrow it between GEMMs (same stream) for
