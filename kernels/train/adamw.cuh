@@ -22,7 +22,9 @@ struct AdamWSettings {
 //   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
 //   w -= lr (m / (1 - b1^step) / (sqrt(v / (1 - b2^step)) + eps) + decay w)
 //   weights = bf16(w)
-// with decay = settings.weight_decay when `decay`, else 0.
+// with decay = settings.weight_decay when `decay`, else 0. master, grad, m
+// and v must be 16-byte aligned and weights 8-byte (every TrainParameters
+// tensor is): std::invalid_argument otherwise.
 void adamw_update(float* master, const float* grad, float* m, float* v, __nv_bfloat16* weights, std::int64_t count,
                   const AdamWSettings& settings, std::int64_t step, bool decay, cudaStream_t stream);
 

@@ -34,6 +34,7 @@
 #include "harness/train/train_reference_layers.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
+#include "kernels/train/adamw.cuh"
 #include "kernels/train/bhsd_transpose.cuh"
 #include "kernels/train/cross_entropy.cuh"
 #include "kernels/train/rmsnorm.cuh"
@@ -550,4 +551,45 @@ TEST_F(TrainGpu, CrossEntropyMatchesTheReferenceAtRealVocabularies) {
     EXPECT_LT(grad_error, 1e-2) << "vocab " << vocab;
     EXPECT_LT(off_target_error, 1e-2) << "vocab " << vocab;
   }
+}
+
+// adamw_update's four-elements-a-thread path and its tail (4 x 257 + 3
+// elements) against adamw.cuh's formula in double, the bf16 copy against
+// the new master weights rounded, and an unaligned array refused.
+TEST_F(TrainGpu, AdamWQuadsAndTheirTailMatchTheFormula) {
+  constexpr std::size_t n = 4 * 257 + 3;
+  const auto uniform = [](std::uint64_t seed, std::size_t i, float low, float high) {
+    return low + (high - low) * static_cast<float>(redline::splitmix64(seed * 1000003 + i) >> 40) * 0x1.0p-24f;
+  };
+  std::vector<float> master(n), grad(n), m(n), v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    master[i] = uniform(1, i, -1, 1), grad[i] = uniform(2, i, -1e-2f, 1e-2f);
+    m[i] = uniform(3, i, -1e-2f, 1e-2f), v[i] = uniform(4, i, 0, 1e-4f);
+  }
+  redline::DeviceBuffer<float> d_master(n), d_grad(n), d_m(n), d_v(n);
+  redline::DeviceBuffer<__nv_bfloat16> d_weights(n);
+  for (auto [device, host] : {std::pair{&d_master, &master}, {&d_grad, &grad}, {&d_m, &m}, {&d_v, &v}})
+    REDLINE_CUDA_CHECK(cudaMemcpyAsync(device->data(), host->data(), n * 4, cudaMemcpyHostToDevice, stream_));
+  const redline::AdamWSettings settings;
+  constexpr std::int64_t kStep = 3;
+  redline::adamw_update(d_master.data(), d_grad.data(), d_m.data(), d_v.data(), d_weights.data(), n, settings, kStep,
+                        true, stream_);
+  REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  const std::vector<float> got_master = to_host(d_master), got_m = to_host(d_m), got_v = to_host(d_v);
+  const std::vector<__nv_bfloat16> got_weights = to_host(d_weights);
+  const double c1 = 1 - std::pow(settings.beta1, kStep), c2 = 1 - std::pow(settings.beta2, kStep);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double m_new = settings.beta1 * m[i] + (1 - settings.beta1) * grad[i];
+    const double v_new = settings.beta2 * v[i] + (1 - settings.beta2) * double(grad[i]) * grad[i];
+    const double w = master[i] - settings.lr * (m_new / c1 / (std::sqrt(v_new / c2) + settings.eps) +
+                                                settings.weight_decay * master[i]);
+    EXPECT_NEAR(got_m[i], m_new, 1e-6 * std::abs(m_new) + 1e-12) << "element " << i;
+    EXPECT_NEAR(got_v[i], v_new, 1e-6 * std::abs(v_new) + 1e-15) << "element " << i;
+    EXPECT_NEAR(got_master[i], w, 1e-6 * std::abs(w) + 1e-9) << "element " << i;
+    const __nv_bfloat16 rounded = __float2bfloat16(got_master[i]);
+    EXPECT_EQ(std::memcmp(&got_weights[i], &rounded, sizeof rounded), 0) << "element " << i;
+  }
+  EXPECT_THROW(redline::adamw_update(d_master.data() + 1, d_grad.data(), d_m.data(), d_v.data(), d_weights.data(),
+                                     4, settings, kStep, true, stream_),
+               std::invalid_argument);
 }
