@@ -502,6 +502,26 @@ TEST(AttentionSweep, RecommendationRanksTheBlocksAtTheLargestBatchWithReasons) {
   EXPECT_TRUE(attention_recommendation(none, predictions).empty());
 }
 
+// Where the model has no factor for a loss, the measured part that lost is
+// the reason: here d = 256's backward, while its forward is the fastest.
+TEST(AttentionSweep, TheMeasuredPartThatLostIsAReason) {
+  std::vector<Row> rows;
+  add_layout(rows, "32", "1", 500);
+  add_layout(rows, "16", "1", 500);
+  for (Row& r : rows)
+    if (r.param_value("heads") == "16" && r.param_value("path") == "cudnn")
+      r = measured("16", "1", "cudnn", *r.param_value("direction"), 100, r.param_value("direction") == "fwd" ? 550 : 300);
+  for (Row& b : attention_block_rows(rows)) rows.push_back(std::move(b));
+  const auto lines = attention_recommendation(rows, {});
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_CONTAINS(lines[0].second, "a_q=32 a_kv=32 d=128 on cudnn");
+  EXPECT_EQ(lines[1].first, "rank 2");
+  EXPECT_CONTAINS(lines[1].second,
+                  "attention bwd 60.0% against 100.0%: measured cudnn 300.0 TFLOPS, the fastest layout's 500.0");
+  EXPECT_EQ(lines[1].second.find("attention fwd"), std::string::npos) << "its forward is faster";
+  EXPECT_EQ(lines[1].second.find("no single factor"), std::string::npos);
+}
+
 // A layout whose parts did not all run has no block: it is named, with the
 // reason, not silently left out of the ranking.
 TEST(AttentionSweep, ALayoutWithoutABlockIsNamedWithTheReason) {

@@ -150,6 +150,38 @@ std::vector<std::pair<std::string, std::string>> unranked_layouts(const std::vec
   return lines;
 }
 
+// Each block's attention parts as factors of its own, measured: a part's
+// TFLOPS as a share of the fastest layout's same direction at this batch
+// (either path). The model has no factor for some losses (cuDNN's d = 256
+// backward ran at 72% of d = 128's on an H200 at batch 1); this names the direction
+// that lost where the model cannot say why.
+void add_measured_parts(std::vector<RankCandidate>& candidates, const std::vector<Row*>& blocks,
+                        const std::vector<Row>& rows) {
+  const auto groups = rows_by_layout(rows);
+  const auto parts_of = [&](const Row& block) {
+    std::vector<std::pair<std::string, const Row*>> parts;  // {direction, row}
+    const auto group = groups.find(layout_key(block));
+    if (group == groups.end()) return parts;
+    const std::string path = param(block, "path").substr(6);  // "block_cudnn" -> "cudnn"
+    for (const char* direction : {"fwd", "bwd"}) {
+      if (std::string(direction) == "bwd" && param(block, "direction") != "train") continue;
+      if (const Row* p = part(group->second, path, direction)) parts.emplace_back(direction, p);
+    }
+    return parts;
+  };
+  std::map<std::string, double> fastest;
+  for (const Row* block : blocks)
+    for (const auto& [direction, p] : parts_of(*block)) fastest[direction] = std::max(fastest[direction], *p->metric_value("tflops"));
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    for (const auto& [direction, p] : parts_of(*blocks[i])) {
+      const double tflops = *p->metric_value("tflops");
+      if (!(fastest[direction] > 0)) continue;
+      candidates[i].factors.push_back({"attention " + direction, tflops / fastest[direction],
+                                       "measured " + param(*p, "path") + " " + format_number(tflops, 1) +
+                                           " TFLOPS, the fastest layout's " + format_number(fastest[direction], 1)});
+    }
+}
+
 }  // namespace
 
 bool is_attention_path_row(const Row& row) {
@@ -185,6 +217,7 @@ std::vector<std::pair<std::string, std::string>> attention_recommendation(
     if (const auto missing = cudnn_missing(rows, *block)) c.factors.push_back({"cudnn_missing", 1, *missing});
     candidates.push_back(std::move(c));
   }
+  add_measured_parts(candidates, blocks, rows);
   std::vector<std::pair<std::string, std::string>> lines;
   const std::string what = param(*blocks.front(), "direction") == "train" ? "forward + backward" : "forward";
   for (const RankedLayout& r : rank_layouts(candidates)) {
