@@ -18,6 +18,7 @@
 #include "harness/train/model_config.hpp"
 #include "harness/train/recompute_verdict.hpp"
 #include "harness/train/step_flops.hpp"
+#include "harness/train/sweep_report.hpp"
 #include "harness/train/trial_figures.hpp"
 #include "support.hpp"
 
@@ -260,6 +261,26 @@ TEST(TrialFigures, SweepRowsCarryTheTimedStepNotTheTrialsWallTime) {
   oom.metrics = {{"tokens_per_s", std::nan("")}, {"step_time_ms", std::nan("")}};
   train::set_timed_step(oom, 4096);
   EXPECT_TRUE(std::isnan(*oom.metric_value("step_time_ms")));
+}
+
+// What train_step_bench sweep does with each mode's batch sweep: the verdict
+// sees the mode's rows (read before they move), and the report gets them
+// tagged with the mode, with the timed step and the prefixed summary.
+TEST(SweepReport, AModesRowsReachBothTheVerdictAndTheReport) {
+  Report report;
+  std::vector<Row> rows(2);
+  rows[0].param("batch_size", "2").metric("tokens_per_s", 8192).metric("step_time_ms", 900);
+  rows[1].param("batch_size", "4").metric("tokens_per_s", 8192).metric("step_time_ms", 1500);
+  const ModeSweep figures =
+      add_mode_to_report(report, Recompute::full, std::move(rows), {{"saturation_batch", "2"}}, 4, 4096);
+  EXPECT_EQ(figures.tokens_per_s.size(), 2u);
+  EXPECT_EQ(figures.largest_fit, std::optional<std::int64_t>(4));
+  EXPECT_NE(recompute_verdict({figures}).back().second, "no recompute mode ran a micro-batch");
+  ASSERT_EQ(report.rows.size(), 2u);
+  EXPECT_EQ(report.rows[1].params.front(), (std::pair<std::string, std::string>{"recompute", "full"}));
+  EXPECT_EQ(report.rows[1].metric_value("step_time_ms"), 2000.0);  // 4 x 4096 tokens at 8192 tokens/s
+  ASSERT_EQ(report.summary.size(), 1u);
+  EXPECT_EQ(report.summary[0].first, "full saturation_batch");
 }
 
 // ---- the real binary ----

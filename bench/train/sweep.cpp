@@ -16,6 +16,7 @@
 #include "harness/core/usage_error.hpp"
 #include "harness/report/output.hpp"
 #include "harness/train/recompute_verdict.hpp"
+#include "harness/train/sweep_report.hpp"
 #include "harness/train/trial_figures.hpp"
 
 namespace redline::train {
@@ -87,16 +88,8 @@ int run_sweep(const SweepFlags& f, const std::string& self) {
   for (Recompute mode : c.modes) {
     if (interrupted()) break;
     BatchSweepOutcome outcome = run_batch_sweep("train_step_bench", mode_options(f, c, program, mode), report.env);
-    // Read before the rows move into the report below (read after, every
-    // mode looked empty and the verdict said none ran).
-    modes.push_back(mode_sweep(mode, outcome.report.rows, outcome.sweep.largest_fit));
-    for (Row& row : outcome.report.rows) {
-      row.params.insert(row.params.begin(), {"recompute", recompute_name(mode)});
-      set_timed_step(row, c.seq);
-      report.rows.push_back(std::move(row));
-    }
-    for (auto& [key, value] : outcome.report.summary)
-      report.summary.emplace_back(std::string(recompute_name(mode)) + " " + key, value);
+    modes.push_back(add_mode_to_report(report, mode, std::move(outcome.report.rows), outcome.report.summary,
+                                       outcome.sweep.largest_fit, c.seq));
   }
   for (auto& line : recompute_verdict(modes)) report.summary.push_back(std::move(line));
   write_reports(report, f.output);

@@ -104,7 +104,7 @@ std::int64_t workspace_bytes(const ModelConfig& config, std::int64_t mbs, std::i
   // cuDNN's backward: the fp32 dQ accumulator and the per-row softmax sums;
   // with fewer KV heads (GQA) also dK and dV at the query heads' count, in
   // bf16, before their sum over each group (cuDNN 9.19 on an H200: exactly
-  // these bytes more in every GQA case, none with MHA).
+  // these bytes more in each of 7 bf16 GQA cases, none in 9 MHA ones).
   const std::int64_t full_head_grads = w.k < w.h ? 2 * w.tokens * w.h * kBf16 : 0;
   return cublaslt_workspace_bytes() + w.tokens * w.h * kFp32 + w.heads * w.tokens * kFp32 + full_head_grads;
 }

@@ -70,7 +70,7 @@ __global__ void cast_elements(const float* in, __nv_bfloat16* out, std::int64_t 
 void adamw_update(float* master, const float* grad, float* m, float* v, __nv_bfloat16* weights, std::int64_t count,
                   const AdamWSettings& settings, std::int64_t step, bool decay, cudaStream_t stream) {
   if (step < 1) throw std::invalid_argument("adamw_update: step " + std::to_string(step) + " is below 1");
-  // Every tensor of TrainParameters starts 128 elements into its arrays.
+  // Every tensor of TrainParameters starts at a multiple of 128 elements.
   if (!aligned_to(master, 16) || !aligned_to(grad, 16) || !aligned_to(m, 16) || !aligned_to(v, 16) ||
       !aligned_to(weights, 8))
     throw std::invalid_argument("adamw_update: the fp32 arrays must be 16-byte and the bf16 weights 8-byte aligned");

@@ -24,7 +24,8 @@ struct AdamWSettings {
 //   weights = bf16(w)
 // with decay = settings.weight_decay when `decay`, else 0. master, grad, m
 // and v must be 16-byte aligned and weights 8-byte (every TrainParameters
-// tensor is): std::invalid_argument otherwise.
+// tensor is, starting at a multiple of 128 elements): std::invalid_argument
+// otherwise.
 void adamw_update(float* master, const float* grad, float* m, float* v, __nv_bfloat16* weights, std::int64_t count,
                   const AdamWSettings& settings, std::int64_t step, bool decay, cudaStream_t stream);
 
