@@ -80,6 +80,8 @@ TEST(ActivationMemory, NoneKeepsMoreThanSelectiveMoreThanFull) {
   EXPECT_EQ(full.activation_bytes_per_layer, tokens * 2 * 4096);
   // The state: 18 bytes per parameter.
   EXPECT_EQ(none.state.total(), 18 * none.parameters);
+  // One AdamW step moves 30: master, m, v read and written (24), gradient read (4), bf16 weight written (2).
+  EXPECT_EQ(none.state.adamw_traffic(), 30 * none.parameters);
   // Korthikanti: s b h (34 + 5 a s / h).
   EXPECT_DOUBLE_EQ(none.korthikanti_per_layer, 4096.0 * 4096 * (34 + 5.0 * 32 * 4096 / 4096));
   // What a mode drops comes back, for one layer, in the backward's working set.

@@ -24,6 +24,7 @@
 #include "harness/gpu/kernel_category.hpp"
 #include "harness/measure/stats.hpp"
 #include "harness/report/report.hpp"
+#include "harness/train/activation_memory.hpp"
 #include "harness/train/step_flops.hpp"
 #include "harness/train/trial_figures.hpp"
 #include "kernels/attention_cudnn.cuh"
@@ -143,6 +144,15 @@ void add_parts_alone(Row& row, const CheckedRun& c, const std::optional<PartsAlo
   row.metric("passes_over_alone", passes_ms / (gemm_ms + attention_ms));
 }
 
+// The optimizer phase is one AdamW pass over the state, so its bytes over
+// its time is the bandwidth it reached: how close to the GPU's HBM the fixed
+// per-step cost already is.
+void add_optimizer_bandwidth(Row& row, const CheckedRun& c, double optimizer_ms) {
+  if (optimizer_ms <= 0) return;
+  const double bytes = static_cast<double>(state_bytes(c.config).adamw_traffic());
+  row.metric("optimizer_GBps", bytes / (optimizer_ms / 1e3) / 1e9);
+}
+
 Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelCategory, double>& split,
                const std::optional<PartsAlone>& alone, const AllocatedBytes& allocated,
                std::optional<GpuPeaks> peaks) {
@@ -157,6 +167,7 @@ Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelC
   const double steps = static_cast<double>(c.steps);
   row.metric("forward_ms", f.phases.forward_ms / steps).metric("backward_ms", f.phases.backward_ms / steps);
   row.metric("optimizer_ms", f.phases.optimizer_ms / steps);
+  add_optimizer_bandwidth(row, c, f.phases.optimizer_ms / steps);
   row.metric("model_tflops", flops.model * c.ga / step_s / 1e12);
   if (peaks && peaks->bf16_tflops > 0) {
     row.metric("mfu_pct", 100 * flops.model * c.ga / step_s / (peaks->bf16_tflops * 1e12));
@@ -182,6 +193,18 @@ Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelC
 void print_trial_figures(const Row& row) {
   for (const char* name : kTrialFigures)
     if (const auto v = row.metric_value(name)) std::cout << trial_figure_line(name, *v);
+}
+
+// What the optimizer costs the step, how close to the HBM it runs, and that
+// gradient accumulation spreads it: it runs once per step, not per micro-batch.
+std::string optimizer_line(double optimizer_ms, double step_ms, double gbps, std::int64_t ga,
+                           const std::optional<GpuPeaks>& peaks) {
+  std::string line = format_number(optimizer_ms, 2) + " ms, " + format_percent(optimizer_ms / step_ms) +
+                     " of the step; AdamW moved " + format_number(gbps, 0) + " GB/s";
+  if (peaks && peaks->hbm_GBps > 0)
+    line += " (" + format_percent(gbps / peaks->hbm_GBps) + " of " + peaks->model + "'s HBM)";
+  return line + "; once per step, shared by the step's " + std::to_string(ga) + " micro-batch" + (ga == 1 ? "" : "es") +
+         " (--ga)";
 }
 
 }  // namespace
@@ -241,9 +264,12 @@ int run_step(const RunFlags& f) {
                                           metric_text(*row.metric_value("loss_last")) + (fell ? " (falling)" : " (NOT falling)"));
   if (const auto ratio = row.metric_value("step_over_alone"))
     report.summary.emplace_back("step vs parts alone",
-                                metric_text(*ratio) + "x the step's GEMM and attention calls timed alone (target: at "
-                                                      "most 1.10); forward and backward alone: " +
-                                    metric_text(*row.metric_value("passes_over_alone")) + "x");
+                                format_number(*ratio, 3) + "x the step's GEMM and attention calls timed alone "
+                                                           "(target: at most 1.10); forward and backward alone: " +
+                                    format_number(*row.metric_value("passes_over_alone"), 3) + "x");
+  if (const auto bandwidth = row.metric_value("optimizer_GBps"))
+    report.summary.emplace_back("optimizer", optimizer_line(*row.metric_value("optimizer_ms"),
+                                                            *row.metric_value("step_time_ms"), *bandwidth, c.ga, peaks));
   write_reports(report, f.output);
   if (f.check && !fell) {
     std::cerr << "train_step_bench: FAILED: the loss did not fall over " << c.steps << " steps on a fixed batch\n";

@@ -75,6 +75,9 @@ struct StateBytes {
   std::int64_t master = 0;     // fp32 master weights: 4 N
   std::int64_t optimizer = 0;  // AdamW m and v, fp32: 8 N
   std::int64_t total() const { return weights + grads + master + optimizer; }
+  // What one AdamW step moves (kernels/train/adamw.cu): master, m and v read
+  // and written, the gradient read, the bf16 weights written: 30 N.
+  std::int64_t adamw_traffic() const { return 2 * (master + optimizer) + grads + weights; }
 };
 StateBytes state_bytes(const ModelConfig& config);
 
