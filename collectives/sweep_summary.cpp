@@ -82,7 +82,7 @@ void summarize_totals(const Measured& m, const SummaryOptions& o, SweepSummary& 
   if (o.expect_busbw_GBps) {
     // Nothing measured is no evidence of bandwidth: never a silent pass.
     s.below_expectation = true;
-    s.lines.push_back("# FAILED: --expect-busbw " + format_number(*o.expect_busbw_GBps, 2) +
+    s.lines.push_back("# FAILED: --expect-busbw " + format_general(*o.expect_busbw_GBps, 6) +
                       ": no size was measured (all skipped)");
     add(s, "acceptance", "FAILED: nothing was measured");
   }
@@ -94,10 +94,10 @@ void summarize_totals(const Measured& m, const SummaryOptions& o, SweepSummary& 
 std::string saturation_size_text(const Saturation& sat) {
   const std::string reason = plateau_reason(sat, SaturationOptions{}, "size");
   if (sat.point)
-    return format_size(static_cast<std::uint64_t>(sat.point->size)) + " (" + format_number(sat.point->throughput, 2) +
+    return format_size(static_cast<std::uint64_t>(sat.point->size)) + " (" + format_significant(sat.point->throughput, 3) +
            " GB/s; " + reason + ")";
   return "not reached (" + reason + "; 90% of peak at " + format_size(static_cast<std::uint64_t>(sat.fraction->size)) +
-         ", " + format_number(sat.fraction->throughput, 2) + " GB/s)";
+         ", " + format_significant(sat.fraction->throughput, 3) + " GB/s)";
 }
 
 // One curve (a series, or one --split group of it): its peak, saturation
@@ -106,7 +106,7 @@ void summarize_curve(const std::string& name, const std::vector<ThroughputPoint>
                      SweepSummary& s) {
   const Saturation sat = analyze_saturation(curve);
   if (!sat.best) return;
-  const std::string peak = sat.fraction ? format_number(sat.best->throughput, 2) + " GB/s at " +
+  const std::string peak = sat.fraction ? format_significant(sat.best->throughput, 3) + " GB/s at " +
                                               format_size(static_cast<std::uint64_t>(sat.best->size))
                                         : std::string("0 GB/s (its busbw factor is 0 at this world size)");
   if (sat.fraction) {
@@ -121,8 +121,8 @@ void summarize_curve(const std::string& name, const std::vector<ThroughputPoint>
   const bool below = sat.best->throughput < *o.expect_busbw_GBps;
   s.below_expectation = s.below_expectation || below;
   const std::string text = std::string(below ? "FAILED: " : "PASSED: ") + name + " peak busbw " +
-                           format_number(sat.best->throughput, 2) + " GB/s " + (below ? "is below" : ">=") +
-                           " --expect-busbw " + format_number(*o.expect_busbw_GBps, 2);
+                           format_significant(sat.best->throughput, 3) + " GB/s " + (below ? "is below" : ">=") +
+                           " --expect-busbw " + format_general(*o.expect_busbw_GBps, 6);
   s.lines.push_back("# " + text);
   add(s, "acceptance " + name, below ? text : "PASSED");
 }

@@ -66,11 +66,11 @@ TEST(SweepSummary, PeakSaturationAndAcceptanceFromTheBetterLayout) {
   // 4K reads 10.5 in place: the better layout counts. Saturation: no larger
   // size (8K: 10) gains more than 5% over 4K, which is at 90% of the peak.
   EXPECT_CONTAINS(all_lines(s),
-                  "# all_reduce float sum: peak busbw 10.50 GB/s at 4K; saturation size 4K "
-                  "(10.50 GB/s; no larger size gains more than 5%)\n");
-  EXPECT_EQ(entry(s, "saturation_size all_reduce float sum"), "4K (10.50 GB/s; no larger size gains more than 5%)");
-  EXPECT_EQ(entry(s, "peak_busbw all_reduce float sum"), "10.50 GB/s at 4K");
-  EXPECT_CONTAINS(all_lines(s), "# FAILED: all_reduce float sum peak busbw 10.50 GB/s is below --expect-busbw 12.00\n");
+                  "# all_reduce float sum: peak busbw 10.5 GB/s at 4K; saturation size 4K "
+                  "(10.5 GB/s; no larger size gains more than 5%)\n");
+  EXPECT_EQ(entry(s, "saturation_size all_reduce float sum"), "4K (10.5 GB/s; no larger size gains more than 5%)");
+  EXPECT_EQ(entry(s, "peak_busbw all_reduce float sum"), "10.5 GB/s at 4K");
+  EXPECT_CONTAINS(all_lines(s), "# FAILED: all_reduce float sum peak busbw 10.5 GB/s is below --expect-busbw 12\n");
   EXPECT_TRUE(s.below_expectation);
   EXPECT_CONTAINS(all_lines(s), "# Out of bounds values : 0 OK\n");
   EXPECT_FALSE(s.nothing_measured);
@@ -103,6 +103,15 @@ TEST(SweepSummary, StillRisingHasNoSaturationSize) {
                   "still gains more than 5% at the end of the sweep; 90% of peak at 8K, 8.00 GB/s)\n");
 }
 
+// Three significant figures, whatever the magnitude: a slow group's busbw
+// reads as measured, never "0.00 GB/s".
+TEST(SweepSummary, SmallBusbwKeepsThreeSignificantFigures) {
+  std::vector<Row> rows;
+  const double busbw[] = {0.0101, 0.0412};
+  for (int i = 0; i < 2; ++i) add_size(rows, 1024u << i, {{group(busbw[i]), group(0.001)}});
+  EXPECT_EQ(entry(summarize_sweep(rows, {}, {}), "peak_busbw all_reduce float sum"), "0.0412 GB/s at 2K");
+}
+
 // One rank: an in-place operation moves nothing, so its figure never sets the peak.
 TEST(SweepSummary, OneRankCountsOutOfPlaceOnly) {
   std::vector<Row> rows;
@@ -111,7 +120,7 @@ TEST(SweepSummary, OneRankCountsOutOfPlaceOnly) {
   options.single_rank = true;
   EXPECT_EQ(entry(summarize_sweep(rows, {}, options), "peak_busbw all_reduce float sum"), "2.00 GB/s at 1K");
   options.single_rank = false;
-  EXPECT_EQ(entry(summarize_sweep(rows, {}, options), "peak_busbw all_reduce float sum"), "500.00 GB/s at 1K");
+  EXPECT_EQ(entry(summarize_sweep(rows, {}, options), "peak_busbw all_reduce float sum"), "500 GB/s at 1K");
 }
 
 // Skipped and error rows are no evidence of bandwidth: a run of nothing else
@@ -130,7 +139,7 @@ TEST(SweepSummary, NothingMeasuredFails) {
                   "# Out of bounds values : N/A (nothing measured)\n"
                   "# Avg bus bandwidth    : N/A (nothing measured)\n");
   EXPECT_CONTAINS(all_lines(s), "# FAILED: nothing was measured (every size skipped; the reasons are above)\n");
-  EXPECT_CONTAINS(all_lines(s), "# FAILED: --expect-busbw 1.00: no size was measured (all skipped)\n");
+  EXPECT_CONTAINS(all_lines(s), "# FAILED: --expect-busbw 1: no size was measured (all skipped)\n");
   options.interrupted = true;
   EXPECT_FALSE(summarize_sweep(rows, {}, options).nothing_measured);
 }

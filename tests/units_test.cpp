@@ -191,6 +191,17 @@ TEST(FormatGeneral, SignificantDigitsAndAnExponentOnlyWhenLarge) {
   EXPECT_EQ(format_general(1.953125e297, 4), "1.953e+297");
 }
 
+TEST(FormatSignificant, FixedPointAtAnyMagnitude) {
+  EXPECT_EQ(format_significant(0.04123, 3), "0.0412");
+  EXPECT_EQ(format_significant(1.234, 3), "1.23");
+  EXPECT_EQ(format_significant(12.34, 3), "12.3");
+  EXPECT_EQ(format_significant(456.7, 3), "457");
+  EXPECT_EQ(format_significant(1234.4, 3), "1234");  // digits before the point are kept, no exponent
+  EXPECT_EQ(format_significant(0.09996, 3), "0.100");  // rounding into the next decade keeps 3 figures
+  EXPECT_EQ(format_significant(-2.5, 3), "-2.50");
+  EXPECT_EQ(format_significant(0, 3), "0");
+}
+
 TEST(FormatSize, ExactMultiplesHaveNoDecimals) {
   EXPECT_EQ(format_size(0), "0");
   EXPECT_EQ(format_size(8), "8");

@@ -1,5 +1,6 @@
 #include "harness/core/units.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cctype>
 #include <charconv>
@@ -117,6 +118,15 @@ std::string format_general(double value, int significant) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*g", significant, value);
   return buf;
+}
+
+std::string format_significant(double value, int significant) {
+  if (!std::isfinite(value) || value == 0) return format_number(value, 0);
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  // Rounding can carry into the next decade (0.09996 -> 0.100): one decimal fewer then.
+  int decimals = std::max(0, significant - 1 - magnitude);
+  if (decimals > 0 && std::fabs(std::stod(format_number(value, decimals))) >= std::pow(10.0, magnitude + 1)) --decimals;
+  return format_number(value, decimals);
 }
 
 std::string format_percent(double fraction, int digits) { return format_number(100 * fraction, digits) + "%"; }

@@ -38,6 +38,11 @@ std::string format_number(double value, int digits);
 // written, 1e+15, 1.953e+297. For bounds and magnitudes in messages.
 std::string format_general(double value, int significant);
 
+// `significant` digits in fixed point, never an exponent: 0.0412, 1.23,
+// 12.3, 456, 1234 (digits before the point are kept). For figures that span
+// decades in one table, such as a slow group's busbw beside a healthy one's.
+std::string format_significant(double value, int significant);
+
 // 0.125 -> "12.5%" (format_number of the percentage, `digits` decimals).
 std::string format_percent(double fraction, int digits = 1);
 // Bytes in GiB, "1.50 GiB".
