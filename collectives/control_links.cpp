@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -16,6 +17,9 @@
 
 namespace redline {
 namespace {
+
+// How long a rank tries to reach rank 0's listener (name lookup included).
+constexpr double kConnectSeconds = 6;
 
 // The first frame on a new connection: v[0] is the sender's rank.
 constexpr std::uint32_t kHello = RankLinks::kWatchdogTypes;
@@ -123,7 +127,11 @@ ControlLinks connect_control_links(Bootstrap& bootstrap, double register_seconds
     }
     ::close(listener);
   } else {
-    fds = {connect_to_rank0(bootstrap, address, port, register_seconds)};
+    // Rank 0 listens before it shares its port, so a rank that cannot connect
+    // within seconds has a wrong address (or a firewall in the way): it fails
+    // then, which aborts the whole run, instead of retrying while rank 0
+    // waits out register_seconds.
+    fds = {connect_to_rank0(bootstrap, address, port, std::min(register_seconds, kConnectSeconds))};
   }
   control.owned = std::make_unique<RankLinks>(std::move(fds));
   control.links = control.owned.get();

@@ -18,7 +18,7 @@ struct ControlLinks {
 };
 
 // Collective: every rank calls it. Rank 0 waits up to `register_seconds` for
-// the others to connect. Throws std::runtime_error naming what failed (a
+// the others to connect; the others try for a few seconds at most. Throws std::runtime_error naming what failed (a
 // firewall, an address that does not resolve), with what to set instead.
 ControlLinks connect_control_links(Bootstrap& bootstrap, double register_seconds = 120);
 

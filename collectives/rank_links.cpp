@@ -1,9 +1,13 @@
 #include "collectives/rank_links.hpp"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <new>
 #include <system_error>
@@ -21,6 +25,28 @@ RankLinks::RankLinks(std::vector<int> fds, std::size_t max_payload) : links_(fds
 }
 
 RankLinks::~RankLinks() { close(); }
+
+void RankLinks::set_unreachable_after(double seconds) {
+  const auto ms = static_cast<unsigned>(seconds * 1000);
+  const int one = 1, idle = std::max(1, static_cast<int>(seconds / 2)), interval = 1,
+            probes = std::max(1, static_cast<int>(seconds) - idle);
+  for (Link& link : links_) {
+    const int fd = link.fd;
+    if (fd < 0) continue;
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+  }
+}
+
+RankLinks::Ending RankLinks::ending_of(int peer, int& err) {
+  std::lock_guard lock(mutex_);
+  const Link& link = links_[static_cast<std::size_t>(peer)];
+  err = link.err;
+  return link.ending;
+}
 
 tcp::Io RankLinks::send(int peer, const tcp::Header& header, const void* payload, tcp::Clock::time_point deadline,
                         int& err) {
@@ -146,7 +172,7 @@ void RankLinks::read_available(int peer) {
   for (;;) {
     const auto step = link.reader.pump(link.fd);
     if (step == tcp::FrameReader::Step::again) return;
-    if (step == tcp::FrameReader::Step::closed) return end_link(peer, Ending::closed, 0);
+    if (step == tcp::FrameReader::Step::closed) return end_link(peer, Ending::closed, link.reader.err);
     if (step == tcp::FrameReader::Step::failed) return end_link(peer, Ending::failed, link.reader.err);
     if (step == tcp::FrameReader::Step::header) {
       // Not one of ours, or more than any message of ours: the stream cannot be trusted.

@@ -57,6 +57,15 @@ class RankLinks {
 
   int peers() const { return static_cast<int>(links_.size()); }
 
+  // Gives every connection a bound on how long sent data may go unacknowledged,
+  // and keepalive probes while it is idle (TCP_USER_TIMEOUT, SO_KEEPALIVE):
+  // a peer cut off from the network then ends its link with ETIMEDOUT within
+  // about `seconds`, where a stopped or starved process (whose kernel still
+  // acknowledges) stays connected and only falls silent.
+  void set_unreachable_after(double seconds);
+  // Why `peer`'s link ended (open while it has not), and its socket error.
+  Ending ending_of(int peer, int& err);
+
   // Sends one frame to `peer` whole: frames sent from several threads never
   // interleave. Waits until `deadline` for the link, both for its turn (a
   // frame another thread is sending) and for room (timed_out either way).

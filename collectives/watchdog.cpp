@@ -1,7 +1,9 @@
 #include "collectives/watchdog.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -32,6 +34,10 @@ WatchdogTimes WatchdogTimes::for_timeout(double timeout_seconds) {
   // leave a live process a second without CPU (with a timeout that short,
   // frozen ranks are not told apart).
   times.frozen_after = std::max(4 * times.heartbeat, 2.0);
+  // Longer than silence, so a frozen rank (whose kernel still acknowledges)
+  // is never called unreachable; within the timeout, so a cut link is named
+  // as one before the point's deadline.
+  times.unreachable_after = std::max(times.frozen_after + times.heartbeat, std::min(timeout_seconds / 2, 30.0));
   return times;
 }
 
@@ -45,6 +51,7 @@ Watchdog::Watchdog(Bootstrap& bootstrap, std::string tool, double timeout_second
       uncaught_at_start_(std::uncaught_exceptions()) {
   if (timeout_seconds <= 0 || bootstrap_.size() == 1) return;  // one rank cannot wait for another
   control_ = connect_control_links(bootstrap_);
+  control_.links->set_unreachable_after(times_.unreachable_after);
   const auto peers = static_cast<std::size_t>(control_.links->peers());
   reached_.assign(static_cast<std::size_t>(bootstrap_.size()), 0);
   last_heard_.assign(peers, steady_seconds());
@@ -115,7 +122,16 @@ void Watchdog::on_frame(int peer, const RankLinks::Frame* frame) {
   std::lock_guard lock(mutex_);
   const auto slot = static_cast<std::size_t>(peer);
   if (!frame) {
-    if (!finished_[slot] && lost_peer_ < 0) lost_peer_ = peer;
+    if (!finished_[slot]) {
+      if (lost_peer_ < 0) {
+        lost_peer_ = peer;
+        // A cut link times out every connection behind it within a heartbeat
+        // or so: wait that long to name them together.
+        int err = 0;
+        lost_ready_at_ = steady_seconds() + (unreachable(peer, err) ? times_.heartbeat + 0.2 : 0);
+      }
+      lost_.push_back(peer);
+    }
     wake_.notify_all();  // act now: the launcher may kill this rank soon
     return;
   }
@@ -153,7 +169,9 @@ void Watchdog::watch() {
   const auto tick = std::chrono::duration<double>(std::min(0.1, times_.heartbeat / 2));
   double next_heartbeat = 0;
   std::unique_lock lock(mutex_);
-  const auto news = [this] { return stopping_ || lost_peer_ >= 0 || abort_notice_; };
+  const auto news = [this] {
+    return stopping_ || abort_notice_ || (lost_peer_ >= 0 && steady_seconds() >= lost_ready_at_);
+  };
   for (;;) {
     wake_.wait_for(lock, tick, news);
     // What went wrong before this rank stopped still ends the run: rank 0's
@@ -170,12 +188,40 @@ void Watchdog::watch() {
   }
 }
 
-std::optional<std::string> Watchdog::failure_now() {
-  if (lost_peer_ >= 0) {
+bool Watchdog::unreachable(int peer, int& err) {
+  return control_.links->ending_of(peer, err) == RankLinks::Ending::failed &&
+         (err == ETIMEDOUT || err == EHOSTUNREACH || err == ENETUNREACH);
+}
+
+// A closed or reset connection is a rank that ended; a timed-out one, a rank
+// that cannot be reached. A link cut takes every rank behind it, so the other
+// silent ranks are named beside the unreachable ones.
+std::string Watchdog::lost_message() {
+  const std::string during = label_.empty() ? "" : " during " + label_;
+  int err = 0;
+  if (!unreachable(lost_peer_, err)) {
     const int rank = bootstrap_.rank() == 0 ? lost_peer_ : 0;
-    return "rank " + rank_name(rank) + " died or lost its connection" + (label_.empty() ? "" : " during " + label_) +
-           "; aborting the run";
+    return "rank " + rank_name(rank) + " died or lost its connection" +
+           (err != 0 ? " (" + std::string(std::strerror(err)) + ")" : "") + during + "; aborting the run";
   }
+  std::string cut;
+  for (const int peer : lost_)
+    if (int e = 0; unreachable(peer, e)) cut += (cut.empty() ? "" : ", ") + rank_name(bootstrap_.rank() == 0 ? peer : 0);
+  std::string silent;
+  for (int peer = 1; bootstrap_.rank() == 0 && peer < static_cast<int>(last_heard_.size()); ++peer)
+    if (std::find(lost_.begin(), lost_.end(), peer) == lost_.end() && !finished_[static_cast<std::size_t>(peer)])
+      if (const std::string s = silent_for(peer); !s.empty())
+        silent += (silent.empty() ? "" : ", ") + rank_name(peer) + " " + s;
+  return std::string(lost_.size() > 1 ? "ranks " : "rank ") + cut + " unreachable" + during +
+         ": the side channel's connection " +
+         (err == ETIMEDOUT ? "timed out (nothing acknowledged for " + seconds_text(times_.unreachable_after) + ")"
+                           : std::string(std::strerror(err))) +
+         ", so a cut link, a node down, or a firewall" +
+         (silent.empty() ? "" : ". Also silent (connected, no heartbeat): " + silent) + "; aborting the run";
+}
+
+std::optional<std::string> Watchdog::failure_now() {
+  if (lost_peer_ >= 0) return steady_seconds() >= lost_ready_at_ ? std::optional(lost_message()) : std::nullopt;
   if (deadline_ == 0 || steady_seconds() < deadline_) return std::nullopt;
   return "TIMEOUT: " + timeout_message() + "; aborting";
 }
@@ -189,7 +235,8 @@ std::string Watchdog::timeout_message() const {
   std::string message = label_ + " did not finish within " + tcp::seconds_text(times_.timeout);
   if (bootstrap_.rank() != 0) {
     const std::string silent = silent_for(0);
-    return message + (silent.empty() ? "" : ". Rank " + rank_name(0) + " is frozen (no heartbeat): " + silent);
+    return message + (silent.empty() ? "" : ". Rank " + rank_name(0) + " is silent (connected, but no heartbeat: "
+                                            "stopped, starved of CPU, or cut off from the network): " + silent);
   }
   std::string missing, waiting, frozen;
   for (std::size_t r = 0; r < reached_.size(); ++r) {
@@ -201,7 +248,9 @@ std::string Watchdog::timeout_message() const {
     else if (silent.empty())
       waiting += (waiting.empty() ? "" : ", ") + name;
   }
-  if (!frozen.empty()) message += ". Frozen ranks (no heartbeat: a stopped process, or one given no CPU): " + frozen;
+  if (!frozen.empty())
+    message += ". Silent ranks (connected, but no heartbeat: stopped, starved of CPU, or cut off from the network): " +
+               frozen;
   const std::string nobody = frozen.empty() ? "none (all are stuck inside it)" : "none";
   return message + ". Ranks that never reached it: " + (missing.empty() ? nobody : missing) +
          ". Ranks waiting in it: " + (waiting.empty() ? std::string("none") : waiting);

@@ -7,9 +7,12 @@
 // added to the timed region), and every rank sends a heartbeat from its
 // watchdog thread. Rank 0 aborts the run when a point has not finished within
 // the timeout and names the ranks that never reached it, the ones waiting in
-// it, and the frozen ones, whose heartbeats stopped (a stopped process, or one
-// that gets no CPU): a rank stuck in a collective still beats, so a collective
-// that hangs everywhere reads differently from one rank frozen. The other
+// it, and the silent ones, connected but whose heartbeats stopped (a stopped
+// process, one that gets no CPU, or one cut off from the network before its
+// connection times out): a rank stuck in a collective still beats, so a
+// collective that hangs everywhere reads differently from one rank silent. A
+// connection that fails is told by its cause: closed or reset (the rank
+// died), or timed out and unreachable (a cut link, a node down). The other
 // ranks abort a little later on their own if rank 0 is the one stuck, and any
 // rank whose peer connection drops (a dead rank) aborts at once. Before it
 // aborts, rank 0 hands the failure to on_failure (to save what was measured)
@@ -43,6 +46,9 @@ struct WatchdogTimes {
   double abort_wait = 0;    // how long a failing rank waits for the communicator abort
   double heartbeat = 0;     // every rank's heartbeat interval
   double frozen_after = 0;  // silent this long: frozen
+  // Sent data unacknowledged this long ends a connection (TCP_USER_TIMEOUT):
+  // the peer is unreachable, not merely silent.
+  double unreachable_after = 0;
   static WatchdogTimes for_timeout(double timeout_seconds);
 };
 
@@ -95,6 +101,8 @@ class Watchdog {
   std::optional<std::string> failure_now();  // with mutex_ held
   std::string timeout_message() const;       // with mutex_ held
   std::string silent_for(int rank) const;    // with mutex_ held: "" unless frozen
+  std::string lost_message();                // with mutex_ held: the lost peers, by cause
+  bool unreachable(int peer, int& err);      // its link ended by a timeout or an unreachable host
   [[noreturn]] void fail(const std::string& message);
   [[noreturn]] void end_quietly();
   void run_abort_operations();
@@ -113,6 +121,8 @@ class Watchdog {
   std::vector<double> last_heard_;      // per peer: when its last frame came (steady seconds)
   std::vector<bool> finished_;          // per peer: said goodbye
   int lost_peer_ = -1;                  // the first peer whose connection ended without a goodbye
+  double lost_ready_at_ = 0;            // when to name it (steady seconds): later for a timeout, to name all behind a cut
+  std::vector<int> lost_;               // every peer whose connection ended without a goodbye
   bool abort_notice_ = false;           // rank 0 said the run is being aborted
   std::string label_;
   double deadline_ = 0;  // 0: no point in progress

@@ -390,7 +390,8 @@ TEST_F(AllreduceBenchTest, OneRankHasNoSaturationSizeWhereBusbwIsZero) {
        it != std::sregex_iterator(); ++it)
     best_out_of_place = std::max(best_out_of_place, std::stod((*it)[1]));
   EXPECT_GT(best_out_of_place, 0);
-  EXPECT_NEAR(std::stod(peak[1]), best_out_of_place, 0.006) << one.output;
+  // The summary gives three significant figures, the table two decimals.
+  EXPECT_NEAR(std::stod(peak[1]), best_out_of_place, 0.005 * best_out_of_place + 0.006) << one.output;
   EXPECT_CONTAINS(one.output, "an in-place operation moves nothing");
 }
 
@@ -627,11 +628,12 @@ TEST_F(AllreduceBenchTest, FrozenRankIsNamed) {
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_FALSE(r.timed_out) << "the watchdog did not end the run";
   EXPECT_CONTAINS(r.output,
-                  "TIMEOUT: all_reduce float sum 16K out-of-place did not finish within 4 s. Frozen ranks "
-                  "(no heartbeat: a stopped process, or one given no CPU): 2 (node) silent for ");
+                  "TIMEOUT: all_reduce float sum 16K out-of-place did not finish within 4 s. Silent ranks "
+                  "(connected, but no heartbeat: stopped, starved of CPU, or cut off from the network): 2 (node) "
+                  "silent for ");
   EXPECT_CONTAINS(r.output, "Ranks that never reached it: none. Ranks waiting in it: 0 (node), 1 (node), 3 (node)");
   EXPECT_NOT_CONTAINS(r.output, "all are stuck inside it");
-  expect_measured_then_error(csv, {"1024", "4096"}, "16384", "Frozen ranks");
+  expect_measured_then_error(csv, {"1024", "4096"}, "16384", "Silent ranks");
 }
 
 // A rank killed mid-run (a real SIGKILL, which it raises on itself inside

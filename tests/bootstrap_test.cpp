@@ -668,7 +668,7 @@ TEST(EnvBootstrapWatchdog, NamesAFrozenRankOverTheBootstrapsOwnConnections) {
   EXPECT_CONTAINS(root.output, " sockets 2\n");
   EXPECT_CONTAINS(root.output,
                   "env_bootstrap_check: rank 0: TIMEOUT: the test point did not finish within 4 s. "
-                  "Frozen ranks (no heartbeat: a stopped process, or one given no CPU): 2 (");
+                  "Silent ranks (connected, but no heartbeat: stopped, starved of CPU, or cut off from the network): 2 (");
   EXPECT_CONTAINS(root.output, "Ranks that never reached it: none. Ranks waiting in it: 0 (");
   EXPECT_NOT_CONTAINS(root.output, "all are stuck inside it");
   EXPECT_EQ(results[1].exit_code, 1) << describe(results[1]);
@@ -688,7 +688,7 @@ TEST(EnvBootstrapWatchdog, ARankAliveInThePointIsNotFrozen) {
   EXPECT_CONTAINS(root.output,
                   "TIMEOUT: the test point did not finish within 4 s. Ranks that never reached it: none "
                   "(all are stuck inside it). Ranks waiting in it: 0 (");
-  EXPECT_NOT_CONTAINS(root.output, "Frozen");
+  EXPECT_NOT_CONTAINS(root.output, "Silent ranks");
   for (const int r : {1, 2}) {
     EXPECT_EQ(results[static_cast<std::size_t>(r)].exit_code, 1) << describe(results[static_cast<std::size_t>(r)]);
     EXPECT_NOT_CONTAINS(results[static_cast<std::size_t>(r)].output, "env_bootstrap_check: rank");
@@ -704,7 +704,8 @@ TEST(EnvBootstrapWatchdog, TheOthersNameAFrozenRankZero) {
     const ChildResult& res = results[static_cast<std::size_t>(r)];
     EXPECT_EQ(res.exit_code, 1) << describe(res);
     EXPECT_CONTAINS(res.output, "TIMEOUT: the test point did not finish within 4 s. Rank 0 (");
-    EXPECT_CONTAINS(res.output, ") is frozen (no heartbeat): silent for ");
+    EXPECT_CONTAINS(res.output, ") is silent (connected, but no heartbeat: stopped, starved of CPU, or cut off from the network): "
+                                  "silent for ");
   }
 }
 
