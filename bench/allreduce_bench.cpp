@@ -166,7 +166,8 @@ CollectiveSweepOptions to_options(const Flags& f) {
   }
   if (f.split == "node") o.split = SplitMode::node;
   else if (f.split == "pairs") o.split = SplitMode::pairs;
-  else if (f.split != "none") throw UsageError("--split", f.split, "use none, node or pairs");
+  else if (f.split == "auto") o.split = SplitMode::automatic;
+  else if (f.split != "none") throw UsageError("--split", f.split, "use none, node, pairs or auto");
   o.timeout_seconds = parse_number("--timeout", f.timeout);
   require_in_range("--timeout", f.timeout, o.timeout_seconds, 0, 1e9);
   return o;
@@ -366,7 +367,9 @@ int finish(const Flags& f, Bootstrap& bootstrap, SweepRecord& record, const Coll
     }
   }
   if (result.interrupted) return 128 + (interrupt_signal() ? interrupt_signal() : 2);
-  return result.wrong > 0 || result.below_expectation || result.nothing_measured ? kExitCheckFailed : kExitOk;
+  return result.wrong > 0 || result.below_expectation || result.nothing_measured || result.named_culprit
+             ? kExitCheckFailed
+             : kExitOk;
 }
 
 // From communicator init to the last size, on every rank, under the watchdog.
@@ -430,7 +433,7 @@ int run_ranks(const Flags& f, Plan& plan, Bootstrap& bootstrap) {
   } catch (const std::exception& e) {
     if (bootstrap.size() == 1) throw;
     const std::string what = "rank " + std::to_string(bootstrap.rank()) + ": error: " + e.what();
-    std::cerr << kTool << ": " << what << "\n" << std::flush;
+    std::cerr << std::string(kTool) + ": " + what + "\n" << std::flush;  // one write: ranks print at once
     save_after_failure(f, record, what);
     bootstrap.abort_all(kExitCheckFailed);
   }
@@ -518,7 +521,9 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--per-rank-csv", f.per_rank_csv,
                  "With --per-rank: every rank's arrival per size (rank, rank_host, late_us, inside_us) as CSV")
       ->type_name("FILE");
-  app.add_option("--split", f.split, "node: run inside every node at once; pairs: across pairs of nodes; none");
+  app.add_option("--split", f.split,
+                 "auto: rounds that end with the slow node or link named; node: inside every node at once; pairs: "
+                 "across pairs of nodes; none");
   app.add_option("--outlier", f.outlier, "PCT below the median that marks a slow group or a straggler; default 10");
   app.add_option("--expect-busbw", f.expect_busbw, "Exit 1 with FAILED when the peak busbw is below GBPS")->type_name("GBPS");
   app.add_option("-T,--timeout", f.timeout, "Abort when a size has not finished in S seconds (0: never); default 600");

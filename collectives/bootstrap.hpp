@@ -27,6 +27,11 @@ class Bootstrap {
   // `data` (bytes long on every rank) takes root's contents.
   virtual void broadcast(void* data, std::size_t bytes, int root) = 0;
   virtual void barrier() = 0;
+  // A barrier for a rank with nothing to do while others measure (a --split
+  // auto round it sits out): it waits without spinning, so on nodes that
+  // share CPUs the ranks at work keep them. Its wake-up may lag by a
+  // millisecond, so never right before a clock starts.
+  virtual void idle_barrier() { barrier(); }
   // Ends every rank of the run, from any thread (a hung collective).
   [[noreturn]] virtual void abort_all(int exit_code) = 0;
   // The MPI library underneath ("Open MPI v4.1.4"), for the report; empty without MPI.

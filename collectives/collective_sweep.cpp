@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 
+#include "collectives/split_auto.hpp"
 #include "collectives/sweep_rows.hpp"
 #include "collectives/sweep_summary.hpp"
 #include "collectives/sweep_table.hpp"
@@ -95,25 +96,7 @@ void Sweep::split_into_groups() {
   backend_ = group_backend_.get();
 }
 
-void Sweep::start_report() {
-  Backend& world = services_.backend;
-  const std::string hosts = describe_hosts(services_.hosts);
-  services_.record.add_summary("backend", world.name() + ", bootstrap " + services_.bootstrap.kind());
-  services_.record.add_summary("ranks", std::to_string(world.size()) + " (" +
-                                            std::to_string(services_.bootstrap.size()) + " processes x " +
-                                            std::to_string(world.local_ranks()) + " local)");
-  services_.record.add_summary("hosts", hosts);
-  if (!root()) return;
-  SweepHeader header;
-  header.tool = options_.tool;
-  header.backend = world.name();
-  header.bootstrap = services_.bootstrap.kind();
-  header.ranks = world.size();
-  header.hosts = hosts;
-  if (options_.point.check_iterations > 0) header.checked_types = options_.types;
-  header.split = options_.split;
-  table_->header(header, services_.record.report().env);
-}
+void Sweep::start_report() { start_sweep_report(options_, services_, table_ ? &*table_ : nullptr); }
 
 // Collectives without an op run once (as sum); without a root, once (-1).
 std::vector<SeriesSpec> Sweep::series_of(const Collective& collective) const {
@@ -350,7 +333,38 @@ CollectiveSweepResult Sweep::run() {
 
 }  // namespace
 
+void start_sweep_report(const CollectiveSweepOptions& options, SweepServices& services, SweepTable* table) {
+  Backend& world = services.backend;
+  const std::string hosts = describe_hosts(services.hosts);
+  services.record.add_summary("backend", world.name() + ", bootstrap " + services.bootstrap.kind());
+  services.record.add_summary("ranks", std::to_string(world.size()) + " (" +
+                                           std::to_string(services.bootstrap.size()) + " processes x " +
+                                           std::to_string(world.local_ranks()) + " local)");
+  services.record.add_summary("hosts", hosts);
+  if (!table) return;
+  SweepHeader header;
+  header.tool = options.tool;
+  header.backend = world.name();
+  header.bootstrap = services.bootstrap.kind();
+  header.ranks = world.size();
+  header.hosts = hosts;
+  if (options.point.check_iterations > 0) header.checked_types = options.types;
+  header.split = options.split;
+  table->header(header, services.record.report().env);
+}
+
 CollectiveSweepResult run_collective_sweep(const CollectiveSweepOptions& options, SweepServices& services) {
+  if (options.split == SplitMode::automatic) {
+    std::optional<SweepTable> table;
+    if (services.bootstrap.rank() == 0) table.emplace(services.out, std::map<int, std::string>{}, true);
+    start_sweep_report(options, services, table ? &*table : nullptr);
+    const SplitAutoResult diagnosis = run_split_auto(options, services);
+    CollectiveSweepResult result;
+    result.wrong = diagnosis.wrong;
+    result.named_culprit = diagnosis.named;
+    result.interrupted = diagnosis.interrupted;
+    return result;
+  }
   return Sweep(options, services).run();
 }
 

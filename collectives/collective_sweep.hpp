@@ -45,6 +45,7 @@ struct CollectiveSweepResult {
   bool below_expectation = false;
   bool nothing_measured = false;  // every size skipped: the run fails (exit 1)
   bool interrupted = false;       // Ctrl-C on any rank: the points so far are reported
+  bool named_culprit = false;     // --split auto named a node or a link: the check failed (exit 1)
 };
 
 // What a sweep runs on besides its options.
@@ -62,6 +63,12 @@ struct SweepServices {
 // split, each series' warm-up, each size) and aborts the communicators on a
 // timeout. Throws UsageError, the same on every rank, for --split groups or
 // roots that cannot work.
+// With --split auto, the diagnosis rounds (split_auto.hpp) instead of the sweep.
 CollectiveSweepResult run_collective_sweep(const CollectiveSweepOptions& options, SweepServices& services);
+
+class SweepTable;
+// The run's summary entries (backend, ranks, hosts) and, on rank 0 (`table`
+// set), the table's header.
+void start_sweep_report(const CollectiveSweepOptions& options, SweepServices& services, SweepTable* table);
 
 }  // namespace redline

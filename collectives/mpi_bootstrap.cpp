@@ -4,10 +4,12 @@
 #include "collectives/mpi_bootstrap.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace redline {
 namespace {
@@ -123,6 +125,16 @@ void MpiBootstrap::broadcast(void* data, std::size_t bytes, int root) {
 }
 
 void MpiBootstrap::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier (bootstrap)"); }
+
+void MpiBootstrap::idle_barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier (bootstrap)");
+  for (int done = 0;;) {
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test (bootstrap)");
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
 
 std::string MpiBootstrap::mpi_library() const { return library_version(); }
 

@@ -69,6 +69,7 @@ std::vector<GroupResult> combine_groups(const std::vector<RankResult>& results, 
                                         const GatherSettings& settings) {
   std::map<int, GroupResult> groups;
   for (int r = 0; r < static_cast<int>(results.size()); ++r) {
+    if (results[r].color < 0) continue;  // sat this point out (a --split auto round)
     GroupResult& g = groups[results[r].color];
     g.color = results[r].color;
     g.ranks.push_back(r);

@@ -52,7 +52,8 @@ struct GatherSettings {
 };
 
 // Collective: every rank passes its measurement of the point (`bytes` as the
-// table's size column), its --split group and whether it was interrupted;
+// table's size column), its --split group (negative: none, it sat the point
+// out) and whether it was interrupted;
 // every rank learns whether any was, and rank 0 gets the rest.
 GatheredPoint gather_point(Bootstrap& bootstrap, const PointMeasurement& m, const std::vector<int>& colors,
                            bool interrupted_here, const Collective& collective, std::size_t bytes,

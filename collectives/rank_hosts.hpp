@@ -9,7 +9,8 @@
 
 namespace redline {
 
-enum class SplitMode { none, node, pairs };
+// automatic: --split auto, rounds of groups that end with a name (split_diagnosis.hpp).
+enum class SplitMode { none, node, pairs, automatic };
 
 // Host names, one per rank (REDLINE_HOSTNAME overrides gethostname, for
 // containers whose host names are not unique). Collective.

@@ -41,7 +41,10 @@ void SweepTable::header(const SweepHeader& h, const Environment& env) {
     out_ << "# world size 1: nothing crosses a link, so busbw factors that scale with (n-1)/n are 0, and an"
             " in-place operation moves nothing (the peak counts out-of-place only);"
             " launch one rank per GPU (mpirun -np N) to measure a fabric\n";
-  if (h.split != SplitMode::none)
+  if (h.split == SplitMode::automatic)
+    out_ << "# --split auto: rounds of groups (inside each node, pairs, new pairs, then each finding again alone);"
+            " a node or link is named only when its finding reproduces\n";
+  else if (h.split != SplitMode::none)
     out_ << "# --split " << (h.split == SplitMode::node ? "node" : "pairs")
          << ": every group runs at the same time; the last column names the group\n";
   out_ << std::flush;
