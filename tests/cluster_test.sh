@@ -71,7 +71,7 @@ case "$case_name" in
     ;;
   slow-nic) diagnosed "node n3, slow over the network" --fault slow-nic:n3:40mbit ;;
   slow-link) diagnosed "the link between n3 and n4" --fault slow-link:n3:n4:40mbit ;;
-  delay) diagnosed "node n3, slow over the network" --fault delay:n3:20 ;;
+  delay) diagnosed "node n3, slow over the network" --fault delay:n3:5 ;;
   loss) diagnosed "node n3, slow over the network" --fault loss:n3:10 ;;
   straggler) diagnosed "node n3, slow inside the node" --fault straggler:n3:10 ;;
   cut)  # n4's link cut mid-run: its two ranks named unreachable, what was measured saved
