@@ -214,7 +214,10 @@ void AutoSplit::print_round(const RoundReport& report) const {
       std::snprintf(line, sizeof line, " %9s", std::isfinite(busbw) ? format_significant(busbw, 3).c_str() : "-");
       out << line;
     }
-    out << "   " << (std::isfinite(v.ratio) ? format_significant(100 * v.ratio, 3) + "%" : "nothing to compare")
+    const std::string against = report.round.stage == DiagnosisStage::control ? "the reference for groups alone"
+                                : std::isfinite(v.ratio)                      ? format_significant(100 * v.ratio, 3) + "%"
+                                                                              : "nothing to compare";
+    out << "   " << against
         << (v.slow ? "  SLOW" : "") << "\n";
   }
   out << std::flush;

@@ -790,6 +790,46 @@ TEST_F(AllreduceBenchTest, SlowPairIsNamedBySplitPairs) {
   EXPECT_CONTAINS(r.output, "below the median busbw: group 1 (n3+n4)");
 }
 
+// --split auto ends with a name: rank 3 (n4) slow before every operation is
+// slow in its pair and in its new pairing, and again alone against a healthy
+// pair alone. One rank per node: no inside round. The emulated cluster's
+// tests (tests/cluster_test.sh) run the real faults.
+TEST_F(AllreduceBenchTest, SplitAutoNamesTheSlowNode) {
+  const fs::path csv = dir_ / "auto.csv";
+  const auto r = mpirun_hosts({{1, "n1"}, {1, "n2"}, {1, "n3"}, {1, "n4"}},
+                              {"--backend", "host", "-b", "1K", "-e", "4K", "-f", "4", "-n", "4", "-w", "1", "--split",
+                               "auto", "--inject-delay", "3:20", "--csv", csv.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // a finding is a failed check
+  EXPECT_CONTAINS(r.output, "# --split auto round 1 (pairs of nodes)");
+  EXPECT_CONTAINS(r.output, "# NAMED: node n4, slow over the network");
+  EXPECT_CONTAINS(r.output, "n4+n2 alone at ");
+  EXPECT_CONTAINS(r.output, "# --split auto: named 1 after ");
+  EXPECT_NOT_CONTAINS(r.output, "# NAMED: node n1");
+  EXPECT_NOT_CONTAINS(r.output, "# NAMED: node n2");
+  EXPECT_NOT_CONTAINS(r.output, "# NAMED: node n3");
+  const auto table = redline::read_csv(csv);
+  std::set<std::string> rounds;
+  for (std::size_t row = 0; row < table.rows.size(); ++row) {
+    EXPECT_EQ(table.value(row, "status"), "ok");
+    EXPECT_EQ(table.value(row, "inplace"), "0");
+    rounds.insert(table.value(row, "round") + " " + table.value(row, "stage") + " " + table.value(row, "group_hosts"));
+  }
+  EXPECT_TRUE(rounds.count("1 pairs of nodes n3+n4")) << r.output;
+  EXPECT_TRUE(rounds.count("2 new pairs n4+n2")) << r.output;
+}
+
+TEST_F(AllreduceBenchTest, SplitAutoOnOneNodeHasNothingToSplit) {
+  const auto r = mpirun_hosts({{3, "solo"}}, {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "auto"}, 120);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "# --split auto: one node (solo): nothing to split");
+}
+
+TEST_F(AllreduceBenchTest, SplitAutoRefusesNodesOfUnequalRanks) {
+  const auto r = mpirun_hosts({{2, "a"}, {1, "b"}}, {"--backend", "host", "-b", "1K", "-e", "1K", "--split", "auto"}, 120);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--split 'auto': needs the same number of ranks on every node; a has 2, b has 1");
+}
+
 TEST_F(AllreduceBenchTest, EnvBootstrapWithProcessesStartedHere) {
   // Three processes with torchrun-style variables; without a GPU the NCCL
   // backend cannot run, so each exits 77 -- after the rendezvous formed (the
