@@ -60,6 +60,8 @@ class AutoSplit {
 
  private:
   bool root() const { return services_.bootstrap.rank() == 0; }
+  // "n3+n4": the group's hosts, as its rows and lines name it.
+  std::string nodes_name(const std::vector<int>& nodes) const { return node_group_name(layout_.nodes, nodes); }
   std::vector<std::int32_t> share_round(SplitDiagnosis& diagnosis, std::optional<DiagnosisRound>& round);
   RoundFigures measure_round(int number, const std::vector<int>& colors, const DiagnosisRound* round, int tries);
   void measure_size(int number, Backend* group, CollectiveBuffers* buffers, const std::vector<int>& colors,
@@ -181,9 +183,7 @@ void AutoSplit::measure_size(int number, Backend* group, CollectiveBuffers* buff
   for (auto& [color, g] : best) {
     g.wrong = wrong[color];
     wrong_ += g.wrong;
-    std::string hosts;
-    for (const int node : round->groups[static_cast<std::size_t>(color)])
-      hosts += (hosts.empty() ? "" : "+") + layout_.nodes[static_cast<std::size_t>(node)];
+    const std::string hosts = nodes_name(round->groups[static_cast<std::size_t>(color)]);
     Row row = measured_row(point, g, false, &hosts);
     row.param("round", std::to_string(number)).param("stage", diagnosis_stage_name(round->stage));
     services_.record.add(row);
@@ -206,9 +206,7 @@ void AutoSplit::print_round(const RoundReport& report) const {
   }
   out << "   vs reference\n";
   for (const GroupVerdict& v : report.groups) {
-    std::string name;
-    for (const int node : v.nodes) name += (name.empty() ? "" : "+") + layout_.nodes[static_cast<std::size_t>(node)];
-    std::snprintf(line, sizeof line, "#   %-24s", name.c_str());
+    std::snprintf(line, sizeof line, "#   %-24s", nodes_name(v.nodes).c_str());
     out << line;
     for (const double busbw : v.busbw) {
       std::snprintf(line, sizeof line, " %9s", std::isfinite(busbw) ? format_significant(busbw, 3).c_str() : "-");

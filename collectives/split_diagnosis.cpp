@@ -75,9 +75,9 @@ std::string SplitDiagnosis::nothing_to_split() const {
          "): nothing to split; run across nodes to tell a node from its links";
 }
 
-std::string SplitDiagnosis::group_name(const std::vector<int>& nodes) const {
+std::string node_group_name(const std::vector<std::string>& nodes, const std::vector<int>& group) {
   std::string name;
-  for (const int n : nodes) name += (name.empty() ? "" : "+") + nodes_[static_cast<std::size_t>(n)];
+  for (const int n : group) name += (name.empty() ? "" : "+") + nodes[static_cast<std::size_t>(n)];
   return name;
 }
 

@@ -74,6 +74,9 @@ struct DiagnosisFinding {
   std::string evidence;    // the rounds and ratios that name it
 };
 
+// "n3+n4": the names of `group`'s nodes (indices into `nodes`), joined.
+std::string node_group_name(const std::vector<std::string>& nodes, const std::vector<int>& group);
+
 class SplitDiagnosis {
  public:
   // `nodes`: host names in order of first appearance; `ranks_per_node` the
@@ -94,7 +97,7 @@ class SplitDiagnosis {
   // Suspects whose finding did not reproduce when run again alone.
   const std::vector<std::string>& not_reproduced() const { return not_reproduced_; }
 
-  std::string group_name(const std::vector<int>& nodes) const;  // "n3+n4"
+  std::string group_name(const std::vector<int>& nodes) const { return node_group_name(nodes_, nodes); }
 
  private:
   struct Candidate {
@@ -141,5 +144,6 @@ class SplitDiagnosis {
 };
 
 std::string diagnosis_stage_name(DiagnosisStage stage);
+
 
 }  // namespace redline
