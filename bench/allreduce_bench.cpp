@@ -281,6 +281,9 @@ Plan read_flags(const Flags& f) {
   plan.gpus = f.gpus == "all" ? std::max(1, visible_gpus()) : count_in("-g", f.gpus, 1, 64);
   plan.blocking = count_in("-z", f.blocking, 0, 1) == 1;
   plan.backend = resolve_backend(f.backend);
+  // --split auto compares one figure per group and size: these would be ignored.
+  if (plan.options.split == SplitMode::automatic && (f.per_rank || f.per_iter || plan.options.point.graph_replays > 0))
+    throw UsageError("--split", "auto", "measures one time per group and size; drop --per-rank, --per-iter and -G");
   if (plan.options.point.graph_replays > 0 && plan.backend == "host")
     throw UsageError("-G", f.graphs, "CUDA graphs need the nccl backend (no GPU is visible here)");
   return plan;

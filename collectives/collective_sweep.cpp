@@ -312,13 +312,7 @@ CollectiveSweepResult Sweep::conclude(bool interrupted) {
 }
 
 CollectiveSweepResult Sweep::run() {
-  // Back to the world alone on every way out, before the group communicator goes.
-  struct AbortWorldOnly {
-    SweepServices& services;
-    ~AbortWorldOnly() {
-      services.watchdog.set_abort_operations([&world = services.backend] { world.abort(); });
-    }
-  } restore_abort{services_};
+  const AbortWorldOnlyOnExit restore_abort{services_};  // before the group communicator goes
   if (options_.split != SplitMode::none) split_into_groups();
   if (root()) table_.emplace(services_.out, group_hosts_, options_.split != SplitMode::none);
   start_report();

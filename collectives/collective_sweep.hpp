@@ -63,6 +63,16 @@ struct SweepServices {
 // split, each series' warm-up, each size) and aborts the communicators on a
 // timeout. Throws UsageError, the same on every rank, for --split groups or
 // roots that cannot work.
+// Gives the watchdog back the world's abort alone when it goes, on every way
+// out: declared after a group communicator's abort was handed over, it takes
+// that back before the group communicator is destroyed.
+struct AbortWorldOnlyOnExit {
+  SweepServices& services;
+  ~AbortWorldOnlyOnExit() {
+    services.watchdog.set_abort_operations([&world = services.backend] { world.abort(); });
+  }
+};
+
 // With --split auto, the diagnosis rounds (split_auto.hpp) instead of the sweep.
 CollectiveSweepResult run_collective_sweep(const CollectiveSweepOptions& options, SweepServices& services);
 

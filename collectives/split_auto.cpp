@@ -109,6 +109,7 @@ RoundFigures AutoSplit::measure_round(int number, const std::vector<int>& colors
     if (group) group->abort();
     world.abort();
   });
+  const AbortWorldOnlyOnExit restore_abort{services_};  // before the round's communicator goes
   const int first_color = *std::max_element(colors.begin(), colors.end());
   const int group_ranks = static_cast<int>(std::count(colors.begin(), colors.end(), first_color));
   const CollectiveCase c{type(), op(), 0, group_ranks, ++seed_};
@@ -132,8 +133,6 @@ RoundFigures AutoSplit::measure_round(int number, const std::vector<int>& colors
     measure_size(number, group.get(), buffers.get(), colors, c, bytes, round, tries, figures);
     if (figures.interrupted) break;
   }
-  buffers.reset();
-  services_.watchdog.set_abort_operations([&world = services_.backend] { world.abort(); });
   return figures;
 }
 
