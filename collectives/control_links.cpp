@@ -19,7 +19,7 @@ namespace redline {
 namespace {
 
 // How long a rank tries to reach rank 0's listener (name lookup included).
-constexpr double kConnectSeconds = 6;
+constexpr double kConnectSeconds = 5;
 
 // The first frame on a new connection: v[0] is the sender's rank.
 constexpr std::uint32_t kHello = RankLinks::kWatchdogTypes;
