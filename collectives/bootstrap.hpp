@@ -30,7 +30,7 @@ class Bootstrap {
   // A barrier for a rank with nothing to do while others measure (a --split
   // auto round it sits out): it waits without spinning, so on nodes that
   // share CPUs the ranks at work keep them. Its wake-up may lag by a
-  // millisecond, so never right before a clock starts.
+  // few milliseconds, so never right before a clock starts.
   virtual void idle_barrier() { barrier(); }
   // Ends every rank of the run, from any thread (a hung collective).
   [[noreturn]] virtual void abort_all(int exit_code) = 0;

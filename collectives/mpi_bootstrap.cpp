@@ -132,7 +132,7 @@ void MpiBootstrap::idle_barrier() {
   for (int done = 0;;) {
     check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test (bootstrap)");
     if (done) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 

@@ -28,7 +28,7 @@ class MpiBootstrap final : public Bootstrap {
   std::vector<char> all_gather(const void* mine, std::size_t bytes) override;
   void broadcast(void* data, std::size_t bytes, int root) override;
   void barrier() override;
-  void idle_barrier() override;  // MPI_Ibarrier, tested every millisecond
+  void idle_barrier() override;  // MPI_Ibarrier, tested every 5 ms
   [[noreturn]] void abort_all(int exit_code) override;
   std::string mpi_library() const override;
 

@@ -37,7 +37,7 @@ double ratio_to(const GroupBusbw& busbw, const GroupBusbw& reference) {
   return median_of(ratios);
 }
 
-constexpr int kAloneTries = 3;  // a group alone: its best of three
+constexpr int kAloneTries = 5;  // a group alone: its best of five
 
 std::string percent(double ratio) { return format_significant(100 * ratio, 3) + "%"; }
 

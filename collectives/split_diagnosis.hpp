@@ -45,7 +45,7 @@ struct DiagnosisRound {
   std::string purpose;  // what the round is for, one line
   // How many times each size is measured, the best reading counting: noise
   // (a group sharing CPUs, a passing job) only ever slows, so a group alone
-  // is judged on its best of three.
+  // is judged on its best of five.
   int tries = 1;
 };
 
