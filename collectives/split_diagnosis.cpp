@@ -257,11 +257,34 @@ void SplitDiagnosis::gather_node_candidates() {
   }
 }
 
+// A node slow on its own is slow in every pairing: one that read healthy with
+// a healthy partner (or was cleared alone with it) is not named for its own
+// ranks, whose slow reading was then the machine's, not the node's.
+void SplitDiagnosis::withdraw_inside_findings_healthy_across() {
+  for (auto f = findings_.begin(); f != findings_.end();) {
+    const int node = f->nodes.front();
+    const auto pairing = f->kind == DiagnosisFinding::Kind::node_inside ? new_pairing(node) : std::nullopt;
+    const auto cleared = cleared_alone_.find(node);
+    if (!pairing || (pairing->slow && cleared == cleared_alone_.end())) {
+      ++f;
+      continue;
+    }
+    not_reproduced_.push_back(group_name(f->nodes) + ": its own ranks read slow (" + f->evidence +
+                              "), but it is healthy with another node (" +
+                              (cleared != cleared_alone_.end() ? cleared->second
+                                                               : said(DiagnosisStage::new_pairs, *pairing,
+                                                                      "the healthy pairs'")) +
+                              ")");
+    f = findings_.erase(f);
+  }
+}
+
 // Once the nodes are judged: a slow pair neither of whose nodes was named
 // points at the link between them. A node slow on its own is slow in every
 // pairing, so it is never taken for its link.
 void SplitDiagnosis::gather_link_candidates() {
   link_candidates_gathered_ = true;
+  withdraw_inside_findings_healthy_across();
   const auto named = [this](int node) {
     return std::any_of(findings_.begin(), findings_.end(),
                        [node](const DiagnosisFinding& f) { return f.kind != DiagnosisFinding::Kind::link && f.nodes == std::vector<int>{node}; });

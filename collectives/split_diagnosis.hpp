@@ -16,7 +16,9 @@
 //      slow reading is not evidence;
 //   5. a node named over the network has its own ranks run alone: slow, it is
 //      the node itself (CPU, memory, PCIe), else its network;
-//   6. a slow pair neither of whose nodes was named: their link.
+//   6. a node slow on its own ranks but healthy with a healthy partner is not
+//      named (a node slow on its own is slow in every pairing);
+//   7. a slow pair neither of whose nodes was named: their link.
 //
 // A group is slow when its busbw is more than the outlier threshold below the
 // reference at most sizes (the median over sizes of its ratio to the
@@ -114,6 +116,7 @@ class SplitDiagnosis {
   void gather_node_candidates();
   void gather_link_candidates();
   void gather_inside_checks();
+  void withdraw_inside_findings_healthy_across();
   std::optional<std::vector<int>> control_group(DiagnosisStage kind) const;
   std::string round_of(DiagnosisStage stage, const std::vector<int>& group) const;
   std::string said(DiagnosisStage stage, const GroupVerdict& v, const std::string& against) const;

@@ -107,6 +107,23 @@ TEST(SplitDiagnosis, ASlowLinkNamesBothEndsAsALink) {
   EXPECT_CONTAINS(d.findings().front().evidence, "n3+n4 alone at 1.00%");
 }
 
+// A slow link whose ends also read slow on their own ranks (a loaded machine):
+// healthy with other nodes, they are not named for it, and the link is.
+TEST(SplitDiagnosis, EndsHealthyWithOthersAreNotNamedInside) {
+  const auto slow_link_noisy_ends = [](DiagnosisStage stage, const std::vector<int>& nodes) {
+    if (nodes == std::vector<int>{2, 3}) return 0.1;
+    if (nodes.size() == 1 && (nodes[0] == 2 || nodes[0] == 3)) return 0.3 * healthy(stage, nodes);
+    return healthy(stage, nodes);
+  };
+  const SplitDiagnosis d = diagnose(4, 2, slow_link_noisy_ends);
+  ASSERT_EQ(d.findings().size(), 1u);
+  EXPECT_EQ(d.findings().front().kind, DiagnosisFinding::Kind::link);
+  EXPECT_EQ(d.findings().front().nodes, (std::vector<int>{2, 3}));
+  ASSERT_EQ(d.not_reproduced().size(), 2u);
+  EXPECT_CONTAINS(d.not_reproduced().front(), "n3: its own ranks read slow (");
+  EXPECT_CONTAINS(d.not_reproduced().front(), "but it is healthy with another node (n3+n1 at 100%");
+}
+
 // n3 short of CPU: slow with its own ranks and with anyone: named once, as the node.
 TEST(SplitDiagnosis, ASlowNodeIsNamedInsideNotAsItsLinks) {
   const auto straggler = [](DiagnosisStage stage, const std::vector<int>& nodes) {
