@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <stdexcept>
+#include <string>
 
 #include "harness/core/child_process.hpp"
 #include "harness/gpu/gemm_model.hpp"
@@ -30,7 +31,8 @@ TEST(GemmModel, SquareShapeOnH100LosesOnlyTheLastWave) {
   EXPECT_EQ(r.tiles, 512);
   EXPECT_EQ(r.slots, 132);
   EXPECT_NEAR(r.waves, 512.0 / 132, 1e-12);  // 3.88
-  EXPECT_EQ(r.full_waves, 4);
+  EXPECT_EQ(r.launch_waves, 4);
+  EXPECT_EQ(r.full_waves, 3);  // the fourth holds 116 tiles
   EXPECT_DOUBLE_EQ(r.tile_efficiency, 1.0);
   EXPECT_NEAR(r.wave_efficiency, 512.0 / 528, 1e-12);  // 0.9697
   EXPECT_NEAR(r.predicted_efficiency, 0.969697, 1e-6);
@@ -50,13 +52,15 @@ TEST(GemmModel, SplitKAndCtasPerSmChangeTheWaves) {
   p.split_k = 2;
   auto r = predict_gemm(p);
   EXPECT_EQ(r.tiles, 1024);
-  EXPECT_EQ(r.full_waves, 8);
+  EXPECT_EQ(r.launch_waves, 8);
+  EXPECT_EQ(r.full_waves, 7);
   EXPECT_NEAR(r.wave_efficiency, 1024.0 / 1056, 1e-12);
   p.split_k = 1;
   p.ctas_per_sm = 2;
   r = predict_gemm(p);
   EXPECT_EQ(r.slots, 264);
-  EXPECT_EQ(r.full_waves, 2);
+  EXPECT_EQ(r.launch_waves, 2);
+  EXPECT_EQ(r.full_waves, 1);
   EXPECT_NEAR(r.wave_efficiency, 512.0 / 528, 1e-12);
 }
 
@@ -67,17 +71,33 @@ TEST(GemmModel, BatchesFillTheWavesTogether) {
   p.batch = 4;
   auto r = predict_gemm(p);
   EXPECT_EQ(r.tiles, 64);
-  EXPECT_EQ(r.full_waves, 1);
+  EXPECT_EQ(r.launch_waves, 1);
+  EXPECT_EQ(r.full_waves, 0);  // not one wave is full
   EXPECT_DOUBLE_EQ(r.tile_efficiency, 1.0);
   EXPECT_NEAR(r.wave_efficiency, 64.0 / 132, 1e-12);
   // 9 batches: 144 tiles, a second wave holding 12.
   p.batch = 9;
   r = predict_gemm(p);
   EXPECT_EQ(r.tiles, 144);
-  EXPECT_EQ(r.full_waves, 2);
+  EXPECT_EQ(r.launch_waves, 2);
+  EXPECT_EQ(r.full_waves, 1);
   EXPECT_NEAR(r.wave_efficiency, 144.0 / 264, 1e-12);
   p.batch = 0;
   EXPECT_THROW(predict_gemm(p), std::invalid_argument);
+}
+
+TEST(GemmModel, FullWavesCountOnlyFullWaves) {
+  // 141 tiles on 132 SMs: one full wave and 9 tiles. full_waves is 1, the
+  // launch runs 2 waves, and the time (fixed clock) is that of 2.
+  const auto r = predict_gemm(problem(128 * 141, 256, 64, {128, 256}, 132));
+  EXPECT_EQ(r.tiles, 141);
+  EXPECT_EQ(r.full_waves, 1);
+  EXPECT_EQ(r.launch_waves, 2);
+  EXPECT_NEAR(r.wave_efficiency, 141.0 / 264, 1e-12);
+  // Exactly full: both counts agree.
+  const auto exact = predict_gemm(problem(128 * 132, 256, 64, {128, 256}, 132));
+  EXPECT_EQ(exact.full_waves, 1);
+  EXPECT_EQ(exact.launch_waves, 1);
 }
 
 TEST(GemmModel, RejectsEmptyShapes) {
@@ -107,7 +127,7 @@ TEST(GemmModel, PaddingAdviceNamesTheNearestRecoveringSize) {
   ASSERT_TRUE(advice);
   EXPECT_EQ(advice->from, 4128);
   EXPECT_EQ(advice->to, 5120);  // 20 tile columns: 640 tiles of 660 slots
-  EXPECT_EQ(advice->after.full_waves, advice->before.full_waves);
+  EXPECT_EQ(advice->after.launch_waves, advice->before.launch_waves);
   EXPECT_NEAR(advice->after.predicted_efficiency, 640.0 / 660, 1e-12);
   EXPECT_NEAR(advice->gain, advice->after.predicted_efficiency / advice->before.predicted_efficiency - 1, 1e-12);
   // A shape that loses little needs no advice.
@@ -130,6 +150,35 @@ TEST(GemmModel, VocabPadsToTheTileMultiple) {
   const auto columns = nearest_recovering_size(problem(4096, 4097, 4096, {128, 256}, 132), GemmDim::n, 0.0, 0.1);
   ASSERT_TRUE(columns);
   EXPECT_EQ(columns->to % 256, 0);
+}
+
+TEST(GemmModel, PaddingAdviceSearchesUntilASizeRecovers) {
+  // 2304 x 1664 on an A100 (108 SMs) in 256x128 tiles: 9 x 13 = 117 tiles,
+  // one full wave and 9 tiles, 0.54. Within 25% the best is n 2048, which
+  // still loses a third; the advice looks on until a size loses under 5%.
+  const auto p = problem(2304, 1664, 4096, {256, 128}, 108);
+  const auto near = nearest_recovering_size(p, GemmDim::n);
+  ASSERT_TRUE(near);
+  EXPECT_EQ(near->to, 2048);
+  EXPECT_LT(near->after.predicted_efficiency, 0.7);
+  const auto advice = first_recovering_size(p, GemmDim::n);
+  ASSERT_TRUE(advice);
+  EXPECT_EQ(advice->to, 2944);  // 23 tile columns: 207 tiles of 216 slots
+  EXPECT_NEAR(advice->after.predicted_efficiency, 207.0 / 216, 1e-12);
+  EXPECT_GE(advice->after.predicted_efficiency, kRecoveredEfficiency);
+  EXPECT_EQ(advice->after.launch_waves, advice->before.launch_waves);
+  // The first such size: every tile multiple below it still loses 5% or more.
+  for (std::int64_t n = 1792; n < advice->to; n += 128)
+    EXPECT_LT(predict_gemm(problem(2304, n, 4096, {256, 128}, 108)).predicted_efficiency, kRecoveredEfficiency) << n;
+}
+
+TEST(GemmModel, PaddingAdviceStopsAtTwiceTheSize) {
+  // One 256x128 tile on 108 SMs: no N up to 2x fills a wave.
+  EXPECT_FALSE(first_recovering_size(problem(256, 128, 64, {256, 128}, 108), GemmDim::n));
+  // The limit holds: 2304 x 1664 on an A100 recovers at n 2944, 1.77x.
+  const auto a100 = problem(2304, 1664, 4096, {256, 128}, 108);
+  EXPECT_FALSE(first_recovering_size(a100, GemmDim::n, kRecoveredEfficiency, 0.75));  // up to 2912
+  EXPECT_EQ(first_recovering_size(a100, GemmDim::n, kRecoveredEfficiency, 0.77)->to, 2944);
 }
 
 TEST(TileShapes, ParseTile) {
@@ -288,12 +337,29 @@ TEST_F(GemmBenchPredict, PaddingAdviceSaysItIsEfficiencyInTheSameTime) {
   const CsvTable t = read_csv(dir_ / "pad.csv");
   EXPECT_EQ(t.value(0, "note"), "loses 21.2%; n 5120: efficiency +23.1%, same time");
   // Where the padded size needs another wave, the note says so: more work
-  // per second, but not the same time.
-  const ChildResult more = run({"predict", "--m", "5120", "--n", "6784", "--k", "4096", "--tile", "128x256", "--sms",
+  // per second, but not the same time. (5120 x 2048: no N in 3 waves loses
+  // under 5%.)
+  const ChildResult more = run({"predict", "--m", "5120", "--n", "2048", "--k", "4096", "--tile", "128x256", "--sms",
                                 "132", "--csv", (dir_ / "waves.csv").string()});
   ASSERT_EQ(more.exit_code, 0) << more.output;
   EXPECT_EQ(read_csv(dir_ / "waves.csv").value(0, "note"),
-            "loses 10.8%; n 8448: efficiency +12.1%, 10 waves instead of 9");
+            "loses 19.2%; n 3328: efficiency +21.9%, 4 waves instead of 3");
+  EXPECT_CONTAINS(more.output, "n -> 3328: predicted efficiency 0.808 -> 0.985 (+21.9%; 4 waves instead of 3)");
+}
+
+// The advice names a size that recovers (loses under 5%), however far up to
+// 2x; past that it says none does, with the best it saw.
+TEST_F(GemmBenchPredict, PaddingAdviceNamesASizeThatRecovers) {
+  const ChildResult child = run({"predict", "--m", "2304", "--n", "1664", "--k", "4096", "--tile", "256x128", "--gpu",
+                                 "A100", "--csv", (dir_ / "a100.csv").string()});
+  ASSERT_EQ(child.exit_code, 0) << child.output;
+  EXPECT_EQ(read_csv(dir_ / "a100.csv").value(0, "note"), "loses 45.8%; n 2944: efficiency +76.9%, same time");
+  EXPECT_CONTAINS(child.output, "n -> 2944: predicted efficiency 0.542 -> 0.958");
+  const ChildResult none = run({"predict", "--m", "256", "--n", "128", "--k", "64", "--tile", "256x128", "--gpu",
+                                "A100", "--csv", (dir_ / "none.csv").string()});
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_EQ(read_csv(dir_ / "none.csv").value(0, "note"),
+            "loses 99.1%; no n up to 2x (256) loses less than 5.0%; best n 256: predicted efficiency 0.019");
 }
 
 // The measuring subcommands validate every flag before they look for a GPU,

@@ -1,6 +1,6 @@
 // gemm_bench predict: the tile and wave quantization model alone, for any
-// GPU, with or without one; shapes losing more than 10% get the nearest
-// larger size that recovers.
+// GPU, with or without one; shapes losing more than 10% get the smallest
+// larger size, up to 2x, that recovers (loses less than 5%).
 #include <optional>
 #include <string>
 #include <utility>
@@ -73,26 +73,41 @@ PredictPlan plan_of(const PredictFlags& f) {
   return plan;
 }
 
+// How the padded shape's time compares: the launch's waves set it.
+std::string time_text(const GemmPrediction& before, const GemmPrediction& after) {
+  if (after.launch_waves == before.launch_waves)
+    return "same predicted time, " + std::to_string(before.launch_waves) + " waves";
+  return std::to_string(after.launch_waves) + " waves instead of " + std::to_string(before.launch_waves);
+}
+
 // The padding advice for a shape that loses too much: the row's note and a
-// summary line, or nothing when no nearby size recovers.
-std::optional<std::pair<std::string, std::string>> padding_advice(const GemmProblem& p, const GemmPrediction& r,
-                                                                  GemmDim dim, Row& row) {
-  const char* dim_name = dim == GemmDim::m ? "m" : "n";
-  const auto a = nearest_recovering_size(p, dim);
-  if (!a) return std::nullopt;
+// summary line. The advice is the first size up to 2x that recovers (loses
+// less than 5%); where none does, it says so, with the best size it saw, so
+// a flagged shape never goes without a word.
+std::pair<std::string, std::string> padding_advice(const GemmProblem& p, const GemmPrediction& r, GemmDim dim,
+                                                   Row& row) {
+  const std::string dim_name = dim == GemmDim::m ? "m" : "n";
+  const std::string key = "pad m=" + std::to_string(p.m) + " n=" + std::to_string(p.n);
+  const auto a = first_recovering_size(p, dim);
+  if (!a) {
+    const auto limit = static_cast<std::int64_t>(static_cast<double>(dim == GemmDim::m ? p.m : p.n) *
+                                                 (1 + kPaddingMaxGrowth));
+    std::string none = "no " + dim_name + " up to " + format_number(1 + kPaddingMaxGrowth, 0) + "x (" +
+                       std::to_string(limit) + ") loses less than " + format_percent(1 - kRecoveredEfficiency);
+    if (const auto best = nearest_recovering_size(p, dim, 0.0, kPaddingMaxGrowth))
+      none += "; best " + dim_name + " " + std::to_string(best->to) + ": predicted efficiency " +
+              format_number(best->after.predicted_efficiency, 3);
+    row.note += "; " + none;
+    return {key, none};
+  }
   // The gain is in efficiency: work done per unit of time. The padded shape
   // takes no less time; it does more in it.
-  const bool same_waves = a->after.full_waves == r.full_waves;
-  const std::string time = same_waves ? "same predicted time, " + std::to_string(r.full_waves) + " waves"
-                                      : std::to_string(a->after.full_waves) + " waves instead of " +
-                                            std::to_string(r.full_waves);
-  row.note += std::string("; ") + dim_name + " " + std::to_string(a->to) + ": efficiency +" + format_percent(a->gain) +
-              ", " + (same_waves ? std::string("same time") : time);
-  return std::pair{"pad m=" + std::to_string(p.m) + " n=" + std::to_string(p.n),
-                   std::string(dim_name) + " -> " + std::to_string(a->to) + ": predicted efficiency " +
-                       format_number(r.predicted_efficiency, 3) + " -> " +
-                       format_number(a->after.predicted_efficiency, 3) + " (+" + format_percent(a->gain) + "; " + time +
-                       ")"};
+  const bool same_waves = a->after.launch_waves == r.launch_waves;
+  row.note += "; " + dim_name + " " + std::to_string(a->to) + ": efficiency +" + format_percent(a->gain) + ", " +
+              (same_waves ? std::string("same time") : time_text(r, a->after));
+  return {key, dim_name + " -> " + std::to_string(a->to) + ": predicted efficiency " +
+                   format_number(r.predicted_efficiency, 3) + " -> " + format_number(a->after.predicted_efficiency, 3) +
+                   " (+" + format_percent(a->gain) + "; " + time_text(r, a->after) + ")"};
 }
 
 Row prediction_row(const GemmProblem& p, const GemmPrediction& r) {
@@ -136,7 +151,7 @@ int run_predict(const PredictFlags& f) {
     if (r.predicted_efficiency < kQuantizationLossThreshold) {
       ++flagged;
       row.note = "loses " + format_percent(1 - r.predicted_efficiency);
-      if (auto advice = padding_advice(p, r, plan.pad_dim, row)) advice_lines.push_back(std::move(*advice));
+      advice_lines.push_back(padding_advice(p, r, plan.pad_dim, row));
     }
     report.rows.push_back(std::move(row));
   }

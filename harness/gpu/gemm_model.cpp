@@ -148,6 +148,65 @@ static_assert(ids_are_dense(), "tile_from_cublaslt_id indexes the table by id - 
 
 }  // namespace
 
+namespace {
+
+// The sizes padding advice may name along one dimension: the multiples of the
+// tile above the current size, up to (1 + max_growth) times it (at least the
+// first multiple), each with its prediction.
+class PaddingCandidates {
+ public:
+  PaddingCandidates(const GemmProblem& problem, GemmDim dim, double max_growth)
+      : problem_(problem), dim_(dim), before_(predict_gemm(problem)) {
+    current_ = dim == GemmDim::m ? problem.m : problem.n;
+    edge_ = dim == GemmDim::m ? problem.tile.rows : problem.tile.cols;
+    first_ = ceil_div(current_, edge_) * edge_;
+    if (first_ == current_) first_ += edge_;  // the current size is no advice
+    limit_ = std::max(first_, static_cast<std::int64_t>(static_cast<double>(current_) * (1 + max_growth)));
+  }
+
+  const GemmPrediction& before() const { return before_; }
+
+  // Calls visit(size, prediction) in increasing size until it returns true;
+  // returns that size, or nullopt.
+  template <typename Visit>
+  std::optional<std::int64_t> each(Visit visit) const {
+    // Enough candidates for any real shape; bounds the work for absurd ones.
+    constexpr std::int64_t kMaxCandidates = 100000;
+    std::int64_t count = 0;
+    for (std::int64_t size = first_; size <= limit_ && count < kMaxCandidates; size += edge_, ++count)
+      if (visit(size, at(size))) return size;
+    return std::nullopt;
+  }
+
+  // The smallest candidate whose predicted efficiency reaches `efficiency`.
+  std::optional<PaddingAdvice> first_reaching(double efficiency) const {
+    const auto size = each([&](std::int64_t, const GemmPrediction& p) { return p.predicted_efficiency >= efficiency; });
+    if (!size) return std::nullopt;
+    PaddingAdvice advice;
+    advice.dim = dim_;
+    advice.from = current_;
+    advice.to = *size;
+    advice.before = before_;
+    advice.after = at(*size);
+    advice.gain = advice.after.predicted_efficiency / before_.predicted_efficiency - 1;
+    return advice;
+  }
+
+ private:
+  GemmPrediction at(std::int64_t size) const {
+    GemmProblem q = problem_;
+    (dim_ == GemmDim::m ? q.m : q.n) = size;
+    return predict_gemm(q);
+  }
+
+  GemmProblem problem_;
+  GemmDim dim_;
+  GemmPrediction before_;
+  std::int64_t current_ = 0, edge_ = 0, first_ = 0, limit_ = 0;
+};
+
+}  // namespace
+
 GemmPrediction predict_gemm(const GemmProblem& p) {
   if (p.m < 1 || p.n < 1 || p.k < 1) throw std::invalid_argument("GEMM dimensions must be at least 1");
   if (p.tile.rows < 1 || p.tile.cols < 1) throw std::invalid_argument("tile edges must be at least 1");
@@ -161,51 +220,31 @@ GemmPrediction predict_gemm(const GemmProblem& p) {
   r.tiles = r.tiles_m * r.tiles_n * p.split_k * p.batch;
   r.slots = std::int64_t{p.sm_count} * p.ctas_per_sm;
   r.waves = static_cast<double>(r.tiles) / static_cast<double>(r.slots);
-  r.full_waves = ceil_div(r.tiles, r.slots);
+  r.launch_waves = ceil_div(r.tiles, r.slots);
+  r.full_waves = r.tiles / r.slots;
   // As a product of two ratios, so M*N never overflows.
   r.tile_efficiency = (static_cast<double>(p.m) / static_cast<double>(r.tiles_m * p.tile.rows)) *
                       (static_cast<double>(p.n) / static_cast<double>(r.tiles_n * p.tile.cols));
-  r.wave_efficiency = static_cast<double>(r.tiles) / static_cast<double>(r.full_waves * r.slots);
+  r.wave_efficiency = static_cast<double>(r.tiles) / static_cast<double>(r.launch_waves * r.slots);
   r.predicted_efficiency = r.tile_efficiency * r.wave_efficiency;
   return r;
 }
 
 std::optional<PaddingAdvice> nearest_recovering_size(const GemmProblem& problem, GemmDim dim, double tolerance,
                                                      double max_growth) {
-  const GemmPrediction before = predict_gemm(problem);
-  const std::int64_t current = dim == GemmDim::m ? problem.m : problem.n;
-  const std::int64_t edge = dim == GemmDim::m ? problem.tile.rows : problem.tile.cols;
-  const std::int64_t first = ceil_div(current, edge) * edge;
-  const auto limit = std::max(first, static_cast<std::int64_t>(static_cast<double>(current) * (1 + max_growth)));
-  // Enough candidates for any real shape; bounds the work for absurd ones.
-  constexpr std::int64_t kMaxCandidates = 100000;
+  const PaddingCandidates c(problem, dim, max_growth);
+  double best = c.before().predicted_efficiency;
+  c.each([&](std::int64_t, const GemmPrediction& after) {
+    best = std::max(best, after.predicted_efficiency);
+    return false;
+  });
+  if (c.before().predicted_efficiency >= best - tolerance) return std::nullopt;
+  return c.first_reaching(best - tolerance);  // the best candidate qualifies
+}
 
-  auto at = [&](std::int64_t size) {
-    GemmProblem q = problem;
-    (dim == GemmDim::m ? q.m : q.n) = size;
-    return predict_gemm(q);
-  };
-  double best = before.predicted_efficiency;
-  std::int64_t count = 0;
-  for (std::int64_t size = first; size <= limit && count < kMaxCandidates; size += edge, ++count)
-    best = std::max(best, at(size).predicted_efficiency);
-  if (before.predicted_efficiency >= best - tolerance) return std::nullopt;
-
-  count = 0;
-  for (std::int64_t size = first; size <= limit && count < kMaxCandidates; size += edge, ++count) {
-    const GemmPrediction after = at(size);
-    if (after.predicted_efficiency >= best - tolerance) {
-      PaddingAdvice advice;
-      advice.dim = dim;
-      advice.from = current;
-      advice.to = size;
-      advice.before = before;
-      advice.after = after;
-      advice.gain = after.predicted_efficiency / before.predicted_efficiency - 1;
-      return advice;
-    }
-  }
-  return std::nullopt;  // unreachable: the best candidate qualifies
+std::optional<PaddingAdvice> first_recovering_size(const GemmProblem& problem, GemmDim dim, double recovered,
+                                                   double max_growth) {
+  return PaddingCandidates(problem, dim, max_growth).first_reaching(recovered);
 }
 
 std::optional<TileShape> parse_tile(std::string_view text) {

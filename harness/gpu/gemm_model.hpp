@@ -13,13 +13,15 @@
 //   * tiles = ceil(M/tm) * ceil(N/tn) * split_k CTAs run on SMs * ctas_per_sm
 //     slots at a time. Every wave takes as long as a full one (same tile, same
 //     K), so a last wave that fills few slots costs a full wave: wave
-//     quantization. waves = tiles / slots (fractional), full_waves =
-//     ceil(waves), wave_efficiency = tiles / (full_waves * slots).
+//     quantization. waves = tiles / slots (fractional), launch_waves =
+//     ceil(waves) (the waves the launch runs, a part-empty last one
+//     included), full_waves = floor(waves) (those with every slot busy),
+//     wave_efficiency = tiles / (launch_waves * slots).
 //   * predicted_efficiency = tile_efficiency * wave_efficiency: the predicted
 //     throughput relative to the same kernel on a shape with no quantization
-//     loss. Predicted time is proportional to full_waves (for a fixed tile
-//     and K), so two shapes with the same full_waves are predicted to take the
-//     same time.
+//     loss, at a fixed clock. Predicted time is proportional to launch_waves
+//     (for a fixed tile and K), so two shapes with the same launch_waves are
+//     predicted to take the same time.
 // What it leaves out, so a measurement can differ: the library picking
 // another tile or split-K for a neighbouring shape, memory-bound small shapes,
 // misaligned leading dimensions (not a multiple of 16 bytes) taking slower
@@ -53,13 +55,14 @@ struct GemmProblem {
 
 struct GemmPrediction {
   std::int64_t tiles_m = 0, tiles_n = 0;
-  std::int64_t tiles = 0;       // tiles_m * tiles_n * split_k * batch: CTAs launched
-  std::int64_t slots = 0;       // sm_count * ctas_per_sm: CTAs resident at once
-  double waves = 0;             // tiles / slots
-  std::int64_t full_waves = 0;  // ceil(waves): what the time is proportional to
+  std::int64_t tiles = 0;         // tiles_m * tiles_n * split_k * batch: CTAs launched
+  std::int64_t slots = 0;         // sm_count * ctas_per_sm: CTAs resident at once
+  double waves = 0;               // tiles / slots
+  std::int64_t launch_waves = 0;  // ceil(waves): what the fixed-clock time is proportional to
+  std::int64_t full_waves = 0;    // floor(waves): waves with every slot busy ("1 full wave and 9 tiles" is 1)
   double tile_efficiency = 0;
   double wave_efficiency = 0;
-  double predicted_efficiency = 0;  // tile * wave: relative throughput
+  double predicted_efficiency = 0;  // tile * wave: relative throughput at a fixed clock
 };
 
 // Throws std::invalid_argument when a dimension, the tile, the SM count,
@@ -77,6 +80,12 @@ struct PaddingAdvice {
 
 // A shape loses to quantization when its predicted efficiency is below this.
 inline constexpr double kQuantizationLossThreshold = 0.90;
+// A padded size recovers the loss when its predicted efficiency reaches this
+// (it loses less than 5%): half the loss that flags a shape, so advice never
+// names a size that is itself nearly flagged.
+inline constexpr double kRecoveredEfficiency = 0.95;
+// How far above a size the padding advice looks: up to twice it.
+inline constexpr double kPaddingMaxGrowth = 1.0;
 
 // The nearest size above problem.<dim> that recovers the loss: the smallest
 // multiple of the tile along `dim` whose predicted efficiency is within
@@ -88,6 +97,17 @@ inline constexpr double kQuantizationLossThreshold = 0.90;
 // K is not a choice: it does not change the tile count.
 std::optional<PaddingAdvice> nearest_recovering_size(const GemmProblem& problem, GemmDim dim,
                                                      double tolerance = 0.01, double max_growth = 0.25);
+
+// The smallest multiple of the tile along `dim`, above problem.<dim> and at
+// most (1 + max_growth) times it, whose predicted efficiency reaches
+// `recovered`: the advice for a flagged shape. Unlike
+// nearest_recovering_size it does not stop at the best of a short range, so
+// it never names a size that still loses much (2304 x 1664 on an A100 in
+// 256x128 tiles: n 2048 still loses 33%; 3072 loses nothing). nullopt when
+// no size in the range recovers.
+std::optional<PaddingAdvice> first_recovering_size(const GemmProblem& problem, GemmDim dim,
+                                                   double recovered = kRecoveredEfficiency,
+                                                   double max_growth = kPaddingMaxGrowth);
 
 // A tile edge or kernel-name number larger than this is not a tile.
 inline constexpr std::int64_t kMaxTileEdge = 1 << 16;
