@@ -772,6 +772,35 @@ TEST(GemmSweepAnalysis, ARepeatOfTheSameSizeDoesNotRecoverIt) {
   EXPECT_NEAR(losses[0].measured_gain, 695.0 / 350 - 1, 1e-12);
 }
 
+// The fitted power-cap prediction beside the fixed-clock one, from each row's
+// own tile and wave efficiencies, on a level found by the same rule.
+TEST(GemmSweepAnalysis, PowerCappedPredictionBesideTheFixedClock) {
+  auto with_efficiencies = [](Row row, double tile, double wave) {
+    row.metric("tile_efficiency", tile).metric("wave_efficiency", wave);
+    return row;
+  };
+  std::vector<Row> rows = {with_efficiencies(gemm_row("bf16", 4096, 1.0, 700), 1.0, 1.0),
+                           with_efficiencies(gemm_row("bf16", 4160, 0.5, 500), 1.0, 0.5),
+                           gemm_row("bf16", 4224, 0.9, 650)};  // no tile or wave efficiency
+  analyze_gemm_sweep(rows, "n");
+  const double capped = 0.5 / (1 - kPowerCapWaveRecovery + kPowerCapWaveRecovery * 0.5);  // 0.699
+  EXPECT_NEAR(*rows[1].metric_value("predicted_tflops"), 350, 1e-9);
+  EXPECT_NEAR(*rows[1].metric_value("predicted_tflops_power_capped"), 700 * capped, 1e-9);
+  EXPECT_NEAR(*rows[0].metric_value("predicted_tflops_power_capped"), 700, 1e-9);
+  EXPECT_FALSE(rows[2].metric_value("predicted_tflops_power_capped"));
+  EXPECT_NEAR(*rows[1].metric_value("loss_pct"), 100 * (1 - 500.0 / 700), 1e-9);  // the fixed clock's level
+
+  // No quantization-free point: each level is the best point over its own
+  // efficiency, 600 / 0.8 = 750 at a fixed clock, 600 / 0.903 at the cap.
+  std::vector<Row> unfree = {with_efficiencies(gemm_row("bf16", 1000, 0.8, 600), 1.0, 0.8),
+                             with_efficiencies(gemm_row("bf16", 1100, 0.5, 400), 1.0, 0.5)};
+  analyze_gemm_sweep(unfree, "n");
+  const double capped_best = power_capped_wave_efficiency(0.8);
+  EXPECT_NEAR(*unfree[1].metric_value("predicted_tflops"), 750 * 0.5, 1e-9);
+  EXPECT_NEAR(*unfree[1].metric_value("predicted_tflops_power_capped"), 600 / capped_best * capped, 1e-9);
+  EXPECT_NEAR(*unfree[0].metric_value("predicted_tflops_power_capped"), 600, 1e-9);
+}
+
 TEST(GemmSweepAnalysis, OtherSweptDimensions) {
   // An M sweep at two N values: one curve per N.
   std::vector<Row> rows;

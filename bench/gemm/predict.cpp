@@ -1,6 +1,7 @@
 // gemm_bench predict: the tile and wave quantization model alone, for any
-// GPU, with or without one; shapes losing more than 10% get the smallest
-// larger size, up to 2x, that recovers (loses less than 5%).
+// GPU, with or without one, at a fixed clock and with the fitted power-cap
+// parameter; shapes losing more than 10% get the smallest larger size, up to
+// 2x, that recovers (loses less than 5%).
 #include <optional>
 #include <string>
 #include <utility>
@@ -119,6 +120,7 @@ Row prediction_row(const GemmProblem& p, const GemmPrediction& r) {
   row.metric("full_waves", static_cast<double>(r.full_waves));
   row.metric("tile_efficiency", r.tile_efficiency).metric("wave_efficiency", r.wave_efficiency);
   row.metric("predicted_efficiency", r.predicted_efficiency);
+  row.metric("predicted_efficiency_power_capped", power_capped_efficiency(r));
   return row;
 }
 
@@ -132,6 +134,7 @@ void add_model_summary(Report& report, const PredictPlan& plan, std::size_t flag
   report.summary.emplace_back("flagged", std::to_string(flagged) + " of " + std::to_string(report.rows.size()) +
                                              " shapes lose more than " +
                                              format_percent(1 - kQuantizationLossThreshold) + " to quantization");
+  report.summary.emplace_back("power cap", power_cap_model_summary());
 }
 
 }  // namespace

@@ -30,6 +30,34 @@ bool measured(const Row& row) {
   return row.status == "ok" && tflops && std::isfinite(*tflops);
 }
 
+// The efficiency at the power cap (harness/gpu/gemm_model.hpp), from the
+// row's own tile and wave efficiencies; nullopt without them.
+std::optional<double> power_capped_of(const Row& row) {
+  const auto tile = row.metric_value("tile_efficiency"), wave = row.metric_value("wave_efficiency");
+  if (!tile || !wave || !(*wave > 0 && *wave <= 1)) return std::nullopt;
+  return *tile * power_capped_wave_efficiency(*wave);
+}
+
+std::optional<double> fixed_clock_of(const Row& row) { return row.metric_value("predicted_efficiency"); }
+
+// The curve's quantization-free level by one efficiency (the header's rule):
+// the best TFLOPS among points it calls free of quantization, else the best
+// point's TFLOPS over its efficiency. 0 when nothing was measured.
+template <typename Efficiency>
+double curve_level(const std::vector<Row>& rows, const std::vector<std::size_t>& members, Efficiency efficiency_of) {
+  double level = 0, fallback = 0, best_tflops = 0;
+  for (std::size_t i : members) {
+    const double tflops = *rows[i].metric_value("tflops");
+    const auto efficiency = efficiency_of(rows[i]);
+    if (efficiency && *efficiency >= kQuantizationFree) level = std::max(level, tflops);
+    if (tflops > best_tflops) {
+      best_tflops = tflops;
+      fallback = efficiency && *efficiency > 0 ? tflops / *efficiency : tflops;
+    }
+  }
+  return level > 0 ? level : fallback;
+}
+
 }  // namespace
 
 std::string swept_dimension(const std::vector<Row>& rows) {
@@ -51,27 +79,17 @@ std::vector<QuantizationLoss> analyze_gemm_sweep(std::vector<Row>& rows, const s
 
   std::vector<QuantizationLoss> losses;
   for (auto& [key, members] : curves) {
-    double level = 0, fallback = 0, best_tflops = 0;
-    for (std::size_t i : members) {
-      const double tflops = *rows[i].metric_value("tflops");
-      const auto efficiency = rows[i].metric_value("predicted_efficiency");
-      if (efficiency && *efficiency >= kQuantizationFree) level = std::max(level, tflops);
-      // Fallback: the best measured point over its own predicted efficiency.
-      if (tflops > best_tflops) {
-        best_tflops = tflops;
-        fallback = efficiency && *efficiency > 0 ? tflops / *efficiency : tflops;
-      }
-    }
-    if (level == 0) level = fallback;
+    const double level = curve_level(rows, members, fixed_clock_of);
     if (level <= 0) continue;
+    const double capped_level = curve_level(rows, members, power_capped_of);
 
     std::sort(members.begin(), members.end(),
               [&](std::size_t a, std::size_t b) { return dim_of(rows[a], swept_dim) < dim_of(rows[b], swept_dim); });
     for (std::size_t pos = 0; pos < members.size(); ++pos) {
       Row& row = rows[members[pos]];
       const double tflops = *row.metric_value("tflops");
-      if (const auto efficiency = row.metric_value("predicted_efficiency"))
-        row.metric("predicted_tflops", level * *efficiency);
+      if (const auto efficiency = fixed_clock_of(row)) row.metric("predicted_tflops", level * *efficiency);
+      if (const auto capped = power_capped_of(row)) row.metric("predicted_tflops_power_capped", capped_level * *capped);
       const double loss = 1 - tflops / level;
       row.metric("loss_pct", 100 * loss);
       if (loss <= 1 - kQuantizationLossThreshold) continue;

@@ -10,6 +10,11 @@
 // its predicted efficiency. Then, per point:
 //   predicted_tflops = level x predicted_efficiency
 //   loss_pct         = 100 x (1 - tflops / level)
+// and, where the row has tile_efficiency and wave_efficiency,
+//   predicted_tflops_power_capped = level' x power_capped_efficiency
+// with level' found the same way by the power-capped efficiency: the
+// fixed-clock model with its one fitted parameter for a GPU at its power cap
+// (kPowerCapWaveRecovery, harness/gpu/gemm_model.hpp), not a measurement.
 // A point whose loss is above 10% is flagged, and the nearest larger size on
 // the same curve within 10% of the level recovers it; its measured gain is
 // its TFLOPS over the flagged point's.
@@ -35,9 +40,9 @@ struct QuantizationLoss {
 // values among the rows (n on a tie, then m).
 std::string swept_dimension(const std::vector<Row>& rows);
 
-// Adds predicted_tflops and loss_pct to the ok rows that have tflops (and
-// predicted_efficiency for the former); returns the flagged points in row
-// order.
+// Adds predicted_tflops, predicted_tflops_power_capped and loss_pct to the
+// ok rows that have tflops (and the efficiencies the first two need);
+// returns the flagged points in row order.
 std::vector<QuantizationLoss> analyze_gemm_sweep(std::vector<Row>& rows, const std::string& swept_dim);
 
 }  // namespace redline

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/core/units.hpp"
+
 namespace redline {
 namespace {
 
@@ -228,6 +230,23 @@ GemmPrediction predict_gemm(const GemmProblem& p) {
   r.wave_efficiency = static_cast<double>(r.tiles) / static_cast<double>(r.launch_waves * r.slots);
   r.predicted_efficiency = r.tile_efficiency * r.wave_efficiency;
   return r;
+}
+
+double power_capped_wave_efficiency(double wave_efficiency, double recovery) {
+  if (!(wave_efficiency > 0 && wave_efficiency <= 1))
+    throw std::invalid_argument("wave efficiency must be above 0 and at most 1");
+  if (!(recovery >= 0 && recovery <= 1)) throw std::invalid_argument("the power-cap recovery must be from 0 to 1");
+  return wave_efficiency / ((1 - recovery) + recovery * wave_efficiency);
+}
+
+double power_capped_efficiency(const GemmPrediction& prediction, double recovery) {
+  return prediction.tile_efficiency * power_capped_wave_efficiency(prediction.wave_efficiency, recovery);
+}
+
+std::string power_cap_model_summary() {
+  return "*_power_capped columns: fitted for a GPU at its power cap (a part-empty last wave's idle share costs " +
+         format_percent(1 - kPowerCapWaveRecovery, 0) + " of its time; r = " + format_number(kPowerCapWaveRecovery, 2) +
+         " from one H200 bf16 sweep, results/references/H200/gemm_sweep.csv); predicted_efficiency: fixed clock";
 }
 
 std::optional<PaddingAdvice> nearest_recovering_size(const GemmProblem& problem, GemmDim dim, double tolerance,
