@@ -1,13 +1,16 @@
 // Gradient accumulation plans: GBS = MBS x GA x DP with MBS at most the
 // recommended batch and at most GBS / DP, GA whole, the fewest steps; the
-// nearest achievable global batches when no whole plan gives the one asked.
+// nearest achievable global batches when no whole plan gives the one asked,
+// in at most one step more than the recommended batch needs to reach it.
 #include "harness/measure/accumulation.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "harness/core/usage_error.hpp"
 #include "tests/support.hpp"
@@ -55,11 +58,42 @@ TEST(Accumulation, NotAMultipleOfDataParallelGivesTheNearestBelowAndAbove) {
 }
 
 TEST(Accumulation, NearestPlansKeepTheMicroBatchCap) {
-  // GBS 100 on 3 ranks with batch 8 recommended: 33 per rank is 3 x 11
-  // (the largest divisor up to 8 is 3), 34 is 2 x 17.
+  // GBS 100 on 3 ranks with batch 8 recommended: 5 steps of up to 8 reach
+  // 34 per rank, so the nearest take at most 6. 99 and 102 would take 11 and
+  // 17 (33 = 3 x 11, 34 = 2 x 17); in 6 steps, 32 (8 x 4) and 35 (7 x 5).
   const AccumulationPlan p = plan_accumulation(100, 3, 8);
-  expect_plan(p.below, 99, 3, 11, 3, "below");
-  expect_plan(p.above, 102, 2, 17, 3, "above");
+  expect_plan(p.below, 96, 8, 4, 3, "below");
+  expect_plan(p.above, 105, 7, 5, 3, "above");
+}
+
+TEST(Accumulation, NearestPlansTakeAtMostOneStepMoreThanTheCapNeeds) {
+  // The case: batch 16 recommended, GBS 100 on 3 ranks. 3 steps reach
+  // 34 per rank; 102 (2 x 17) took GA 17. In at most 4 steps: 99 and 108.
+  const AccumulationPlan p = plan_accumulation(100, 3, 16);
+  expect_plan(p.below, 99, 11, 3, 3, "below");
+  expect_plan(p.above, 108, 12, 3, 3, "above");
+  EXPECT_EQ(p.explanation,
+            "no whole plan gives GBS 100 (not a multiple of DP 3); nearest: GBS 99 = MBS 11 x GA 3 x DP 3 (-1.0%) "
+            "or GBS 108 = MBS 12 x GA 3 x DP 3 (+8.0%)");
+  // 1,000,000 on 3 ranks: 333,334 per rank is 2 x 166,667 (was GA 166,667);
+  // 20,834 steps of up to 16 reach it, and 16 x 20,833 or 16 x 20,834 are as near.
+  const AccumulationPlan big = plan_accumulation(1000000, 3, 16);
+  expect_plan(big.below, 999984, 16, 20833, 3, "below");
+  expect_plan(big.above, 1000032, 16, 20834, 3, "above");
+}
+
+// The nearest plans by brute force: every MBS up to the cap and GA up to the
+// bound, the nearest global batch on each side of G.
+std::pair<std::int64_t, std::int64_t> nearest_by_search(std::int64_t gbs, std::int64_t dp, std::int64_t cap) {
+  const std::int64_t steps = (gbs / dp + 1 + cap - 1) / cap + kNearestExtraSteps;
+  std::int64_t below = 0, above = 0;
+  for (std::int64_t mbs = 1; mbs <= cap; ++mbs)
+    for (std::int64_t ga = 1; ga <= steps; ++ga) {
+      const std::int64_t g = mbs * ga * dp;
+      if (g < gbs) below = std::max(below, g);
+      if (g > gbs && (above == 0 || g < above)) above = g;
+    }
+  return {below, above};
 }
 
 TEST(Accumulation, ExactPlanInMoreStepsThanTheCapNeedsAlsoGivesTheNearestInFewer) {
@@ -108,7 +142,17 @@ TEST(Accumulation, EveryPlanIsWholeAndWithinTheCap) {
         }
         if (p.below) EXPECT_LT(p.below->global_batch, gbs);
         if (p.above) EXPECT_GT(p.above->global_batch, gbs);
-        if (!p.exact) EXPECT_TRUE(p.below && p.above);
+        if (!p.exact) {
+          ASSERT_TRUE(p.below && p.above);
+          // At most kNearestExtraSteps more than micro-batches of the cap need to reach G,
+          // and the nearest such plans.
+          const std::int64_t reach = (gbs / dp + 1 + cap - 1) / cap;
+          EXPECT_LE(p.below->accumulation_steps, reach + kNearestExtraSteps);
+          EXPECT_LE(p.above->accumulation_steps, reach + kNearestExtraSteps);
+          const auto [below, above] = nearest_by_search(gbs, dp, cap);
+          EXPECT_EQ(p.below->global_batch, below);
+          EXPECT_EQ(p.above->global_batch, above);
+        }
         // No exact plan takes fewer steps than it: a larger micro-batch dividing the share would.
         if (p.exact)
           for (std::int64_t m = p.exact->micro_batch + 1; m <= std::min(cap, gbs / dp); ++m)

@@ -162,6 +162,19 @@ TEST_F(BatchSweepTest, PlansGradientAccumulation) {
   EXPECT_EQ(nearest.say("gradient_accumulation"),
             "no whole plan gives GBS 100 (not a multiple of DP 3); nearest: GBS 99 = MBS 11 x GA 3 x DP 3 (-1.0%) or "
             "GBS 102 = MBS 17 x GA 2 x DP 3 (+2.0%)");
+
+  // With batch 16 recommended, 102 is only MBS 2 x GA 17: the nearest plans take at most one step more
+  // than the 3 that micro-batches of 16 need.
+  const auto sixteen = run({"--max", "64", "--global-batch", "100", "--data-parallel", "3", "--metric-regex",
+                            kMetricRegex}, {"--saturate-at", "16", "--max-fit", "100", "--step-ms", "1"});
+  ASSERT_EQ(sixteen.child.exit_code, 0) << sixteen.child.output;
+  ASSERT_EQ(leading_number(sixteen.say("recommended_batch")), 16) << sixteen.say("recommended_batch");
+  const std::string plan = sixteen.say("gradient_accumulation");
+  EXPECT_EQ(plan, "no whole plan gives GBS 100 (not a multiple of DP 3); nearest: GBS 99 = MBS 11 x GA 3 x DP 3 "
+                  "(-1.0%) or GBS 108 = MBS 12 x GA 3 x DP 3 (+8.0%)");
+  const std::regex ga("GA ([0-9]+)");
+  for (auto it = std::sregex_iterator(plan.begin(), plan.end(), ga); it != std::sregex_iterator(); ++it)
+    EXPECT_LE(std::stoi((*it)[1]), 4) << plan;
 }
 
 TEST_F(BatchSweepTest, JaxAndCustomOomMessages) {

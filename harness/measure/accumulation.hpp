@@ -4,8 +4,9 @@
 // parallelism runs side by side and accumulation one step after another, so
 // every rank takes a share and the plan takes the fewest steps. When no whole
 // plan gives the global batch exactly, the nearest achievable ones below and
-// above are given instead. The rule: docs/batch_sweep.md, "Gradient
-// accumulation plan".
+// above are given instead, in at most kNearestExtraSteps more steps than the
+// fewest that reach it. The rule: docs/batch_sweep.md, "Gradient accumulation
+// plan".
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,14 @@ namespace redline {
 // divisor search, O(sqrt(GBS / DP)), at a millisecond.
 inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 40;
 inline constexpr std::int64_t kMaxDataParallel = std::int64_t{1} << 20;
+
+// When G is not a multiple of DP, the nearest plans take at most this many
+// steps more than the fewest any plan reaching G needs (ceil(G / (DP x cap))).
+// The multiples of DP next to G may have no divisor near the cap (34 = 2 x 17:
+// GA 17 where 3 steps reach 100 on 3 ranks). In the fewest steps N there is
+// always a plan within N samples per rank of G / DP on each side; one step
+// more often finds a nearer one (33 = 11 x 3 per rank beside 32 x 1 with MBS up to 32).
+inline constexpr std::int64_t kNearestExtraSteps = 1;
 
 // One whole plan: global_batch = micro_batch x accumulation_steps x data_parallel.
 struct BatchPlan {
@@ -37,9 +46,10 @@ struct AccumulationPlan {
   // multiple of the data-parallel degree.
   std::optional<BatchPlan> exact;
   // The nearest achievable global batches below and above the one asked,
-  // each in its fewest steps: when there is no exact plan, or when the exact
-  // one takes more steps than a micro-batch of max_micro_batch would (then
-  // the nearest in that smallest number of steps).
+  // each in its fewest steps: when there is no exact plan (the nearest in at
+  // most kNearestExtraSteps more steps than micro-batches of max_micro_batch
+  // need to reach it), or when the exact one takes more steps than such
+  // micro-batches would (then the nearest in that smallest number of steps).
   std::optional<BatchPlan> below, above;
   std::string explanation;  // one line for the summary
 };
