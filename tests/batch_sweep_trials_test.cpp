@@ -57,6 +57,22 @@ TEST_F(BatchSweepTest, StepTimeRegexGivesSamplesPerSecond) {
   EXPECT_NEAR(number(r.csv(), 8, "samples_per_s"), 8 / 5.0, 1e-9);
 }
 
+TEST_F(BatchSweepTest, AMetricRegexGivesTheStepTimeOnlyInSamples) {
+  // 4 ms per step at 8, printed as 2000 samples/s: the step is batch / samples/s, not the wall time
+  // over --steps (the 100 ms first step and the start-up).
+  const std::vector<std::string> train = {"--batch-size", "{bs}", "--steps", "3", "--first-step-ms", "100",
+                                          "--step-ms", "4", "--saturate-at", "16"};
+  auto r = run({"--batch-sizes", "8", "--steps", "3", "--metric-regex", kMetricRegex}, train);
+  ASSERT_EQ(r.child.exit_code, 0) << r.child.output;
+  EXPECT_NEAR(number(r.csv(), 8, "step_time_ms"), 4, 4 * 0.005);
+  // Another column's figure says nothing of a step: no step time rather than the wall time's.
+  r = run({"--batch-sizes", "8", "--steps", "3", "--metric-regex", kMetricRegex, "--metric-name", "images_per_s"},
+          train);
+  ASSERT_EQ(r.child.exit_code, 0) << r.child.output;
+  EXPECT_NEAR(number(r.csv(), 8, "images_per_s"), 2000, 2000 * 0.005);
+  EXPECT_TRUE(std::isnan(number(r.csv(), 8, "step_time_ms"))) << number(r.csv(), 8, "step_time_ms");
+}
+
 // Each trainer's own line, without a regex: samples/s follows from it and the
 // batch, and the summary names where it came from.
 TEST_F(BatchSweepTest, TrainersLinesNeedNoRegex) {
@@ -77,6 +93,11 @@ TEST_F(BatchSweepTest, TrainersLinesNeedNoRegex) {
     // The model: 4 ms per step at 8 (2000 samples/s), 8 ms at 32 (4000); printed rounded.
     EXPECT_NEAR(number(csv, 8, "samples_per_s"), 2000, 2000 * 0.005);
     EXPECT_NEAR(number(csv, 32, "samples_per_s"), 4000, 4000 * 0.005);
+    // step_time_ms from the same figure (batch / samples/s), not the trial's wall time over its
+    // steps, which holds the 100 ms first step and the start-up.
+    EXPECT_NEAR(number(csv, 8, "step_time_ms"), 4, 4 * 0.005);
+    EXPECT_NEAR(number(csv, 32, "step_time_ms"), 8, 8 * 0.005);
+    EXPECT_NEAR(number(csv, 32, "step_time_ms"), 1e3 * 32 / number(csv, 32, "samples_per_s"), 1e-6);
     EXPECT_CONTAINS(r.say("metric"), "from " + name);
     EXPECT_EQ(r.say("metric_warning"), "<missing>");
   }
@@ -89,6 +110,9 @@ TEST_F(BatchSweepTest, TokensPerSecondIsTheMetricWithoutTokensPerSample) {
   const CsvTable csv = r.csv();
   EXPECT_FALSE(csv.column("samples_per_s").has_value()) << "no samples/s without --tokens-per-sample";
   EXPECT_NEAR(number(csv, 8, "tokens_per_s"), 2000 * 512, 1);
+  // No samples/s, so no step time follows from the figure; the wall time would hold the start-up.
+  EXPECT_TRUE(csv.column("step_time_ms").has_value());
+  EXPECT_TRUE(std::isnan(number(csv, 8, "step_time_ms"))) << number(csv, 8, "step_time_ms");
   EXPECT_EQ(r.say("metric").rfind("tokens_per_s (from torchtitan's tps", 0), 0u) << r.say("metric");
   EXPECT_CONTAINS(r.say("best_batch"), "tokens_per_s");
 }

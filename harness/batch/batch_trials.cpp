@@ -31,17 +31,26 @@ struct BatchTrials::Trial {
   std::optional<std::uint64_t> gpu_peak_bytes;
   std::string metric;                // the column its throughput goes to
   std::optional<double> throughput;  // ok trials only
-  // One step's seconds: what the output printed (a step time or steps per
-  // second) when it did, else the wall time over --steps, start-up included.
+  // One step's seconds, from the same figure as the throughput (see step_seconds_of).
   std::optional<double> step_seconds;
 };
 
 namespace {
 
-std::optional<double> printed_step_seconds(const ThroughputReading& reading) {
-  if (reading.kind == ReadingKind::step_seconds) return reading.value;
-  if (reading.kind == ReadingKind::steps_per_s && reading.value > 0) return 1 / reading.value;
-  return std::nullopt;
+// One step's seconds as the trial's throughput figure gives it, so that the
+// row's step_time_ms and throughput never disagree: a printed step time as
+// printed, one over a printed it/s, else batch / samples per second (for a
+// trainer's samples/s, not the trial's wall time, which holds the start-up:
+// 9,487 ms beside Hugging Face's 36.7 samples/s at batch 1). The wall time
+// over --steps only when the throughput is the wall time's too. Nullopt when
+// the figure is not in samples (tokens/s without --tokens-per-sample, a
+// --metric-regex named other than samples_per_s): no step time follows.
+std::optional<double> step_seconds_of(const std::optional<ThroughputReading>& reading, std::int64_t batch,
+                                      std::optional<double> samples_per_s) {
+  if (reading && reading->kind == ReadingKind::step_seconds) return reading->value;
+  if (reading && reading->kind == ReadingKind::steps_per_s) return 1 / reading->value;
+  if (!samples_per_s) return std::nullopt;
+  return static_cast<double>(batch) / *samples_per_s;
 }
 
 }  // namespace
@@ -118,15 +127,18 @@ void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
   const auto& reading = trial.verdict.reading;
   std::string name = "samples_per_s";
   double value = 0;
+  std::optional<double> samples;  // the throughput in samples/s, when it is one
   if (reading && reading->source == "--metric-regex") {
     name = options_.metric_name;
     value = reading->value;
+    if (name == "samples_per_s") samples = value;
   } else if (reading) {
-    const auto samples = samples_per_second(*reading, batch, options_.tokens_per_sample);
+    samples = samples_per_second(*reading, batch, options_.tokens_per_sample);
     if (!samples) name = "tokens_per_s";
     value = samples.value_or(reading->value);
   } else {
     value = static_cast<double>(batch) * static_cast<double>(options_.steps) / trial.child.wall_seconds;
+    samples = value;
   }
   // A finite step time can still give an infinite rate (batch / 1e-320 s): such a trial is an error,
   // as an unreadable metric is, so it never wins the sweep.
@@ -145,8 +157,7 @@ void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
   metric_name_settled_ = true;
   trial.metric = name;
   trial.throughput = value;
-  trial.step_seconds = reading && reading->source != "--metric-regex" ? printed_step_seconds(*reading) : std::nullopt;
-  if (!trial.step_seconds) trial.step_seconds = trial.child.wall_seconds / static_cast<double>(options_.steps);
+  trial.step_seconds = step_seconds_of(reading, batch, samples);
 }
 
 void BatchTrials::record(const Trial& trial, std::int64_t batch, int repetition, bool from_bisect) {
