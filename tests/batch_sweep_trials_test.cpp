@@ -79,7 +79,8 @@ TEST_F(BatchSweepTest, TrainersLinesNeedNoRegex) {
   const std::vector<std::pair<std::string, std::string>> styles = {
       {"nanogpt", "nanoGPT's iter N: ... time X ms"},
       {"megatron", "Megatron-LM's elapsed time per iteration (ms)"},
-      {"lightning", "Lightning's it/s"},
+      {"lightning", "Lightning's tqdm bar it/s"},
+      {"lightning-rich", "Lightning's rich bar it/s"},
       {"hf", "Hugging Face Trainer's train_samples_per_second"},
       {"deepspeed", "DeepSpeed's CurrSamplesPerSec (samples/sec)"},
       {"torchtitan", "torchtitan's tps (tokens/s)"}};

@@ -11,7 +11,8 @@
 //   fake_train [--batch-size N] [--saturate-at 32] [--max-fit 100] [--step-ms 20] [--steps 1]
 //              [--first-step-ms 0] [--hang-above N] [--throughput-scale X] [--noise-pct P]
 //              [--oom-style pytorch|pytorch-cpu|hip|tensorflow|jax|python|cublas|custom|sigkill|exit137]
-//              [--log-style throughput|nanogpt|megatron|lightning|hf|deepspeed|torchtitan|step-time|none]
+//              [--log-style throughput|nanogpt|megatron|lightning|lightning-rich|hf|deepspeed|torchtitan|
+//                           step-time|none]
 //              [--seq-len 1024] [--mem-fixed BYTES] [--mem-per-sample BYTES] [--report-vm 1]
 // Above --max-fit it fails with a simulated out-of-memory error, and says it
 // is simulated. With --mem-per-sample it really allocates (and touches)
@@ -167,6 +168,10 @@ void print_step(const Options& o, long step, double seconds, double samples_per_
   else if (s == "lightning")
     std::printf("Epoch 0: %3ld%%|#####     | %ld/%ld [00:01<00:01, %.2fit/s, v_num=0]%s", 100 * step / o.steps, step,
                 o.steps, 1.0 / seconds, step == o.steps ? "\n" : "\r");
+  else if (s == "lightning-rich")  // rich's bar on a terminal: redrawn each step, "0.00it/s" before the first
+    std::printf("%sEpoch 0/-2 \xe2\x94\x81\xe2\x94\x81\xe2\x94\x81 %ld/%ld 0:00:01 \xe2\x80\xa2 0:00:01 %.2fit/s "
+                "train_loss: %.3f%s", step == 1 ? "Epoch 0/-2 \xe2\x94\x81 0/1 0:00:00 \xe2\x80\xa2 -:--:-- 0.00it/s\r" : "",
+                step, o.steps, 1.0 / seconds, loss, step == o.steps ? "\n" : "\r");
   else if (s == "deepspeed")
     std::printf("[2026-01-01 00:00:00,000] [INFO] [timer.py:260:stop] epoch=0/micro_step=%ld/global_step=%ld, "
                 "RunningAvgSamplesPerSec=%.3f, CurrSamplesPerSec=%.3f, MemAllocated=0.0GB, MaxMemAllocated=0.0GB\n",

@@ -1,9 +1,13 @@
-// The trainers' own lines, read from real examples of what each prints, and
-// the conversions to samples per second.
+// The trainers' own lines, read from real examples of what each prints (and,
+// for Lightning's two bars and Hugging Face's Trainer, from output captured
+// from the current release: tests/captured/), and the conversions to samples
+// per second.
 #include "harness/measure/throughput_reading.hpp"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +27,15 @@ void expect_reading(const std::optional<ThroughputReading>& r, const std::string
   EXPECT_NEAR(r->value, value, 1e-9 * value) << source;
 }
 
+// A file of tests/captured/, byte for byte; empty (and a failure) when it cannot be read.
+std::string captured(const std::string& name) {
+  std::ifstream in(std::string(SOURCE_DIR) + "/tests/captured/" + name, std::ios::binary);
+  EXPECT_TRUE(in) << "cannot read tests/captured/" << name;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 TEST(TrainerLines, HuggingFaceTrainer) {
   // The dict train() logs at its end (older and newer value spellings) and log_metrics' table.
   auto r = read(
@@ -40,13 +53,20 @@ TEST(TrainerLines, HuggingFaceTrainer) {
   EXPECT_DOUBLE_EQ(r->value, 98.198);
 }
 
+TEST(TrainerLines, HuggingFaceTrainerAsTransformers5Prints) {
+  // transformers 5.24: the values quoted, the dict after tqdm's \r redraws on the same line.
+  const auto r = read(captured("hf_trainer.txt"));
+  expect_reading(r, "Hugging Face Trainer's train_samples_per_second", ReadingKind::samples_per_s, 71.92);
+  EXPECT_EQ(r->readings, 1);
+}
+
 TEST(TrainerLines, LightningProgressBar) {
   // tqdm redraws the bar with \r; each redraw is a reading.
   auto r = read(
       "Epoch 0:   4%|\xe2\x96\x8d         | 350/8000 [00:09<03:23, 37.56it/s, v_num=0]\r"
       "Epoch 0:   5%|\xe2\x96\x8d         | 400/8000 [00:10<03:22, 38.10it/s, v_num=0]\r"
       "Epoch 0:   6%|\xe2\x96\x8d         | 450/8000 [00:11<03:21, 38.50it/s, v_num=0]\n");
-  expect_reading(r, "Lightning's it/s", ReadingKind::steps_per_s, (38.10 + 38.50) / 2);
+  expect_reading(r, "Lightning's tqdm bar it/s", ReadingKind::steps_per_s, (38.10 + 38.50) / 2);
   EXPECT_EQ(r->readings, 3);
   // Slower than a step a second, tqdm prints seconds per step.
   r = read("Epoch 1: 100%|##########| 4836/4836 [2:20:18<00:00,  2.50s/it, v_num=3, train_loss=0.027]\n", 0);
@@ -54,6 +74,43 @@ TEST(TrainerLines, LightningProgressBar) {
   EXPECT_DOUBLE_EQ(r->value, 0.4);
   // Validation and testing bars are not training steps.
   EXPECT_FALSE(read("Testing DataLoader 0: 100%|##########| 133/133 [00:07<00:00, 17.44it/s]\n").has_value());
+}
+
+TEST(TrainerLines, LightningTqdmBarAsLightning26Prints) {
+  // Lightning 2.6.6 without rich: every redraw with a rate is a reading ("?it/s" before it has one is
+  // not): each of the 20 steps drawn before and after its train_loss, and two last redraws at 100%.
+  const auto r = read(captured("lightning_tqdm.txt"));
+  expect_reading(r, "Lightning's tqdm bar it/s", ReadingKind::steps_per_s, 64.55);
+  EXPECT_EQ(r->readings, 42);
+  EXPECT_EQ(r->skipped, 1);
+}
+
+TEST(TrainerLines, LightningRichBar) {
+  // Lightning's default bar where rich is installed: the epoch over max_epochs - 1, the rate always in it/s.
+  auto r = read("Epoch 0/-2 \xe2\x94\x81\xe2\x94\x81\xe2\x94\x81 20/20 0:00:00 \xe2\x80\xa2 0:00:00 444.53it/s\n");
+  expect_reading(r, "Lightning's rich bar it/s", ReadingKind::steps_per_s, 444.53);
+  // Without max_epochs the epoch alone, padded to the width of "Validation".
+  r = read("Epoch 3    \xe2\x94\x81\xe2\x94\x81 10/50 0:00:01 \xe2\x80\xa2 0:00:04 9.50it/s v_num: 0\n");
+  expect_reading(r, "Lightning's rich bar it/s", ReadingKind::steps_per_s, 9.5);
+  // "0.00it/s" is rich before it has a speed; validation is not training.
+  EXPECT_FALSE(read("Epoch 0/-2 \xe2\x94\x81 0/300 0:00:00 \xe2\x80\xa2 -:--:-- 0.00it/s\n").has_value());
+  EXPECT_FALSE(read("Validation \xe2\x94\x81\xe2\x94\x81 8/8 0:00:00 \xe2\x80\xa2 0:00:00 120.00it/s\n").has_value());
+}
+
+TEST(TrainerLines, LightningRichBarAsLightning26Prints) {
+  // Not a terminal: rich prints the bar once, at the epoch's end, at 80 columns.
+  expect_reading(read(captured("lightning_rich.txt")), "Lightning's rich bar it/s", ReadingKind::steps_per_s, 72.65);
+  // A cell too wide for 80 columns wraps to the next line; the rate stays on the Epoch line.
+  expect_reading(read(captured("lightning_rich_wrapped.txt")), "Lightning's rich bar it/s", ReadingKind::steps_per_s,
+                 124.26);
+}
+
+TEST(TrainerLines, LightningRichBarOnATerminal) {
+  // On a terminal rich redraws the bar (\r, colour codes, "0.00it/s" until it has a speed): the first
+  // six and last six redraws of 300 steps. Three of the first have a speed, all six of the last.
+  const auto r = read(captured("lightning_rich_terminal.txt"));
+  expect_reading(r, "Lightning's rich bar it/s", ReadingKind::steps_per_s, (100.13 + 100.27) / 2);
+  EXPECT_EQ(r->readings, 9);
 }
 
 TEST(TrainerLines, MegatronLM) {

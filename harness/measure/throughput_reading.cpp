@@ -63,9 +63,15 @@ const std::vector<LineFormat>& trainer_line_formats() {
       // iter 3: loss 4.1234, time 120.00ms, mfu 12.34%
       format("nanoGPT's iter N: ... time X ms", "\\biter [0-9]+: loss \\S+, time " + kNumber + " ?ms", K::step_seconds,
              1e-3, true),
-      // Epoch 0:   4%|▍         | 350/8000 [00:09<03:23, 37.56it/s, v_num=0] (tqdm: "1.23s/it" when slow)
-      format("Lightning's it/s", "\\bEpoch [0-9]+:.*[ ,]" + kNumber + "(it/s|s/it)", K::steps_per_s, 1, true, "",
-             "s/it"),
+      // Lightning draws one of two bars, rich's where rich is installed, else tqdm's. tqdm:
+      // Epoch 0:   4%|▍         | 350/8000 [00:09<03:23, 37.56it/s, v_num=0] ("1.23s/it" when slow)
+      format("Lightning's tqdm bar it/s", "\\bEpoch [0-9]+:.*[ ,]" + kNumber + "(it/s|s/it)", K::steps_per_s, 1, true,
+             "", "s/it"),
+      // rich: Epoch 0/-2 ━━━━━━━━━━━━ 20/20 0:00:00 • 0:00:00 444.53it/s train_loss: 2.35 (the epoch over
+      // max_epochs - 1, or the epoch alone); always it/s, and "0.00it/s" before it has a speed, which is
+      // not a reading. tests/captured/ holds both as the current release prints them.
+      format("Lightning's rich bar it/s", "\\bEpoch [0-9]+(?:/-?[0-9]+)? .*\\s(?!0\\.00it/s)" + kNumber + "it/s",
+             K::steps_per_s, 1, true),
   };
   return formats;
 }
