@@ -30,6 +30,7 @@
 #include "harness/report/recorded_summary.hpp"
 #include "harness/report/run_results.hpp"
 #include "harness/report/schema.hpp"
+#include "harness/tracking/references.hpp"
 #include "harness/tracking/suite_runner.hpp"
 #include "harness/report/tool_main.hpp"
 #include "harness/core/units.hpp"
@@ -60,6 +61,20 @@ Schema load_schema(const std::string& path) {
     return Schema::load(path);
   } catch (const std::runtime_error& e) {
     throw UsageError("--schema", path, e.what());
+  }
+}
+
+// A folder of results/references/ (it says what it is in reference.txt).
+bool is_reference_folder(const std::string& path) { return fs::is_regular_file(fs::path(path) / "reference.txt"); }
+
+// "the reference results for NVIDIA H200 (results/references/H200: transcribed ...)".
+std::string reference_description(const std::string& folder) {
+  try {
+    const Reference r = load_reference(folder);
+    return "the reference results for " + r.gpu + " (" + folder + ": " + r.source + (r.dates.empty() ? "" : "; " + r.dates) +
+           "); cases it holds that this run did not run are listed, not counted as regressions";
+  } catch (const std::runtime_error& e) {
+    throw UsageError("BASELINE", folder, e.what());
   }
 }
 
@@ -121,6 +136,9 @@ int cmd_compare(const std::string& baseline, const std::string& current, const s
   else throw UsageError("--format", format_text, "use table, markdown or json");
   const Schema schema = load_schema(schema_path);
   const RunResults base = load_input("BASELINE", baseline), cur = load_input("CURRENT", current);
+  options.baseline_is_reference = is_reference_folder(baseline);
+  if (options.baseline_is_reference && format != CompareFormat::json)
+    std::cout << "baseline: " << reference_description(baseline) << "\n";
   const Comparison comparison = compare_results(base, cur, schema, options);
   // A case that ran ok and fails now is something in common: a regression.
   if (comparison.metrics.empty() && comparison.missing_metrics.empty() && comparison.failing_now == 0)
@@ -185,7 +203,9 @@ int cmd_report(const std::string& run, const std::string& baseline, const std::s
   inputs.run = load_input("RUN", run);
   inputs.title = "redline report: " + fs::path(run).filename().string();
   if (!baseline.empty()) {
-    inputs.comparison = compare_results(load_input("--baseline", baseline), inputs.run, inputs.schema);
+    CompareOptions options;
+    options.baseline_is_reference = is_reference_folder(baseline);
+    inputs.comparison = compare_results(load_input("--baseline", baseline), inputs.run, inputs.schema, options);
     inputs.baseline_name = baseline;
   }
   if (!history.empty() && fs::exists(history)) inputs.history = run_headlines(history, inputs.run, inputs.schema);
@@ -256,10 +276,15 @@ void swap_in(const std::string& root, const fs::path& staging, const fs::path& t
   fs::remove_all(old);
 }
 
-int cmd_baseline(const std::string& run, const std::string& root, bool name_only) {
+int cmd_baseline(const std::string& run, const std::string& root, bool name_only, bool reference_only) {
   const RunResults results = load_input("RUN", run);
   if (name_only) {
     std::cout << baseline_name(results) << "\n";
+    return kExitOk;
+  }
+  if (reference_only) {
+    const std::string gpu = results.rows.empty() ? "" : results.rows.front().gpu;
+    if (const auto reference = find_reference(references_root(), gpu)) std::cout << reference->folder.string() << "\n";
     return kExitOk;
   }
   if (!fs::is_directory(run)) throw UsageError("RUN", run, "give a run folder (results/runs/<run_id>)");
@@ -325,11 +350,13 @@ int main(int argc, char** argv) {
   report->add_option("--schema", schema, "Read directions from this SCHEMA.md instead of the one built in");
 
   std::string baselines_root = "results/baselines";
-  bool name_only = false;
+  bool name_only = false, reference_only = false;
   auto* promote = app.add_subcommand("baseline", "Promote a run folder to results/baselines/<gpu>/");
   promote->add_option("RUN", run)->required();
   promote->add_option("--dir", baselines_root, "Baselines folder (default results/baselines)");
   promote->add_flag("--name", name_only, "Only print the baseline folder name this run belongs to");
+  promote->add_flag("--reference", reference_only,
+                    "Only print the reference folder of this run's GPU model (results/references), or nothing");
 
   plan::PlanFlags plan_flags;
   auto* plan = plan::add_plan_subcommand(app, plan_flags);
@@ -343,6 +370,6 @@ int main(int argc, char** argv) {
     if (*compare) return cmd_compare(baseline, current, threshold, alpha, format, all_metrics, schema);
     if (*hist) return cmd_history(history, case_filter, metric_filter, threshold, schema);
     if (*report) return cmd_report(run, report_baseline, output, history, schema);
-    return cmd_baseline(run, baselines_root, name_only);
+    return cmd_baseline(run, baselines_root, name_only, reference_only);
   });
 }

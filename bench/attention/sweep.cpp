@@ -19,6 +19,7 @@
 #include "harness/report/gbench_args.hpp"
 #include "harness/report/gbench_output.hpp"
 #include "harness/report/output.hpp"
+#include "harness/tracking/references.hpp"
 #include "harness/tracking/sweep_charts.hpp"
 #include "kernels/attention_cudnn.cuh"
 #include "kernels/attention_unfused.cuh"
@@ -181,6 +182,7 @@ int run_sweep(const SweepFlags& f, const BenchmarkArgs* bench_args) {
   runner.finish();
   google.write_out_file();
   add_sweep_charts(report);
+  add_reference_summary(report);
   write_reports(report, output);
   return exit_status(report);
 }

@@ -10,6 +10,7 @@
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
 #include "harness/report/output.hpp"
+#include "harness/tracking/references.hpp"
 #include "harness/tracking/sweep_charts.hpp"
 #include "kernels/device_query.cuh"
 #include "kernels/gemm_lt.cuh"
@@ -156,6 +157,7 @@ int finish_session(Session& s) {
   s.runner->finish();
   s.google->write_out_file();
   add_sweep_charts(s.report);  // for its JSON, as `redline report` draws them
+  add_reference_summary(s.report);
   write_reports(s.report, s.output);
   return exit_status(s.report);
 }

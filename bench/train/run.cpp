@@ -24,6 +24,7 @@
 #include "harness/gpu/kernel_category.hpp"
 #include "harness/measure/stats.hpp"
 #include "harness/report/report.hpp"
+#include "harness/tracking/references.hpp"
 #include "harness/train/activation_memory.hpp"
 #include "harness/train/step_flops.hpp"
 #include "harness/train/trial_figures.hpp"
@@ -270,6 +271,7 @@ int run_step(const RunFlags& f) {
   if (const auto bandwidth = row.metric_value("optimizer_GBps"))
     report.summary.emplace_back("optimizer", optimizer_line(*row.metric_value("optimizer_ms"),
                                                             *row.metric_value("step_time_ms"), *bandwidth, c.ga, peaks));
+  add_reference_summary(report);
   write_reports(report, f.output);
   if (f.check && !fell) {
     std::cerr << "train_step_bench: FAILED: the loss did not fall over " << c.steps << " steps on a fixed batch\n";

@@ -15,6 +15,7 @@
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"
 #include "harness/report/output.hpp"
+#include "harness/tracking/references.hpp"
 #include "harness/train/recompute_verdict.hpp"
 #include "harness/train/sweep_report.hpp"
 #include "harness/train/trial_figures.hpp"
@@ -92,6 +93,7 @@ int run_sweep(const SweepFlags& f, const std::string& self) {
                                        outcome.sweep.largest_fit, c.seq));
   }
   for (auto& line : recompute_verdict(modes)) report.summary.push_back(std::move(line));
+  add_reference_summary(report);
   write_reports(report, f.output);
   return interrupted() ? kExitInterrupted : kExitOk;
 }

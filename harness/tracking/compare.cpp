@@ -188,6 +188,7 @@ std::string format_text(const Comparison& c, const std::string& baseline_name, c
     for (const auto& item : items) out += "  " + item + "\n";
   };
   list("only in baseline", c.only_in_baseline);
+  list("in the reference, not run now", c.not_run_now);
   list("tracked metric missing in current", c.missing_metrics);
   list("only in current", c.only_in_current);
   list((std::string("not compared (") + kNotComparedWhy + ")").c_str(), c.not_compared);
@@ -233,6 +234,7 @@ std::string format_markdown(const Comparison& c, const std::string& baseline_nam
     for (const auto& item : items) out += "- " + md_escape(item) + "\n";
   };
   list("Only in baseline", c.only_in_baseline);
+  list("In the reference, not run now", c.not_run_now);
   list("Tracked metric missing in current", c.missing_metrics);
   list("Only in current", c.only_in_current);
   list(std::string("Not compared (") + kNotComparedWhy + ")", c.not_compared);
@@ -272,6 +274,7 @@ std::string format_json(const Comparison& c, const std::string& baseline_name, c
     json.end_array();
   };
   list("only_in_baseline", c.only_in_baseline);
+  list("not_run_now", c.not_run_now);
   list("only_in_current", c.only_in_current);
   list("not_compared", c.not_compared);
   list("missing_metrics", c.missing_metrics);
@@ -289,7 +292,7 @@ struct MatchedCases {
   std::vector<CaseId> order;
 };
 
-MatchedCases match_cases(const RunResults& baseline, const RunResults& current) {
+MatchedCases match_cases(const RunResults& baseline, const RunResults& current, bool baseline_is_reference) {
   // A tool whose rows come from several files of a run folder (two suite
   // entries running the same tool) is matched file by file, so their cases
   // never mix.
@@ -297,6 +300,7 @@ MatchedCases match_cases(const RunResults& baseline, const RunResults& current) 
   for (const auto& row : baseline.rows) base_entries[row.tool].insert(entry_of(baseline, row));
   for (const auto& row : current.rows) cur_entries[row.tool].insert(entry_of(current, row));
   auto by_entry = [&](const std::string& tool) {
+    if (baseline_is_reference) return false;
     const auto b = base_entries.find(tool), c = cur_entries.find(tool);
     if (b == base_entries.end() || c == cur_entries.end()) return false;
     if (b->second.count("") || c->second.count("")) return false;  // a CSV given directly
@@ -319,9 +323,9 @@ MatchedCases match_cases(const RunResults& baseline, const RunResults& current) 
 // Both sides' ok rows of a case; nullopt (and the case listed) when a side
 // has none. A case failing on both sides is not listed: nothing changed.
 std::optional<std::pair<std::vector<const ResultRow*>, std::vector<const ResultRow*>>> ok_sides(
-    const std::string& label, const CaseRows& rows, Comparison& comparison) {
+    const std::string& label, const CaseRows& rows, Comparison& comparison, bool baseline_is_reference) {
   if (rows.current.empty()) {
-    comparison.only_in_baseline.push_back(label);
+    (baseline_is_reference ? comparison.not_run_now : comparison.only_in_baseline).push_back(label);
     return std::nullopt;
   }
   if (rows.baseline.empty()) {
@@ -429,14 +433,15 @@ bool Comparison::regressed() const { return any_slower() || !only_in_baseline.em
 
 Comparison compare_results(const RunResults& baseline, const RunResults& current, const Schema& schema,
                            const CompareOptions& options) {
-  const MatchedCases matched = match_cases(baseline, current);
+  const MatchedCases matched = match_cases(baseline, current, options.baseline_is_reference);
   Comparison comparison;
   double log_sum = 0;
   int log_count = 0;
   for (const CaseId& id : matched.order) {
     const auto& [entry, tool, case_key] = id;
     const std::string tool_label = entry.empty() ? tool : tool + "[" + entry + "]";
-    const auto sides = ok_sides(tool_label + " " + case_key, matched.cases.at(id), comparison);
+    const auto sides = ok_sides(tool_label + " " + case_key, matched.cases.at(id), comparison,
+                                options.baseline_is_reference);
     if (!sides) continue;
     const auto& [base_ok, cur_ok] = *sides;
     for (const auto& name : metrics_to_judge(tool_label + " " + case_key, base_ok, cur_ok, schema, options, comparison)) {

@@ -20,6 +20,11 @@ struct CompareOptions {
   double threshold = 0.05;  // relative change below which a metric is SAME
   double alpha = 0.05;      // significance level of the U test
   bool all_metrics = false; // also judge metrics SCHEMA.md marks untracked
+  // The baseline is a reference folder (results/references/<gpu>/): cases
+  // match by tool and case key whatever file holds them, and a reference case
+  // this run did not run is listed, not a regression (a reference holds
+  // several suites' cases).
+  bool baseline_is_reference = false;
 };
 
 struct MetricComparison {
@@ -36,6 +41,7 @@ struct MetricComparison {
 struct Comparison {
   std::vector<MetricComparison> metrics;
   std::vector<std::string> only_in_baseline, only_in_current;  // "tool case_key"
+  std::vector<std::string> not_run_now;  // a reference's cases absent from this run (not a regression)
   std::vector<std::string> not_compared;  // metrics without a direction in the schema
   std::vector<std::string> missing_metrics;  // "tool case_key metric": tracked, in the baseline, empty now
   int failing_now = 0;  // cases that ran ok in the baseline and have rows now, none ok (in only_in_baseline)

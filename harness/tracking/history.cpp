@@ -251,18 +251,58 @@ void append_history(const std::filesystem::path& history_csv, const RunResults& 
   append_file_atomically(history_csv, prefix + lines);
 }
 
+namespace {
+
+// Values grouped by (tool, case, metric) and run: the shape of a history,
+// whether read from history.csv or from one run's rows.
+class SeriesGroups {
+ public:
+  void add(const std::string& tool, const std::string& case_key, const std::string& metric, const std::string& run_id,
+           const std::string& timestamp_utc, double value) {
+    auto& run = groups_[{tool, case_key, metric}][run_id];
+    if (run.timestamp_utc.empty() || (!timestamp_utc.empty() && timestamp_utc < run.timestamp_utc))
+      run.timestamp_utc = timestamp_utc;
+    run.values.push_back(value);
+  }
+
+  // One point per run (the median of its repetitions), runs in time order;
+  // numbers in keys read as numbers (batch_size=2 before batch_size=16).
+  std::vector<HistorySeries> series() const {
+    std::vector<HistorySeries> out;
+    for (const auto& [key, runs] : groups_) {
+      HistorySeries s;
+      std::tie(s.tool, s.case_key, s.metric) = key;
+      for (const auto& [run_id, run] : runs) s.points.push_back({run_id, run.timestamp_utc, median_of(run.values)});
+      std::sort(s.points.begin(), s.points.end(), [](const HistoryPoint& a, const HistoryPoint& b) {
+        return std::tie(a.timestamp_utc, a.run_id) < std::tie(b.timestamp_utc, b.run_id);
+      });
+      out.push_back(std::move(s));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const HistorySeries& a, const HistorySeries& b) {
+      if (a.tool != b.tool) return natural_less(a.tool, b.tool);
+      if (a.case_key != b.case_key) return natural_less(a.case_key, b.case_key);
+      return a.metric < b.metric;
+    });
+    return out;
+  }
+
+ private:
+  struct RunValues {
+    std::string timestamp_utc;
+    std::vector<double> values;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, RunValues>> groups_;
+};
+
+}  // namespace
+
 std::vector<HistorySeries> load_history(const std::filesystem::path& history_csv, const std::string& case_filter,
                                         const std::string& metric_filter) {
   const CsvTable table = read_csv(history_csv);
   for (const char* column : {"run_id", "timestamp_utc", "tool", "case_key", "metric", "value", "status"})
     if (!table.column(column))
       throw std::runtime_error(history_csv.string() + ":1: not a redline history file (no '" + column + "' column)");
-
-  struct RunValues {
-    std::string timestamp_utc;
-    std::vector<double> values;
-  };
-  std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, RunValues>> groups;
+  SeriesGroups groups;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const std::string& status = table.value(r, "status");
     const std::string& text = table.value(r, "value");
@@ -274,29 +314,19 @@ std::vector<HistorySeries> load_history(const std::filesystem::path& history_csv
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
       throw CsvError(history_csv.string(), table.row_lines[r], "value '" + text + "' is not a number");
-    auto& run = groups[{table.value(r, "tool"), case_key, metric}][table.value(r, "run_id")];
-    const std::string& stamp = table.value(r, "timestamp_utc");
-    if (run.timestamp_utc.empty() || (!stamp.empty() && stamp < run.timestamp_utc)) run.timestamp_utc = stamp;
-    run.values.push_back(value);
+    groups.add(table.value(r, "tool"), case_key, metric, table.value(r, "run_id"), table.value(r, "timestamp_utc"), value);
   }
+  return groups.series();
+}
 
-  std::vector<HistorySeries> series;
-  for (auto& [key, runs] : groups) {
-    HistorySeries s;
-    std::tie(s.tool, s.case_key, s.metric) = key;
-    for (auto& [run_id, run] : runs) s.points.push_back({run_id, run.timestamp_utc, median_of(run.values)});
-    std::sort(s.points.begin(), s.points.end(), [](const HistoryPoint& a, const HistoryPoint& b) {
-      return std::tie(a.timestamp_utc, a.run_id) < std::tie(b.timestamp_utc, b.run_id);
-    });
-    series.push_back(std::move(s));
+std::vector<HistorySeries> history_series(const RunResults& run) {
+  SeriesGroups groups;
+  for (const ResultRow& row : run.rows) {
+    if (row.status != "ok") continue;
+    for (const auto& [metric, value] : row.metrics)
+      if (std::isfinite(value)) groups.add(series_tool(row), row.case_key, metric, row.run_id, row.timestamp_utc, value);
   }
-  // Numbers in keys read as numbers: batch_size=2 before batch_size=16 before batch_size=100.
-  std::stable_sort(series.begin(), series.end(), [](const HistorySeries& a, const HistorySeries& b) {
-    if (a.tool != b.tool) return natural_less(a.tool, b.tool);
-    if (a.case_key != b.case_key) return natural_less(a.case_key, b.case_key);
-    return a.metric < b.metric;
-  });
-  return series;
+  return groups.series();
 }
 
 std::vector<TrendFinding> detect_trends(const HistorySeries& series, const Schema& schema, double threshold) {

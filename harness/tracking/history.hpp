@@ -33,6 +33,10 @@ struct HistorySeries {
 std::vector<HistorySeries> load_history(const std::filesystem::path& history_csv, const std::string& case_filter = "",
                                         const std::string& metric_filter = "");
 
+// The same series from one set of results (ok rows only, without a history
+// file): what a run's headline figures are computed from.
+std::vector<HistorySeries> history_series(const RunResults& run);
+
 struct TrendFinding {
   std::string kind;    // "step" (a level shift), "last-run" (one-night regression), "drift"
   std::string run_id;  // the first run at the new level (or the last run)
