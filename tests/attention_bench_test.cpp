@@ -26,16 +26,20 @@ TEST_F(AttentionBenchPlan, RanksTheHeadLayoutsOfAHiddenSize) {
   const ChildResult child = run({"plan", "--hidden", "4096", "--heads", "16,32,48,64", "--seq", "4096", "--csv",
                                  csv.string(), "--json", json.string()});
   ASSERT_EQ(child.exit_code, 0) << child.output;
-  EXPECT_CONTAINS(child.output, "best:       a_q=16 a_kv=16 d=256");
+  EXPECT_CONTAINS(child.output, "best:       a_q=32 a_kv=32 d=128");
   EXPECT_CONTAINS(child.output, "rank 3:     a_q=64 a_kv=64 d=64");
   EXPECT_CONTAINS(child.output, "slower: exponentials");
   EXPECT_CONTAINS(child.output, "H100 SXM: 132 SMs, sm_90");
+  // The H100 reference holds no sweep of this shape: the output says so, and which sweep would settle it.
+  EXPECT_CONTAINS(child.output, "measured:   none: the ranking is the model's guess");
+  EXPECT_CONTAINS(child.output, "`attention_bench sweep --hidden 4096 --heads 16,32,48,64 --seq 4096 --batch 1 --dtype bf16`");
 
   const CsvTable t = read_csv(csv);
   ASSERT_EQ(t.rows.size(), 4u);
   EXPECT_EQ(t.value(0, "tool"), "attention_bench");
   EXPECT_EQ(t.value(1, "head_dim"), "128");
-  EXPECT_EQ(t.value(1, "rank"), "2");
+  EXPECT_EQ(t.value(1, "rank"), "1");
+  EXPECT_GT(std::stod(t.value(1, "predicted_block_ms")), 0);
   EXPECT_DOUBLE_EQ(std::stod(t.value(1, "fwd_gflop")), 4.0 * 32 * 4096 * 4096 * 128 / 1e9);
   EXPECT_EQ(t.value(1, "fa3_head_dim"), "128");
   EXPECT_CONTAINS(t.value(1, "note"), "cuDNN fwd d = 128 has its own kernel");
@@ -47,6 +51,23 @@ TEST_F(AttentionBenchPlan, RanksTheHeadLayoutsOfAHiddenSize) {
   std::ifstream in(json);
   const auto report = nlohmann::json::parse(in);
   EXPECT_EQ(report["context"]["redline"]["tool"], "attention_bench");
+}
+
+// Against the H200 reference of this very shape, each layout's measured time and gap beside the model's.
+TEST_F(AttentionBenchPlan, ShowsTheMeasuredRankingWhereTheReferenceHoldsTheShape) {
+  const ChildResult child = run({"plan", "--hidden", "5120", "--heads", "32,40,64", "--kv-heads", "8", "--causal",
+                                 "--batch", "2", "--gpu", "H200"});
+  ASSERT_EQ(child.exit_code, 0) << child.output;
+  EXPECT_CONTAINS(child.output, "best:       a_q=40 a_kv=8 d=128");
+  EXPECT_CONTAINS(child.output, "measured:   a_q=32 a_kv=8 d=160: 8.80 ms, 22.8% slower (predicted 18.1%), on H200, "
+                                "2026-11-26, transcribed");
+  EXPECT_CONTAINS(child.output, "measured:   a_q=40 a_kv=8 d=128: 7.16 ms, fastest");
+}
+
+TEST_F(AttentionBenchPlan, NoFeasibleLayoutIsBadInput) {
+  const ChildResult child = run({"plan", "--hidden", "4096", "--heads", "3"});
+  EXPECT_EQ(child.exit_code, 2) << child.output;
+  EXPECT_CONTAINS(child.output, "--heads '3': no feasible layout of hidden 4096: infeasible: h % a_q == 0 not met");
 }
 
 TEST_F(AttentionBenchPlan, NamesThePaddingAndTheMissingKernel) {

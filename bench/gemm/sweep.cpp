@@ -11,6 +11,7 @@
 #include "harness/core/interrupt.hpp"
 #include "harness/core/units.hpp"
 #include "harness/gemm/gemm_sweep_analysis.hpp"
+#include "harness/gpu/gemm_model.hpp"
 #include "harness/measure/saturation.hpp"
 
 namespace redline::gemm {
@@ -83,6 +84,7 @@ int run_sweep(SweepFlags& f, const BenchmarkArgs& bench_args) {
     append(s.report.rows, s.run(gemm_specs(grid, dtype, s.layout, batch)));
   }
   add_quantization_losses(s.report);
+  s.report.summary.emplace_back("power cap", power_cap_model_summary());
   add_saturation(s, ms, ns, ks);
   return finish_session(s);
 }

@@ -68,6 +68,10 @@ ModelFactor gemm_quantization(const std::vector<AttentionGemm>& gemms, int sm_co
   return f;
 }
 
+ModelFactor gemm_ceiling(const ModelGpu& gpu) {
+  return {"gemm_ceiling", gpu.fit.gemm_ceiling, "cuBLASLt's share of the peak at full tiles and waves (" + gpu.fit.source + ")"};
+}
+
 PathPrediction product_of(double flop, std::vector<ModelFactor> factors) {
   PathPrediction p;
   p.flop = flop;
@@ -83,7 +87,8 @@ PathPrediction predict_unfused(const AttentionShape& shape, AttentionDirection d
                                                                : attention_backward_flop(shape);
   if (dtype == GemmDtype::fp8_e4m3)
     return product_of(flop, {{"unfused_kernel", 0, "the unfused path runs bf16 and fp16 only"}});
-  std::vector<ModelFactor> factors = {gemm_quantization(unfused_gemms(shape, direction), gpu.sm_count, "gemm_quantization")};
+  std::vector<ModelFactor> factors = {gemm_quantization(unfused_gemms(shape, direction), gpu.sm_count, "gemm_quantization"),
+                                      gemm_ceiling(gpu)};
   const double aligned = alignment_efficiency(shape.head_dim);
   if (aligned < 1)
     factors.push_back({"alignment", aligned,
@@ -105,15 +110,54 @@ ModelFactor sm_fill(const AttentionShape& shape, int sm_count) {
               (waves == 1 ? " wave" : " waves") + ", " + format_percent(value) + " of the slots busy"};
 }
 
-ModelFactor exponentials(const AttentionShape& shape, AttentionDirection direction, GemmDtype dtype,
+// The tiles on the causal mask's diagonal run whole; half their scores count.
+ModelFactor causal_diagonal(const AttentionShape& shape) {
+  const double tiles = static_cast<double>((shape.seq + 127) / 128);
+  const double computed = tiles * (tiles + 1) / 2 * 128.0 * 128.0;
+  const double value = std::min(1.0, unmasked_scores(shape) / computed);
+  return {"causal_diagonal", value, "the mask's diagonal 128 x 128 tiles are computed whole: " + format_percent(value) +
+                                        " of the computed scores count"};
+}
+
+ModelFactor exponentials(std::int64_t kernel_head_dim, AttentionDirection direction, GemmDtype dtype,
                          const ModelGpu& gpu) {
-  const double tensor_flop = (direction == AttentionDirection::forward ? 4.0 : 10.0) * static_cast<double>(shape.head_dim);
+  const double tensor_flop = (direction == AttentionDirection::forward ? 4.0 : 10.0) * static_cast<double>(kernel_head_dim);
   // FP8 tensor cores run twice the bf16 rate: an exp costs twice the FLOPs.
   const double exp_cost = gpu.flop_per_exp * (dtype == GemmDtype::fp8_e4m3 ? 2.0 : 1.0);
-  const double value = tensor_flop / (tensor_flop + exp_cost);
+  const double exposed = gpu.fit.exp_exposed * exp_cost;
+  const double value = tensor_flop / (tensor_flop + exposed);
   return {"exponentials", value,
           "per score " + format_number(tensor_flop, 0) + " tensor FLOPs beside one exp worth " +
-              format_number(exp_cost, 0) + ": at most " + format_percent(value) + " of the time is matmul unless they overlap"};
+              format_number(exp_cost, 0) + ", " + format_percent(gpu.fit.exp_exposed, 0) +
+              " of it not hidden (fitted): " + format_percent(value) + " of the time is matmul"};
+}
+
+ModelFactor kernel_ceiling(AttentionDirection direction, const ModelGpu& gpu) {
+  const bool forward = direction == AttentionDirection::forward;
+  return {"kernel_ceiling", forward ? gpu.fit.fwd_ceiling : gpu.fit.bwd_ceiling,
+          std::string("the fused ") + (forward ? "forward" : "backward") + "'s share of the peak at d = 128 (" +
+              gpu.fit.source + ")"};
+}
+
+// The fused kernel's matmuls whose K is d pay for a whole last 64-element
+// slice, as the unfused GEMMs do: S = Q K^T, one of the forward's two equal
+// matmuls; S again and dP = dO V^T, two of the backward's five.
+ModelFactor fused_k_depth(std::int64_t head_dim, AttentionDirection direction) {
+  const double share = direction == AttentionDirection::forward ? 1.0 / 2 : 2.0 / 5;
+  const double depth = k_depth_efficiency(head_dim);
+  const double value = 1 / (share / depth + (1 - share));
+  return {"k_depth", value,
+          "d = " + text(head_dim) + " is off a multiple of 64: the matmuls with K = d (" +
+              format_percent(share, 0) + " of the work) run " + format_percent(depth) + " full slices"};
+}
+
+// Above d = 128 a CTA's fp32 accumulators (O in the forward; dK and dV in the
+// backward) outgrow the register file, so the kernel takes smaller tiles.
+ModelFactor large_head(std::int64_t head_dim, AttentionDirection direction, const ModelGpu& gpu) {
+  const bool forward = direction == AttentionDirection::forward;
+  return {forward ? "large_head_fwd" : "large_head_bwd", forward ? gpu.fit.large_head_fwd : gpu.fit.large_head_bwd,
+          "d = " + text(head_dim) + " > 128: the " + (forward ? "forward's O" : "backward's dK and dV") +
+              " accumulators outgrow the registers and the tiles shrink (fitted)"};
 }
 
 PathPrediction predict_fused(const AttentionShape& shape, AttentionDirection direction, GemmDtype dtype,
@@ -125,8 +169,12 @@ PathPrediction predict_fused(const AttentionShape& shape, AttentionDirection dir
   if (support.kernel_head_dim > shape.head_dim)
     factors.push_back({"fused_padding", static_cast<double>(shape.head_dim) / static_cast<double>(support.kernel_head_dim),
                        support.reason});
+  if (k_depth_efficiency(support.kernel_head_dim) < 1) factors.push_back(fused_k_depth(support.kernel_head_dim, direction));
   factors.push_back(sm_fill(shape, gpu.sm_count));
-  factors.push_back(exponentials(shape, direction, dtype, gpu));
+  if (shape.causal) factors.push_back(causal_diagonal(shape));
+  factors.push_back(exponentials(support.kernel_head_dim, direction, dtype, gpu));
+  factors.push_back(kernel_ceiling(direction, gpu));
+  if (shape.head_dim > 128) factors.push_back(large_head(shape.head_dim, direction, gpu));
   return product_of(flop, std::move(factors));
 }
 
@@ -134,9 +182,11 @@ void predict_projections(LayoutPrediction& p, std::int64_t batch, std::int64_t s
   std::vector<AttentionGemm> gemms = projection_gemms(p.layout, batch, seq, AttentionDirection::forward);
   for (auto& g : projection_gemms(p.layout, batch, seq, AttentionDirection::backward)) gemms.push_back(std::move(g));
   const ModelFactor f = gemm_quantization(gemms, gpu.sm_count, "projections");
-  p.projection_efficiency = f.value;
+  const ModelFactor ceiling = gemm_ceiling(gpu);
+  p.projection_efficiency = f.value * ceiling.value;
   for (const auto& g : gemms) p.projection_flop += g.flop();
   p.block_factors.push_back(f);
+  p.block_factors.push_back(ceiling);
 }
 
 void predict_block(LayoutPrediction& p) {
@@ -149,6 +199,12 @@ void predict_block(LayoutPrediction& p) {
                        "cuDNN runs no fused kernel for it (" + (p.cudnn_fwd.supported ? p.cudnn_bwd.reason : p.cudnn_fwd.reason) +
                            "): attention runs unfused, with s^2 scores in memory"});
   for (const auto& f : fwd.factors) factors.push_back(f);
+  // The backward's own, named apart where the forward has the same factor.
+  for (ModelFactor f : bwd.factors) {
+    if (std::any_of(fwd.factors.begin(), fwd.factors.end(), [&](const ModelFactor& g) { return g.name == f.name; }))
+      f.name += "_bwd";
+    factors.push_back(std::move(f));
+  }
   for (const auto& f : p.block_factors) factors.push_back(f);
   p.block_factors = std::move(factors);
   p.block_flop = fwd.flop + bwd.flop + p.projection_flop;
@@ -208,9 +264,15 @@ ModelGpu model_gpu(const GpuPeaks& peaks) {
   // 16 exp results per SM per clock: the special-function unit rate of
   // compute capability 8.x-10.x (CUDA C++ Programming Guide, arithmetic
   // instruction throughput).
+  if (peaks.bf16_tflops > 0) gpu.peak_tflops = peaks.bf16_tflops;
   if (peaks.sm_count > 0 && peaks.boost_clock_ghz > 0)
     gpu.flop_per_exp = peaks.bf16_tflops * 1e12 / (peaks.sm_count * peaks.boost_clock_ghz * 1e9) / 16;
   return gpu;
+}
+
+double predicted_block_ms(const LayoutPrediction& p, const ModelGpu& gpu) {
+  if (!p.feasible || !(p.block_efficiency > 0) || !(gpu.peak_tflops > 0)) return 0;
+  return p.block_flop / (gpu.peak_tflops * 1e12 * p.block_efficiency) * 1e3;
 }
 
 LayoutPrediction predict_layout(const HeadLayout& layout, std::int64_t batch, std::int64_t seq, bool causal,

@@ -7,19 +7,35 @@
 //
 // The factors (docs/attention_bench.md derives them):
 //   fused padding    d / the head dim the fused kernel computes at;
+//   K depth          the fused matmuls whose K is d (S = Q K^T; in the
+//                    backward also dP = dO V^T) pay for a whole last slice of
+//                    64 elements, as unfused GEMMs do (the sweeps show it:
+//                    d = 80 and 160 lose what this predicts, held back from
+//                    the fit);
 //   SM fill          b * a_q * ceil(s / 128) CTAs (one per 128-query tile and
 //                    head) over the SMs, with the last wave's idle slots lost;
+//   causal diagonal  the 128 x 128 tiles on the mask's diagonal are computed
+//                    whole, half of them counted;
 //   exponentials     each score costs one exp on the special-function units
 //                    (16 per SM per clock) beside 4d (forward) or 10d
-//                    (backward) tensor FLOPs; at 4,096 FLOP per SM per clock
-//                    (Hopper bf16) an exp costs as much as 256 FLOPs. The share
-//                    left for matmul is W / (W + R): the bound when the two do
-//                    not overlap (FlashAttention-3 overlaps part of it);
+//                    (backward) tensor FLOPs at the padded d; at 4,096 FLOP
+//                    per SM per clock (Hopper bf16) an exp costs as much as
+//                    256 FLOPs, of which the kernel hides all but a fitted
+//                    share under the matmuls;
+//   kernel ceiling   the share of the dense peak the fused kernel reaches
+//                    without those losses, per direction (fitted);
+//   large head       above d = 128, per direction (fitted: the fp32
+//                    accumulators, O or dK and dV, outgrow the registers and
+//                    the tiles shrink);
 //   unfused GEMMs    tile x wave efficiency (harness/gpu/gemm_model.hpp) of
 //                    the best of a few tiles, times the K-depth loss when K = d
 //                    is not a multiple of 64, times the alignment loss of d off
 //                    a multiple of 8 (arXiv 2401.14489), and for causal the
-//                    masked half of the scores it computes anyway.
+//                    masked half of the scores it computes anyway; with the
+//                    projections, times the GEMM ceiling (fitted).
+// The fitted parameters (FusedKernelFit) come from the H200 reference
+// results; harness/attention/attention_fit.hpp derives them, and a test holds
+// the constants below to that derivation and checks a held-back shape.
 #pragma once
 
 #include <cstdint>
@@ -85,7 +101,23 @@ struct LayoutPrediction {
   // total FLOPs over the sum of each part's FLOPs / efficiency.
   double block_flop = 0;
   double block_efficiency = 0;
-  std::vector<ModelFactor> block_factors;  // the attention path's factors, then the projections'
+  std::vector<ModelFactor> block_factors;  // the attention path's factors (forward, then backward: "_bwd" where a name repeats), then the projections'
+};
+
+// The parameters fitted to measured attention (attention_fit.hpp), as shares
+// of the dense tensor-core peak or of a loss: fit_fused_kernels on
+// results/references/H200 gives these (tests/attention_fit_test.cpp holds
+// them to it). The forward's ceiling came out at the bound, 1: at d = 128 its
+// losses are all in the SM fill and the exponentials (1.22 exps' worth of
+// time a score is exposed: the softmax's other per-score work too).
+struct FusedKernelFit {
+  double fwd_ceiling = 1.0;        // cuDNN's forward at d = 128, SMs full, exponentials apart
+  double bwd_ceiling = 0.6558;     // its backward, the same way
+  double exp_exposed = 1.2248;     // the exponentials' time not hidden under the matmuls, in exps
+  double large_head_fwd = 0.8493;  // the forward above d = 128, beyond K depth and exponentials
+  double large_head_bwd = 0.6801;  // the backward above d = 128, the same way
+  double gemm_ceiling = 0.6989;    // cuBLASLt at full tiles and waves (the projections, the unfused GEMMs)
+  std::string source = "fitted to the H200 reference (results/references/H200, attention_h4096, 2026-11-26)";
 };
 
 struct ModelGpu {
@@ -94,7 +126,13 @@ struct ModelGpu {
   int compute_capability = 90;
   // Tensor-core FLOPs one SFU exp costs: dense bf16 FLOP per SM per clock / 16.
   double flop_per_exp = 256;
+  double peak_tflops = 989.4;  // dense bf16, to turn efficiencies into times
+  FusedKernelFit fit;
 };
+
+// The block's predicted time in ms: its FLOPs over the peak at its efficiency;
+// 0 when it cannot run.
+double predicted_block_ms(const LayoutPrediction& p, const ModelGpu& gpu);
 // From the peaks table: flop_per_exp = bf16 TFLOPS / (SMs x clock) / 16.
 ModelGpu model_gpu(const GpuPeaks& peaks);
 

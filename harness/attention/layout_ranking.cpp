@@ -1,6 +1,7 @@
 #include "harness/attention/layout_ranking.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -35,20 +36,23 @@ std::vector<std::string> reasons_against(const RankCandidate& layout, const Rank
 std::vector<RankedLayout> rank_layouts(const std::vector<RankCandidate>& candidates) {
   if (candidates.empty()) throw std::invalid_argument("rank_layouts needs at least one layout");
   for (const auto& c : candidates)
-    if (!(c.score >= 0)) throw std::invalid_argument("rank_layouts: " + c.label + " has a negative score");
+    if (!(c.time >= 0)) throw std::invalid_argument("rank_layouts: " + c.label + " has a negative time");
+  const auto runs = [&](std::size_t i) { return candidates[i].time > 0 && std::isfinite(candidates[i].time); };
   std::vector<std::size_t> order(candidates.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return candidates[a].score > candidates[b].score; });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (runs(a) != runs(b)) return runs(a);
+    return runs(a) && candidates[a].time < candidates[b].time;
+  });
   const RankCandidate& best = candidates[order.front()];
   std::vector<RankedLayout> ranked;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const RankCandidate& c = candidates[order[i]];
     RankedLayout r;
     r.index = order[i];
-    r.score = c.score;
-    r.rank = i > 0 && c.score == ranked.back().score ? ranked.back().rank : static_cast<int>(i) + 1;
-    r.slower = c.score > 0 ? best.score / c.score - 1 : std::numeric_limits<double>::infinity();
+    r.time = runs(order[i]) ? c.time : 0;
+    r.rank = i > 0 && r.time == ranked.back().time ? ranked.back().rank : static_cast<int>(i) + 1;
+    r.slower = runs(order[i]) && runs(order.front()) ? c.time / best.time - 1 : std::numeric_limits<double>::infinity();
     if (r.rank > 1) r.reasons = reasons_against(c, best);
     ranked.push_back(std::move(r));
   }
@@ -57,9 +61,9 @@ std::vector<RankedLayout> rank_layouts(const std::vector<RankCandidate>& candida
 
 std::string ranking_verdict(const RankedLayout& ranked) {
   if (ranked.rank == 1) return "best";
-  std::string verdict = ranked.score > 0 ? format_percent(ranked.slower) + " slower" : "cannot run";
+  std::string verdict = ranked.time > 0 ? format_percent(ranked.slower) + " slower" : "cannot run";
   for (std::size_t i = 0; i < ranked.reasons.size(); ++i) verdict += (i == 0 ? ": " : "; ") + ranked.reasons[i];
-  if (ranked.reasons.empty() && ranked.score > 0) verdict += " (no single factor stands out)";
+  if (ranked.reasons.empty() && ranked.time > 0) verdict += " (no single factor stands out)";
   return verdict;
 }
 

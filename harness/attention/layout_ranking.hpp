@@ -1,8 +1,10 @@
-// Ranks head layouts by a throughput score (predicted efficiency in
-// `attention_bench plan`, measured block TFLOPS in `sweep`) and says, for
-// each layout behind the best, how much slower it is and why: the model
-// factors it loses more on than the best layout does, or has and the best
-// has not.
+// Ranks head layouts by time (the predicted block time in `attention_bench
+// plan`, the measured block time in `sweep`) and says, for each layout behind
+// the best, how much longer it takes and why: the model factors it loses more
+// on than the best layout does, or has and the best has not. Time, not
+// TFLOPS: under GQA the layouts of one hidden size differ in FLOPs (the K and
+// V projections scale with d), so the most efficient layout need not be the
+// fastest.
 #pragma once
 
 #include <cstddef>
@@ -15,15 +17,15 @@ namespace redline {
 
 struct RankCandidate {
   std::string label;  // "a_q=32 a_kv=8 d=128"
-  double score = 0;   // higher is faster; 0: cannot run
+  double time = 0;    // the block's time, any unit; 0 (or not finite): cannot run
   std::vector<ModelFactor> factors;
 };
 
 struct RankedLayout {
   std::size_t index = 0;  // into the candidates
   int rank = 0;           // 1 = best; equal scores share a rank
-  double score = 0;
-  double slower = 0;      // best score / score - 1: 0.25 = takes 25% longer; infinite when it cannot run
+  double time = 0;
+  double slower = 0;      // time / the best's time - 1: 0.25 = takes 25% longer; infinite when it cannot run
   std::vector<std::string> reasons;  // empty for the best
 };
 
@@ -31,8 +33,8 @@ struct RankedLayout {
 // below the best layout's factor of the same name.
 inline constexpr double kReasonMargin = 0.02;
 
-// Best first. Throws std::invalid_argument for an empty list or a negative
-// score.
+// Fastest first, layouts that cannot run last. Throws std::invalid_argument
+// for an empty list or a negative time.
 std::vector<RankedLayout> rank_layouts(const std::vector<RankCandidate>& candidates);
 
 // "25.0% slower: exponentials ...; sm_fill ..." or "best".

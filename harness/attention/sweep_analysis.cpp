@@ -212,7 +212,8 @@ std::vector<std::pair<std::string, std::string>> attention_recommendation(
   if (blocks.empty()) return {};
   std::vector<RankCandidate> candidates;
   for (Row* block : blocks) {
-    RankCandidate c{layout_label(*block) + " on " + param(*block, "path").substr(6), *block->metric_value("tflops"), {}};
+    // Ranked by the block's time: the layouts of one hidden size differ in FLOPs under GQA.
+    RankCandidate c{layout_label(*block) + " on " + param(*block, "path").substr(6), *block->metric_value("time_us"), {}};
     if (const LayoutPrediction* p = prediction_of(*block, predictions)) c.factors = p->block_factors;
     if (const auto missing = cudnn_missing(rows, *block)) c.factors.push_back({"cudnn_missing", 1, *missing});
     candidates.push_back(std::move(c));
@@ -222,7 +223,7 @@ std::vector<std::pair<std::string, std::string>> attention_recommendation(
   const std::string what = param(*blocks.front(), "direction") == "train" ? "forward + backward" : "forward";
   for (const RankedLayout& r : rank_layouts(candidates)) {
     blocks[r.index]->metric("rank", r.rank);
-    const std::string figure = format_number(r.score, 1) + " TFLOPS";
+    const std::string figure = format_number(*blocks[r.index]->metric_value("tflops"), 1) + " TFLOPS";
     lines.emplace_back(r.rank == 1 ? "recommend" : "rank " + std::to_string(r.rank),
                        candidates[r.index].label + ": " + figure +
                            (r.rank == 1 ? " (the attention block, " + what + ", batch " + batch + ")"

@@ -4,7 +4,7 @@
 //                the QKV and output projections plus attention, their
 //                median times summed (they run one after another), forward
 //                (direction fwd) and forward + backward (direction train);
-//   the recommendation   layouts ranked by their block's measured TFLOPS
+//   the recommendation   layouts ranked by their block's measured time
 //                (train where measured, else fwd) at the largest batch, each
 //                on its faster path, with the model's reasons for each loss;
 //   saturation   per layout, path and direction over a --batch axis: the
