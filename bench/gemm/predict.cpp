@@ -11,6 +11,7 @@
 #include "harness/core/environment.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/gpu/gemm_dtype.hpp"
 #include "harness/gpu/gemm_model.hpp"
 #include "harness/gpu/gpu_peaks.hpp"
 #include "harness/tracking/sweep_charts.hpp"
@@ -116,6 +117,8 @@ Row prediction_row(const GemmProblem& p, const GemmPrediction& r) {
   row.param("m", std::to_string(p.m)).param("n", std::to_string(p.n)).param("k", std::to_string(p.k));
   row.param("tile", tile_text(p.tile)).param("sms", std::to_string(p.sm_count));
   row.param("ctas_per_sm", std::to_string(p.ctas_per_sm)).param("split_k", std::to_string(p.split_k));
+  // The FLOP count gemm_bench times a shape with: its one definition, read by scripts/compare-gemm.
+  row.metric("gflop", gemm_flop_count(p.m, p.n, p.k) / 1e9);
   row.metric("tiles", static_cast<double>(r.tiles)).metric("waves", r.waves);
   row.metric("full_waves", static_cast<double>(r.full_waves));
   row.metric("tile_efficiency", r.tile_efficiency).metric("wave_efficiency", r.wave_efficiency);

@@ -3,6 +3,8 @@
 // activations this implementation keeps (per layer and in all, beside
 // Korthikanti's formula), the backward's working set, the workspaces, the
 // predicted peak, and the largest micro-batch that fits --gpu-memory. No GPU.
+// The shape and the step's model FLOPs are stated too, so a script that
+// builds the same model (scripts/compare-train-step) reads them from here.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "harness/core/usage_error.hpp"
 #include "harness/report/report.hpp"
 #include "harness/train/activation_memory.hpp"
+#include "harness/train/step_flops.hpp"
 
 namespace redline::train {
 namespace {
@@ -29,6 +32,8 @@ Row mode_row(const ModelConfig& c, std::int64_t seq, std::int64_t mbs, const Mem
   row.param("recompute", recompute_name(p.mode)).param("model", c.name).param("layers", std::to_string(c.layers));
   row.param("seq", std::to_string(seq)).param("mbs", std::to_string(mbs));
   row.metric("params", static_cast<double>(p.parameters));
+  row.metric("matmul_params", static_cast<double>(parameter_counts(c).matmul()));
+  row.metric("model_gflop", step_flops(c, mbs, seq, p.mode).model / 1e9);
   row.metric("weight_bytes", static_cast<double>(p.state.weights)).metric("grad_bytes", static_cast<double>(p.state.grads));
   row.metric("master_bytes", static_cast<double>(p.state.master));
   row.metric("optimizer_bytes", static_cast<double>(p.state.optimizer));
@@ -56,6 +61,20 @@ std::string mode_summary(const ModelConfig& c, std::int64_t seq, const MemoryPre
   return text;
 }
 
+// "hidden 4096, heads 32, ..., preset_layers 32": name-value pairs a script
+// parses back exactly (format_general's 15 digits round-trip these values).
+std::string shape_summary(const ModelConfig& c, const std::string& preset) {
+  std::string text;
+  for (const auto& [name, value] :
+       {std::pair{"hidden", static_cast<double>(c.hidden)}, {"heads", static_cast<double>(c.heads)},
+        {"kv_heads", static_cast<double>(c.kv_heads)}, {"head_dim", static_cast<double>(c.head_dim())},
+        {"ffn", static_cast<double>(c.ffn)}, {"vocab", static_cast<double>(c.vocab)}, {"rope_theta", c.rope_theta},
+        {"norm_eps", c.norm_eps}})
+    text += (text.empty() ? "" : ", ") + std::string(name) + " " + format_general(value, 15);
+  if (const auto whole = model_preset(preset)) text += ", preset_layers " + std::to_string(whole->layers);
+  return text;
+}
+
 }  // namespace
 
 int run_memory(const MemoryFlags& f) {
@@ -72,6 +91,9 @@ int run_memory(const MemoryFlags& f) {
                                            format_number(static_cast<double>(counts.total()) / 1e9, 3) +
                                            "e9 parameters (" + format_number(counts.embedding / 1e9, 3) +
                                            "e9 embedding, " + format_number(counts.logits / 1e9, 3) + "e9 logits)");
+  report.summary.emplace_back("shape", shape_summary(config, f.model.preset));
+  report.summary.emplace_back("flops", "model_gflop: 6 x matmul_params x tokens + 3 x the causal attention forward "
+                                       "(4 b a_q d s(s+1)/2 per layer), MFU's numerator; recompute not counted");
   for (Recompute mode : modes) {
     const MemoryPrediction p = predict_memory(config, mbs, seq, mode);
     report.rows.push_back(mode_row(config, seq, mbs, p, gpu_memory));
