@@ -1,4 +1,4 @@
-#include "bench/allreduce_bootstrap.hpp"
+#include "bench/allreduce/bootstrap.hpp"
 
 #include <cstdlib>
 #include <stdexcept>
