@@ -1,4 +1,4 @@
-// allreduce_bench's engine, the sweep loop: for every collective, type, op,
+// The collectives tool's engine, the sweep loop: for every collective, type, op,
 // root and size it measures out of place and in place on every rank, under
 // the watchdog, and hands the rows to the record and the lines to the table
 // (on rank 0). The conclusions come from sweep_summary.hpp.

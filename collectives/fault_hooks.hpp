@@ -1,6 +1,6 @@
 // The named places of a run where a test can make a rank misbehave: every
 // rank calls these hooks as it passes them, and the default does nothing.
-// allreduce_bench's hidden --inject-* flags install InjectedFaults
+// The tool's hidden --inject-* flags install InjectedFaults
 // (injected_faults.hpp) instead, so the fault paths (a slow, hung, dead,
 // frozen or wrong rank, a stuck abort) are tested on real processes while
 // production code holds no test-only branches.

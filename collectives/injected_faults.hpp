@@ -1,4 +1,4 @@
-// Test-only faults behind FaultHooks (fault_hooks.hpp), from allreduce_bench's
+// Test-only faults behind FaultHooks (fault_hooks.hpp), from the tool's
 // hidden flags, so the fault paths run on real processes: a rank that is
 // slow, never arrives, dies, stops on a real signal, sends a wrong element, or
 // whose communicator abort never returns.

@@ -2,7 +2,7 @@
 // each with its own non-blocking stream.
 //
 // Why blocking communicators (set in the config; NCCL_COMM_BLOCKING would
-// override it, so allreduce_bench sets that to 1 before init, as a
+// override it, so the tool sets that to 1 before init, as a
 // non-blocking communicator would let wait() see idle streams before the
 // operations are enqueued): they are what nccl-tests creates, so the
 // numbers are comparable, and no call in the timed loop has to be polled for

@@ -63,7 +63,7 @@ enum WatchdogMessage : std::uint32_t {
 class Watchdog {
  public:
   // timeout_seconds <= 0 disables it: no thread, no connections. `tool`
-  // names the messages ("allreduce_bench: rank 2: ..."); `hosts` holds each
+  // names the messages ("<tool>: rank 2: ..."); `hosts` holds each
   // rank's host name; `faults` is told when the communicators are aborted.
   Watchdog(Bootstrap& bootstrap, std::string tool, double timeout_seconds, std::vector<std::string> hosts,
            FaultHooks& faults = no_faults());

@@ -133,7 +133,7 @@ GraphPtr new_graph(GemmDtype dtype) {
 }
 
 // The strides of a dense [batch, heads, seq, head_dim] tensor stored in
-// `layout`: BHSD as attention_bench keeps it, or BSHD, the token-major rows
+// `layout`: BHSD as the attention cases keep it, or BSHD, the token-major rows
 // a projection GEMM writes ([b*s, heads*d]), which cuDNN reads in place.
 std::vector<std::int64_t> strides(AttentionLayout layout, const AttentionShape& shape, std::int64_t heads) {
   const std::int64_t s = shape.seq, d = shape.head_dim;

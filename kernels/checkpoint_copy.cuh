@@ -1,4 +1,4 @@
-// GPU side of checkpoint_bench: device -> host copies of the training state
+// GPU side of the checkpoint benchmark: device -> host copies of the training state
 // (pageable vs pinned host memory, 1/2/4 streams, against a plain cudaMemcpy
 // loop ceiling), host -> device for restore, and the pinned snapshot that is
 // the async save's only stall. The interface has no CUDA types, so the

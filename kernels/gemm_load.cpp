@@ -96,8 +96,6 @@ double GemmLoad::rate(double seconds, const std::function<bool()>& stop) const {
   return t > t0 ? static_cast<double>(gemms) / (t - t0) : 0;
 }
 
-std::string GemmLoad::description() const {
-  return "bf16 cuBLASLt GEMMs of 8192^3 back to back on the GPU (gemm_bench's GEMM) stand in for the training step";
-}
+std::string GemmLoad::description() const { return "bf16 cuBLASLt GEMMs of 8192^3 back to back on the GPU"; }
 
 }  // namespace redline

@@ -1,4 +1,4 @@
-// A training-like GPU load for checkpoint_bench's async save: gemm_bench's
+// A training-like GPU load for a checkpoint's async save: the benchmarked
 // cuBLASLt GEMM (bf16, 8192^3, the size of a large layer's matmul) run back
 // to back and counted, so "does the persist slow training down" is measured
 // on the work training does. The interface has no CUDA types, so the bench's
@@ -36,6 +36,7 @@ class GemmLoad {
   // already true. One batch stays queued ahead of the one waited on, so the
   // GPU never waits for this thread; all of it has finished when this returns.
   double rate(double seconds, const std::function<bool()>& stop) const;
+  // What runs, for the caller's line on what the load stands for.
   std::string description() const;
 
  private:

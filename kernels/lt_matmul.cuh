@@ -57,13 +57,13 @@ std::string describe(const StridedMatmul& problem);
 // 2 * m * n * k * batch.
 double matmul_flop_count(const StridedMatmul& problem);
 
-// The problem as gemm_bench runs it (column-major, harness/gpu/gemm_dtype.hpp):
+// The problem as the GEMM cases run it (column-major, harness/gpu/gemm_dtype.hpp):
 // C^T = op(B)^T op(A)^T, so its M is this N, its N this M, its A this B.
 // A transposed here is B transposed there (nt), B transposed here is A
-// transposed there (tn). nullopt where gemm_bench has no such GEMM: both
+// transposed there (tn). nullopt where the GEMM cases have no such GEMM: both
 // operands transposed, batches that are not dense and back to back, an
-// output type other than the inputs', or beta other than 0 (gemm_bench
-// writes C of its input type, with beta 0).
+// output type other than the inputs', or beta other than 0 (the cases
+// write C of its input type, with beta 0).
 struct ColumnMajorGemm {
   GemmLayout layout = GemmLayout::tn;
   std::int64_t m = 0, n = 0, k = 0, batch = 1;

@@ -1,5 +1,5 @@
 // The two ceilings a GEMM sits under: HBM bandwidth (a device-to-device copy
-// kernel) and non-tensor FP32 throughput (an FMA kernel). gemm_bench times
+// kernel) and non-tensor FP32 throughput (an FMA kernel). The GEMM tool times
 // them with the same measurement as the GEMMs and reports them against the
 // datasheet, so a user sees both roofs of this GPU as it runs today.
 #pragma once

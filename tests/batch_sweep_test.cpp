@@ -332,7 +332,7 @@ TEST_F(BatchSweepTest, BadInputIsRejectedNamingTheFlagAndValue) {
       {{"--factor", "2", "--batch-sizes", "1,2", "--", train}, {"--factor '2'", "does nothing with --batch-sizes"}},
       {{"--tokens-per-sample", "1e308", "--", train}, {"--tokens-per-sample", "'1e308'", "at most 1000000000"}},
       {{"--no-such-flag", "--", train}, {"--no-such-flag"}},
-      {{"--max", "8"}, {"missing COMMAND"}},
+      {{"--max", "8"}, {"missing COMMAND: use batch_sweep [OPTIONS] -- COMMAND"}},  // the name the tool passes in
       {{"--", "/no/such/program"}, {"COMMAND", "/no/such/program", "not found"}},
   };
   for (const auto& c : cases) {

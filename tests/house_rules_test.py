@@ -8,8 +8,14 @@
   other; the tool rooms and tracking on those, never on each other.
 - harness/ includes no CUDA, NCCL or MPI header, so all of it is tested
   without a GPU.
-- No room below bench/ names a tool: tools declare what their rows mean
-  through the schema and pass their own name.
+- No room below bench/ names a tool, in code or in comments: tools declare
+  what their rows mean through the schema and pass their own name, and a
+  comment that says which tool uses a thing is that knowledge too (it goes
+  stale when the tool is renamed or split). Paths under harness/ and docs/
+  are exempt: a room's own file (harness/batch/batch_sweep.hpp) is named for
+  what it holds, and a docs page is cited where its rule is written down.
+  `redline` is not checked: it is the project's name and namespace, and
+  tracking/ and plan/ are the pure logic of the redline front end itself.
 - No bench/ file is over 600 lines.
 """
 import os
@@ -51,8 +57,35 @@ def rel(path):
 def tool_names():
     with open(os.path.join(ROOT, "bench", "CMakeLists.txt"), encoding="utf-8") as f:
         text = f.read()
-    # redline is the front end; its name is also the JSON context key.
-    return sorted(set(re.findall(r"add_executable\((\w+)", text)) - {"mpi_allreduce_loop", "redline"})
+    # redline is the front end; its name is also the project's, the
+    # namespace's and the JSON context key, so it cannot be told apart.
+    return sorted(set(re.findall(r"add_executable\((\w+)", text)) - {"redline"})
+
+
+# Mentions in files another change holds now, each to be fixed there (a
+# message that must take the tool's name from its caller); the test fails
+# once one is gone, so the entry is taken out with the fix.
+PENDING_TOOL_MENTIONS = {
+    ("harness/attention/attention_fit.cpp", ("attention_bench",)),
+}
+TOOL_FREE_PATHS = re.compile(r"\b(?:harness|docs)/[\w./-]+")
+
+
+def names_a_tool(line, names):
+    """The tool names in `line` as whole words, outside paths under harness/ and docs/."""
+    if INCLUDE.match(line):
+        return []
+    return re.findall(r"\b(" + "|".join(map(re.escape, names)) + r")\b", TOOL_FREE_PATHS.sub("", line))
+
+
+def tool_mentions(names):
+    """(path, line number, line) of every line below bench/ that names a tool."""
+    for folder in ("harness", "kernels", "collectives"):
+        for path in sources(folder):
+            with open(path, encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    if names_a_tool(line, names):
+                        yield path, number, line.strip()
 
 
 class HouseRules(unittest.TestCase):
@@ -89,15 +122,28 @@ class HouseRules(unittest.TestCase):
     def test_no_room_names_a_tool(self):
         names = tool_names()
         self.assertIn("allreduce_bench", names)  # the list is read, not empty
-        pattern = re.compile(r'"(' + "|".join(map(re.escape, names)) + r')"')
-        problems = []
-        for folder in ("harness", "kernels", "collectives"):
-            for path in sources(folder):
-                with open(path, encoding="utf-8") as f:
-                    for number, line in enumerate(f, 1):
-                        if pattern.search(line):
-                            problems.append(f"{rel(path)}:{number}: {line.strip()}")
+        problems, pending_seen = [], set()
+        for path, number, line in tool_mentions(names):
+            pending = (rel(path), tuple(names_a_tool(line, names)))
+            if pending in PENDING_TOOL_MENTIONS:
+                pending_seen.add(pending)
+            else:
+                problems.append(f"{rel(path)}:{number}: {line}")
         self.assertEqual(problems, [], "\n".join(problems))
+        fixed = PENDING_TOOL_MENTIONS - pending_seen
+        self.assertEqual(fixed, set(), "fixed: take these out of PENDING_TOOL_MENTIONS")
+
+    def test_tool_mentions_are_found_anywhere_on_a_line(self):
+        names = ["batch_sweep", "gemm_bench"]
+        found = lambda line: bool(names_a_tool(line, names))
+        self.assertTrue(found('throw UsageError("use batch_sweep [OPTIONS]");'))
+        self.assertTrue(found("// A load for gemm_bench's GEMM"))
+        self.assertTrue(found('return "GEMMs (gemm_bench\'s GEMM)";'))
+        self.assertTrue(found("// bench/batch_sweep.cpp only parses flags"))
+        self.assertFalse(found('#include "harness/batch/batch_sweep.hpp"'))
+        self.assertFalse(found("// The rule: docs/batch_sweep.md, section 2"))
+        self.assertFalse(found("BatchSweepOutcome run_batch_sweep(std::string tool);"))
+        self.assertFalse(found("// a batch sweep and a gemm bench"))
 
     def test_bench_files_stay_small(self):
         problems = []

@@ -1,6 +1,7 @@
 #include "bench/checkpoint/gpu_stages.hpp"
 
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "harness/core/units.hpp"
@@ -77,9 +78,9 @@ AsyncResults run_gpu_async_save([[maybe_unused]] const CheckpointConfig& cfg, [[
   // as the state allocated first could starve them.
   const GemmLoad gemm_load;
   GpuSnapshot gpu(cfg.bytes);
-  const TrainingLoad load{gemm_load.description(), [&](double seconds, const std::function<bool()>& stop) {
-                            return gemm_load.rate(seconds, stop);
-                          }};
+  const std::string what = gemm_load.description() + " (gemm_bench's GEMM) stand in for the training step";
+  const TrainingLoad load{
+      what, [&](double seconds, const std::function<bool()>& stop) { return gemm_load.rate(seconds, stop); }};
   return run_async_save(cfg, [&] { return gpu.snapshot(); }, gpu.host(), "pinned host memory (GPU)", load, report);
 #else
   throw std::logic_error("the async save from a GPU needs a build with CUDA");

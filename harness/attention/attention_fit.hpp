@@ -27,7 +27,7 @@
 
 namespace redline {
 
-// One measured attention_bench row's shape, to find it in a reference.
+// One measured attention row's shape, to find it in a reference.
 struct MeasuredAttention {
   HeadLayout layout;
   std::int64_t batch = 1, seq = 4096;

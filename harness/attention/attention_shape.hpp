@@ -1,6 +1,6 @@
 // One attention problem: batch, sequence, query and KV heads, head dim,
 // causal or not, and the FLOP conventions every attention figure uses.
-// Pure C++: attention_bench's plan, its GPU cases and the CPU reference all
+// Pure C++: the head-sizing plan, the GPU cases and the CPU reference all
 // count the same way.
 //
 // FLOPs (stated in the tool's output and docs):

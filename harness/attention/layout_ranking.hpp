@@ -1,5 +1,5 @@
-// Ranks head layouts by time (the predicted block time in `attention_bench
-// plan`, the measured block time in `sweep`) and says, for each layout behind
+// Ranks head layouts by time (the predicted block time in a plan, the
+// measured block time in a sweep) and says, for each layout behind
 // the best, how much longer it takes and why: the model factors it loses more
 // on than the best layout does, or has and the best has not. Time, not
 // TFLOPS: under GQA the layouts of one hidden size differ in FLOPs (the K and

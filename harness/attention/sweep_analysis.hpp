@@ -1,4 +1,4 @@
-// What attention_bench sweep concludes from its measured rows, pure C++ so
+// What the attention sweep concludes from its measured rows, pure C++ so
 // it is tested without a GPU:
 //   block rows   the attention block per layout, batch and attention path:
 //                the QKV and output projections plus attention, their

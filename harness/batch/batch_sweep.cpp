@@ -26,8 +26,8 @@ std::string describe_point(const std::optional<ThroughputPoint>& p, const std::s
 
 std::int64_t batch_of(const Row& row) { return std::stoll(row.params.front().second); }
 
-void check_options(const BatchSweepOptions& options) {
-  if (options.command.empty()) throw UsageError("missing COMMAND: use batch_sweep [OPTIONS] -- COMMAND [ARGS...]");
+void check_options(const std::string& tool, const BatchSweepOptions& options) {
+  if (options.command.empty()) throw UsageError("missing COMMAND: use " + tool + " [OPTIONS] -- COMMAND [ARGS...]");
   if (!find_executable(options.command.front()))
     throw UsageError("COMMAND", options.command.front(), "not found or not executable (searched PATH)");
   if (options.axis.empty()) throw UsageError("--start/--max", "", "the batch-size axis is empty");
@@ -172,7 +172,7 @@ std::vector<std::string> substitute_batch(const std::vector<std::string>& args, 
 }
 
 BatchSweepOutcome run_batch_sweep(std::string tool, const BatchSweepOptions& options, Environment env) {
-  check_options(options);
+  check_options(tool, options);
   BatchSweepOutcome outcome;
   outcome.report = start_report(std::move(tool), std::move(env));
   BatchTrials trials(options, outcome.report);

@@ -1,8 +1,8 @@
-// batch_sweep's engine: runs the user's training command once per batch size
+// The batch sweep's engine: runs the user's training command once per batch size
 // (each trial a fresh child process), judges each trial, sweeps upward until
 // the first OOM, optionally bisects to the exact maximum, then finds the
-// saturation batch and builds the report. bench/batch_sweep.cpp only parses
-// flags into BatchSweepOptions.
+// saturation batch and builds the report. The tool above it only
+// parses flags into BatchSweepOptions.
 #pragma once
 
 #include <cstdint>
@@ -41,8 +41,8 @@ struct BatchSweepOptions {
   std::int64_t data_parallel = 1;
   // Figures a trial prints beside its throughput: (metric name, regex with one
   // number group); the last match in the trial's output becomes that metric
-  // of its row (empty when it printed none). train_step_bench reads its
-  // measured memory this way.
+  // of its row (empty when it printed none). A tool whose trials print
+  // their measured memory reads it this way.
   std::vector<std::pair<std::string, std::string>> extra_metrics;
   bool echo_output = false;  // stream each trial's output to stderr
   int progress = -1;         // -1: when stderr is a terminal

@@ -1,4 +1,4 @@
-// batch_sweep's trials: one child process per trial, judged (ok, oom,
+// The batch sweep's trials: one child process per trial, judged (ok, oom,
 // error, timeout), measured (throughput, peak memory of its process tree and,
 // where NVML can tell, of its GPU memory) and recorded as a row.
 #pragma once

@@ -1,4 +1,4 @@
-// batch_sweep's summary lines about its trials: where the throughput came
+// The batch sweep's summary lines about its trials: where the throughput came
 // from, the largest batch that fit and the first that did not, peak memory
 // against batch, and warnings when the metric may not be what it seems.
 #pragma once

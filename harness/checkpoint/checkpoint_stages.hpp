@@ -1,4 +1,4 @@
-// The stages of checkpoint_bench on the host side, each one writing report
+// The stages of a checkpoint benchmark on the host side, each one writing report
 // rows: the storage stages (a table: ceiling, raw read, buffered/fsync/O_DIRECT
 // writes, writer threads x chunk size, the safe synchronous save and each of
 // its safety steps), restore with verification, the async save against a

@@ -1,4 +1,4 @@
-// Where `gemm_bench peak` looks for the maximum achievable matmul FLOPS
+// Where the GEMM peak search looks for the maximum achievable matmul FLOPS
 // (MAMF) without measuring every shape. Pure: the shapes to try, given what
 // earlier stages measured.
 //

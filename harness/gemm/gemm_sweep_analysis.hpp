@@ -1,4 +1,4 @@
-// What `gemm_bench sweep` concludes from its measured rows: the model's
+// What the GEMM sweep concludes from its measured rows: the model's
 // prediction in TFLOPS beside each measurement, the points that lose more
 // than 10%, and the nearest larger measured size that recovers the loss.
 // Pure: it reads and extends rows, so it is tested without a GPU.

@@ -1,4 +1,4 @@
-// The GEMMs of one transformer training step, for `gemm_bench model`: every
+// The GEMMs of one transformer training step, for the GEMM model: every
 // Linear layer's forward GEMM and its two backward GEMMs, with the shapes a
 // tensor-parallel rank actually runs. Also the padded sizes worth trying for
 // vocab, FFN width and hidden size. Pure arithmetic, tested without a GPU.

@@ -1,4 +1,4 @@
-// The GEMM precisions gemm_bench measures, what each stores and how exactly
+// The GEMM precisions measured, what each stores and how exactly
 // its result must match the reference, and the layouts it accepts. Pure C++:
 // the cuBLASLt side (kernels/gemm_lt.cpp) maps these onto CUDA types.
 //
@@ -12,7 +12,7 @@
 //   nt: op(A) = none, op(B) = transpose. A stored M x K (lda = M), B stored
 //       N x K (ldb = N): the layout of a weight gradient's GEMM, and of
 //       attention's dV = P^T dO and dK = dS^T Q seen column-major.
-// A batched GEMM (gemm_bench sweep --batch) repeats the layout, each
+// A batched GEMM (a GEMM sweep's --batch) repeats the layout, each
 // matrix dense and the batches one after another (strided batches).
 #pragma once
 

@@ -100,7 +100,7 @@ GemmPrediction predict_gemm(const GemmProblem& problem);
 // its parameter and its limits mean something.
 // Apply it only to a GPU at its power cap, and only as what it is: one sweep
 // on one GPU model. predict_gemm's predicted_efficiency stays the
-// fixed-clock model (attention_bench's model uses that).
+// fixed-clock model (the attention model uses that).
 inline constexpr double kPowerCapWaveRecovery = 0.57;
 
 // wave_efficiency / ((1 - r) + r * wave_efficiency); throws

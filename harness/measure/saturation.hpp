@@ -1,6 +1,6 @@
 // Where more size stops buying throughput, for any (size, throughput) series:
-// the one rule behind batch_sweep's saturation batch, allreduce_bench's and
-// gemm_bench sweep's saturation size and the charts' markers.
+// the one rule behind a batch sweep's saturation batch, a collective's or
+// GEMM sweep's saturation size and the charts' markers.
 //
 // - A series may hold several readings of one size (repeats): each size is
 //   read as the median of its readings, and the spread of the repeats (the

@@ -1,4 +1,4 @@
-// Judges one batch_sweep trial from how its child process ended and what it
+// Judges one batch-sweep trial from how its child process ended and what it
 // printed: ok, oom, error or timeout, and the throughput it reported.
 #pragma once
 

@@ -1,6 +1,6 @@
 // How often to checkpoint, from measured costs: Young (1974) / Daly (2006).
 // Here, below the tool rooms, because two tools apply it to what they
-// measured or read (checkpoint_bench's advice, redline plan's projection):
+// measured or read (the checkpoint advice, redline plan's projection):
 // one rule, one place. Pure arithmetic, all times in seconds.
 #pragma once
 

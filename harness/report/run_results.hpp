@@ -27,7 +27,7 @@ struct RunResults {
   std::vector<ResultRow> rows;
 };
 
-// The tool as a history names it: "allreduce_bench[allreduce_host]" when the
+// The tool as a history names it: "tool[entry]" (the tool, then the entry) when the
 // row came from a suite entry named otherwise than the tool, so two entries
 // running one tool (host and NCCL collectives) never share a series.
 std::string series_tool(const ResultRow& row);

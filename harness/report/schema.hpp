@@ -59,8 +59,8 @@ struct HeadlineSpec {
   std::string figure;               // "best throughput", "MAMF"
   std::vector<std::string> metric;  // candidates in order (patterns allowed): the first the history holds
   HeadlineFrom from = HeadlineFrom::value;
-  // Only cases whose key holds this parameter with this value (gemm_bench's
-  // result=mamf rows); empty: every case carrying the metric.
+  // Only cases whose key holds this parameter with this value (the GEMM
+  // peak's result=mamf rows); empty: every case carrying the metric.
   std::string where_param, where_value;
 };
 

@@ -323,7 +323,7 @@ SweepChart group_chart(const std::string& tool, const RowGroup& group, const std
 }
 
 // A chart shows a sweep when a measured series has two points or more; a
-// group of rows measured at one x alone (one stage of checkpoint_bench) is
+// group of rows measured at one x alone (one stage of a checkpoint run) is
 // no curve and no saturation point.
 bool is_a_sweep(const SweepChart& chart) {
   return std::any_of(chart.series.begin(), chart.series.end(),

@@ -1,4 +1,4 @@
-// What train_step_bench keeps in device memory, per recompute mode: the
+// What the training step keeps in device memory, per recompute mode: the
 // tensors its forward pass saves for the backward (this implementation's own
 // list, which the CUDA stack allocates from, so the model and the code cannot
 // drift apart), the weights, gradients, fp32 master weights and AdamW state,

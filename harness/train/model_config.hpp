@@ -1,4 +1,4 @@
-// A Llama-style decoder stack's shape: the model train_step_bench builds,
+// A Llama-style decoder stack's shape: the model the training step builds,
 // trains and measures, its presets, and its parameter counts. Pure C++.
 //
 // The layer (every preset runs this layer, whatever its original family):

@@ -1,4 +1,4 @@
-// train_step_bench sweep's verdict on activation checkpointing, from each
+// The training-step sweep's verdict on activation checkpointing, from each
 // recompute mode's micro-batch sweep: what recompute costs at a batch every
 // mode runs, the memory it frees there (predicted, and measured where the
 // trials printed it), the largest batch each mode reaches, and which mode and
@@ -27,7 +27,7 @@ struct ModeSweep {
 };
 
 // One mode's figures from its batch sweep's rows (batch_size, status,
-// tokens_per_s and the peak bytes, as train_step_bench run prints them) and
+// tokens_per_s and the peak bytes, as a training-step trial prints them) and
 // the sweep's largest fit; the saturation is the harness's, over the ok rows.
 ModeSweep mode_sweep(Recompute mode, const std::vector<Row>& rows, std::optional<std::int64_t> largest_fit);
 

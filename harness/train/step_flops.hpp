@@ -1,10 +1,10 @@
-// The FLOPs of one training step, as train_step_bench states them:
+// The FLOPs of one training step, as the training-step tool states them:
 //   model FLOPs (MFU): 6 x N_matmul x tokens (forward 2N, backward 4N) plus
 //     attention's score GEMMs, 3 x the forward's 4 b a_q d s(s+1)/2 per layer
 //     (causal: the exact count of unmasked scores); recompute does not count.
 //   hardware FLOPs (HFU): the model FLOPs plus what is computed again: the
 //     fused attention backward's recompute of the scores (0.5 x its forward,
-//     the 2.5x backward of attention_bench's convention), and in `full`
+//     the 2.5x backward of harness/attention's convention), and in `full`
 //     mode each layer's forward run again (2 N_layer tokens + its attention
 //     forward). `selective` recomputes norms and SwiGLU: no matmul FLOPs.
 // N_matmul: the parameters GEMMs multiply per token (parameter_counts().matmul():

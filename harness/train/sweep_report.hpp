@@ -1,4 +1,4 @@
-// train_step_bench sweep's one report from its recompute modes' batch sweeps:
+// The training-step sweep's one report from its recompute modes' batch sweeps:
 // each mode's rows and summary lines join it, and the mode's figures are
 // read for the verdict. Pure C++.
 #pragma once

@@ -1,6 +1,6 @@
 // The CPU reference of one training step of the decoder stack in
 // model_config.hpp, in double precision: the loss, the exact gradient of every
-// weight by a hand-written backward pass, and an AdamW step. train_step_bench's
+// weight by a hand-written backward pass, and an AdamW step. The training step's
 // CUDA implementation is checked against it; finite differences check it (in
 // tests only). Pure C++.
 //

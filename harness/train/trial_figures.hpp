@@ -1,5 +1,5 @@
-// The figures a `train_step_bench run` trial prints for its parent
-// `train_step_bench sweep`, one `name: value` line each on stdout, and the
+// The figures a training-step trial (`run`) prints for its parent sweep
+// (`sweep`), one `name: value` line each on stdout, and the
 // patterns the batch-sweep engine reads them back with (its metric regexes).
 // Both sides take them from here, so what one prints the other reads.
 #pragma once
