@@ -10,7 +10,9 @@
 // the reason, where a library or prlimit is missing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -40,6 +42,15 @@ double samples_per_s(const CsvTable& csv, long batch) {
     if (std::stol(csv.value(r, "batch_size")) == batch && csv.value(r, "status") == "ok")
       return std::stod(csv.value(r, "samples_per_s"));
   return NAN;
+}
+
+// samples/s of every batch that ran (one trial each, as no --repeats is given).
+std::map<long, double> ok_samples_per_s(const CsvTable& csv) {
+  std::map<long, double> out;
+  for (std::size_t r = 0; r < csv.rows.size(); ++r)
+    if (csv.value(r, "status") == "ok")
+      out[std::stol(csv.value(r, "batch_size"))] = std::stod(csv.value(r, "samples_per_s"));
+  return out;
 }
 
 TEST_F(BatchSweepTest, ScikitLearnUnderAMemoryLimit) {
@@ -80,14 +91,19 @@ TEST_F(BatchSweepTest, ScikitLearnUnderAMemoryLimit) {
     if (csv.value(row, "status") == "oom") EXPECT_CONTAINS(csv.value(row, "note"), "MemoryError");
   EXPECT_EQ(csv.value(0, "program"), "sklearn_train.py");
 
-  // Saturation: one sample a step is bound by Python's overhead, so the batch
-  // buys throughput at first; 90% of the best comes at a batch that ran,
-  // well above 1 and within the limit.
+  // Saturation, on whatever this machine measured (how fast it is decides
+  // the figures, not the rule): 90% of the best comes at the smallest batch
+  // that ran and reached it, within the limit.
   EXPECT_CONTAINS(r.say("metric"), "from --step-time-regex: batch / step time");
   const long at_90 = leading_number(r.say("batch_at_90pct_of_best"));
-  EXPECT_GT(at_90, 1);
   EXPECT_LE(at_90, largest);
-  EXPECT_GT(samples_per_s(csv, at_90), 3 * samples_per_s(csv, 1));
+  const std::map<long, double> measured = ok_samples_per_s(csv);
+  double best = 0;
+  for (const auto& [batch, sps] : measured) best = std::max(best, sps);
+  ASSERT_TRUE(measured.count(at_90)) << "batch " << at_90 << " ran";
+  EXPECT_GE(measured.at(at_90), 0.9 * best * (1 - 1e-9));
+  for (const auto& [batch, sps] : measured)
+    if (batch < at_90) EXPECT_LT(sps, 0.9 * best * (1 + 1e-9)) << "batch " << batch << " already reached 90%";
   const long saturation = leading_number(r.say("saturation_batch"));
   if (saturation > 0) EXPECT_EQ(s.at(saturation), "ok") << r.say("saturation_batch");
   // The recommendation is never below the batch at 90% of the best.
