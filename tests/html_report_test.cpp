@@ -323,6 +323,47 @@ TEST(HtmlReport, ComparisonTableHighlightsRegressions) {
   EXPECT_CONTAINS(html, "1 SLOWER");
 }
 
+// The text from `heading` to the next heading or the section's end.
+std::string block_after(const std::string& html, const std::string& heading) {
+  const std::size_t at = html.find(heading);
+  if (at == std::string::npos) return "";
+  const std::size_t end = std::min(html.find("<h3>", at + 1), html.find("</section>", at));
+  return html.substr(at, end - at);
+}
+
+// Two runs of different suites leave hundreds of cases on one side: the
+// report counts them per tool and folds the list away, for the reference's
+// cases not run now as for the baseline's.
+TEST(HtmlReport, CasesOnOneSideAreCountedPerToolAndFolded) {
+  ReportInputs in;
+  in.run = batch_sweep_results();
+  Comparison cmp;
+  for (int n = 1; n <= 3; ++n) cmp.only_in_baseline.push_back("gemm_bench m=" + std::to_string(n));
+  cmp.only_in_baseline.push_back("allreduce_bench[allreduce_host] bytes=8 (no ok row in current: error)");
+  cmp.only_in_baseline.push_back("gemm_bench m=9");
+  cmp.not_run_now.push_back("attention_bench head_dim=128");
+  in.comparison = cmp;
+  const std::string html = render_html_report(in);
+
+  const std::string only = block_after(html, "Cases only in the baseline (5)");
+  ASSERT_FALSE(only.empty()) << html;
+  EXPECT_CONTAINS(only,
+                  "<p class=\"cases\"><code>gemm_bench</code> 4, <code>allreduce_bench[allreduce_host]</code> 1</p>");
+  const std::size_t folded = only.find("<details><summary>the list</summary>");
+  ASSERT_NE(folded, std::string::npos) << only;
+  for (const auto& item : cmp.only_in_baseline) {
+    const std::size_t at = only.find("<li><code>" + item + "</code></li>");
+    EXPECT_TRUE(at != std::string::npos && at > folded) << item << " is in the folded list";
+  }
+  EXPECT_LT(only.find("gemm_bench m=9"), only.find("</details>"));
+
+  const std::string not_run = block_after(html, "Cases in the reference, not run now (not a regression) (1)");
+  ASSERT_FALSE(not_run.empty()) << html;
+  EXPECT_CONTAINS(not_run, "<code>attention_bench</code> 1</p>\n<details>");
+  EXPECT_CONTAINS(not_run, "<li><code>attention_bench head_dim=128</code></li>\n</ul></details>");
+  EXPECT_EQ(count(html, "<details><summary>the list</summary>"), 2u) << "no empty list is shown";
+}
+
 TEST(HtmlReport, AllreduceChartPerGroupWithBothPlacements) {
   ReportInputs in;
   in.schema = real_schema();

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/core/units.hpp"
@@ -152,6 +153,34 @@ std::string case_list(const std::string& heading, const std::vector<std::string>
   return html + "</ul>\n";
 }
 
+// Items labelled "tool case_key ...": how many per tool, in first-seen order.
+std::vector<std::pair<std::string, std::size_t>> per_tool(const std::vector<std::string>& items) {
+  std::vector<std::pair<std::string, std::size_t>> counts;
+  for (const auto& item : items) {
+    const std::string tool = item.substr(0, item.find(' '));
+    const auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == tool; });
+    if (it == counts.end())
+      counts.emplace_back(tool, 1);
+    else
+      ++it->second;
+  }
+  return counts;
+}
+
+// A list of cases as counts per tool, the cases themselves folded away: two
+// runs of different suites leave hundreds, which would bury the comparison.
+std::string folded_case_list(const std::string& heading, const std::vector<std::string>& items) {
+  if (items.empty()) return "";
+  std::string html = "<h3>" + esc(heading) + " (" + std::to_string(items.size()) + ")</h3>\n<p class=\"cases\">";
+  const auto counts = per_tool(items);
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    html += std::string(i ? ", " : "") + "<code>" + esc(counts[i].first) + "</code> " +
+            std::to_string(counts[i].second);
+  html += "</p>\n<details><summary>the list</summary><ul class=\"cases\">\n";
+  for (const auto& item : items) html += "<li><code>" + esc(item) + "</code></li>\n";
+  return html + "</ul></details>\n";
+}
+
 std::string comparison_section(const Comparison& cmp, const std::string& baseline_name) {
   std::string html = "<section id=\"comparison\">\n<h2>Comparison</h2>\n";
   std::size_t counts[4] = {0, 0, 0, 0};
@@ -184,9 +213,10 @@ std::string comparison_section(const Comparison& cmp, const std::string& baselin
     html += "</tbody></table>\n<p class=\"note\">&uarr; higher is better, &darr; lower is better "
             "(results/SCHEMA.md).</p>\n";
   }
-  html += case_list("Cases only in the baseline", cmp.only_in_baseline);
-  html += case_list("Tracked metrics missing in the current run", cmp.missing_metrics);
-  html += case_list("Cases only in the current run", cmp.only_in_current);
+  html += folded_case_list("Cases only in the baseline", cmp.only_in_baseline);
+  html += folded_case_list("Cases in the reference, not run now (not a regression)", cmp.not_run_now);
+  html += folded_case_list("Tracked metrics missing in the current run", cmp.missing_metrics);
+  html += folded_case_list("Cases only in the current run", cmp.only_in_current);
   html += case_list("Metrics not compared (no direction in the schema)", cmp.not_compared);
   return html + "</section>\n";
 }
