@@ -62,12 +62,6 @@ def tool_names():
     return sorted(set(re.findall(r"add_executable\((\w+)", text)) - {"redline"})
 
 
-# Mentions in files another change holds now, each to be fixed there (a
-# message that must take the tool's name from its caller); the test fails
-# once one is gone, so the entry is taken out with the fix.
-PENDING_TOOL_MENTIONS = {
-    ("harness/attention/attention_fit.cpp", ("attention_bench",)),
-}
 TOOL_FREE_PATHS = re.compile(r"\b(?:harness|docs)/[\w./-]+")
 
 
@@ -122,16 +116,8 @@ class HouseRules(unittest.TestCase):
     def test_no_room_names_a_tool(self):
         names = tool_names()
         self.assertIn("allreduce_bench", names)  # the list is read, not empty
-        problems, pending_seen = [], set()
-        for path, number, line in tool_mentions(names):
-            pending = (rel(path), tuple(names_a_tool(line, names)))
-            if pending in PENDING_TOOL_MENTIONS:
-                pending_seen.add(pending)
-            else:
-                problems.append(f"{rel(path)}:{number}: {line}")
+        problems = [f"{rel(path)}:{number}: {line}" for path, number, line in tool_mentions(names)]
         self.assertEqual(problems, [], "\n".join(problems))
-        fixed = PENDING_TOOL_MENTIONS - pending_seen
-        self.assertEqual(fixed, set(), "fixed: take these out of PENDING_TOOL_MENTIONS")
 
     def test_tool_mentions_are_found_anywhere_on_a_line(self):
         names = ["batch_sweep", "gemm_bench"]

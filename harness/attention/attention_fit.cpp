@@ -26,7 +26,7 @@ MeasuredAttention fit_shape(std::int64_t heads, std::int64_t batch, const char* 
 
 double required(const RunResults& reference, const MeasuredAttention& m) {
   if (const auto tflops = measured_tflops(reference, m)) return *tflops;
-  throw std::runtime_error("the fit needs attention_bench's " + m.path + " " + m.direction + " row at hidden " +
+  throw std::runtime_error("the fit needs the reference's " + m.path + " " + m.direction + " row at hidden " +
                            std::to_string(m.layout.hidden) + ", " + std::to_string(m.layout.heads) + " heads, batch " +
                            std::to_string(m.batch) + " in " + reference.source);
 }
