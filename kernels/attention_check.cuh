@@ -15,7 +15,7 @@
 #include "harness/gpu/gemm_dtype.hpp"
 #include "kernels/attention_cudnn.cuh"
 #include "kernels/attention_tensors.cuh"
-#include "kernels/gpu_case.hpp"
+#include "kernels/runner/gpu_case.hpp"
 
 namespace redline {
 

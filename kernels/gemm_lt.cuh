@@ -28,7 +28,7 @@
 #include "harness/gpu/gemm_dtype.hpp"
 #include "harness/gpu/gemm_model.hpp"
 #include "kernels/gemm_reference.cuh"
-#include "kernels/gpu_case.hpp"
+#include "kernels/runner/gpu_case.hpp"
 
 namespace redline {
 

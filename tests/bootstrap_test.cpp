@@ -30,12 +30,12 @@
 #include <tuple>
 #include <vector>
 
-#include "collectives/bootstrap.hpp"
-#include "collectives/env_bootstrap.hpp"
-#include "collectives/rank_links.hpp"
-#include "collectives/single_bootstrap.hpp"
-#include "collectives/tcp.hpp"
-#include "collectives/watchdog.hpp"
+#include "collectives/bootstrap/bootstrap.hpp"
+#include "collectives/bootstrap/env_bootstrap.hpp"
+#include "collectives/watchdog/rank_links.hpp"
+#include "collectives/bootstrap/single_bootstrap.hpp"
+#include "collectives/bootstrap/tcp.hpp"
+#include "collectives/watchdog/watchdog.hpp"
 #include "harness/core/child_process.hpp"
 #include "harness/core/clock.hpp"
 #include "tests/support.hpp"

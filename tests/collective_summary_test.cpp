@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "collectives/collective.hpp"
-#include "collectives/sweep_record.hpp"
-#include "collectives/sweep_rows.hpp"
-#include "collectives/sweep_summary.hpp"
+#include "collectives/ops/collective.hpp"
+#include "collectives/sweep/sweep_record.hpp"
+#include "collectives/sweep/sweep_rows.hpp"
+#include "collectives/sweep/sweep_summary.hpp"
 #include "harness/report/csv_writer.hpp"
 #include "tests/support.hpp"
 

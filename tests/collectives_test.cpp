@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backend.hpp"
-#include "collectives/collective.hpp"
-#include "collectives/collective_sweep.hpp"
-#include "collectives/data_type.hpp"
-#include "collectives/injected_faults.hpp"
-#include "collectives/point_runner.hpp"
-#include "collectives/verify.hpp"
+#include "collectives/backends/backend.hpp"
+#include "collectives/ops/collective.hpp"
+#include "collectives/sweep/collective_sweep.hpp"
+#include "collectives/ops/data_type.hpp"
+#include "collectives/faults/injected_faults.hpp"
+#include "collectives/sweep/point_runner.hpp"
+#include "collectives/ops/verify.hpp"
 #include "tests/support.hpp"
 
 namespace redline {

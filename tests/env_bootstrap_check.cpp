@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/env_bootstrap.hpp"
-#include "collectives/rank_hosts.hpp"
-#include "collectives/watchdog.hpp"
+#include "collectives/bootstrap/env_bootstrap.hpp"
+#include "collectives/bootstrap/rank_hosts.hpp"
+#include "collectives/watchdog/watchdog.hpp"
 
 namespace {
 

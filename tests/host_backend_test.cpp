@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "collectives/data_type.hpp"
-#include "collectives/host_backend.hpp"
-#include "collectives/single_bootstrap.hpp"
+#include "collectives/ops/data_type.hpp"
+#include "collectives/backends/host_backend.hpp"
+#include "collectives/bootstrap/single_bootstrap.hpp"
 #include "tests/support.hpp"
 
 namespace redline {

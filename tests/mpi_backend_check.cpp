@@ -22,10 +22,10 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/backend.hpp"
-#include "collectives/bootstrap.hpp"
-#include "collectives/data_type.hpp"
-#include "collectives/host_backend.hpp"
+#include "collectives/backends/backend.hpp"
+#include "collectives/bootstrap/bootstrap.hpp"
+#include "collectives/ops/data_type.hpp"
+#include "collectives/backends/host_backend.hpp"
 
 namespace redline {
 namespace {

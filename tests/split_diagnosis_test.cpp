@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/split_diagnosis.hpp"
+#include "collectives/diagnosis/split_diagnosis.hpp"
 #include "tests/support.hpp"
 
 namespace redline {

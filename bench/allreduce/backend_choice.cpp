@@ -7,10 +7,10 @@
 
 #include "harness/core/usage_error.hpp"
 #ifdef REDLINE_HAVE_MPI
-#include "collectives/host_backend.hpp"
+#include "collectives/backends/host_backend.hpp"
 #endif
 #ifdef REDLINE_HAVE_NCCL_BACKEND
-#include "collectives/nccl_backend.hpp"
+#include "collectives/backends/nccl_backend.hpp"
 #include "kernels/device_query.cuh"
 #include "kernels/gpu_availability.cuh"
 #endif

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "collectives/backend.hpp"
-#include "collectives/bootstrap.hpp"
+#include "collectives/backends/backend.hpp"
+#include "collectives/bootstrap/bootstrap.hpp"
 #include "harness/core/environment.hpp"
 
 namespace redline::allreduce {

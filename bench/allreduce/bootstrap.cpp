@@ -3,11 +3,11 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "collectives/env_bootstrap.hpp"
-#include "collectives/single_bootstrap.hpp"
+#include "collectives/bootstrap/env_bootstrap.hpp"
+#include "collectives/bootstrap/single_bootstrap.hpp"
 #include "harness/core/usage_error.hpp"
 #ifdef REDLINE_HAVE_MPI
-#include "collectives/host_backend.hpp"
+#include "collectives/backends/host_backend.hpp"
 #endif
 
 namespace redline {

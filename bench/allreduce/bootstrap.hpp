@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "collectives/bootstrap.hpp"
+#include "collectives/bootstrap/bootstrap.hpp"
 
 namespace redline {
 

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "collectives/collective_sweep.hpp"
-#include "collectives/injected_faults.hpp"
+#include "collectives/sweep/collective_sweep.hpp"
+#include "collectives/faults/injected_faults.hpp"
 #include "harness/report/output.hpp"
 
 namespace redline::allreduce {

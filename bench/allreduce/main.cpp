@@ -16,7 +16,7 @@
 #include "bench/allreduce/bootstrap.hpp"
 #include "bench/allreduce/flags.hpp"
 #include "bench/allreduce/run.hpp"
-#include "collectives/bootstrap.hpp"
+#include "collectives/bootstrap/bootstrap.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"
 #include "harness/report/tool_main.hpp"

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "bench/allreduce/flags.hpp"
-#include "collectives/bootstrap.hpp"
-#include "collectives/collective_sweep.hpp"
-#include "collectives/sweep_record.hpp"
+#include "collectives/bootstrap/bootstrap.hpp"
+#include "collectives/sweep/collective_sweep.hpp"
+#include "collectives/sweep/sweep_record.hpp"
 
 namespace redline::allreduce {
 

@@ -7,8 +7,8 @@
 
 #include "bench/allreduce/backend_choice.hpp"
 #include "bench/allreduce/reports.hpp"
-#include "collectives/collective_sweep.hpp"
-#include "collectives/injected_faults.hpp"
+#include "collectives/sweep/collective_sweep.hpp"
+#include "collectives/faults/injected_faults.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "bench/allreduce/flags.hpp"
-#include "collectives/bootstrap.hpp"
+#include "collectives/bootstrap/bootstrap.hpp"
 
 namespace redline::allreduce {
 

@@ -1,4 +1,4 @@
-// attention_bench sweep's cases on the GPU case runner (kernels/gpu_case.hpp):
+// attention_bench sweep's cases on the GPU case runner (kernels/runner/gpu_case.hpp):
 //   attention    one path (unfused or cuDNN), one direction, one layout at
 //                one batch: random BHSD inputs, verified before it is timed
 //                (the full CPU reference on small shapes, sampled rows of two
@@ -23,7 +23,7 @@
 #include "harness/attention/attention_shape.hpp"
 #include "harness/attention/head_layout.hpp"
 #include "harness/gpu/gpu_peaks.hpp"
-#include "kernels/gpu_case.hpp"
+#include "kernels/runner/gpu_case.hpp"
 
 namespace redline::attention {
 

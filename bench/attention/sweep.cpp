@@ -23,7 +23,7 @@
 #include "harness/tracking/sweep_charts.hpp"
 #include "kernels/attention_cudnn.cuh"
 #include "kernels/attention_unfused.cuh"
-#include "kernels/case_runner.hpp"
+#include "kernels/runner/case_runner.hpp"
 #include "kernels/device_query.cuh"
 #include "kernels/gemm_lt.cuh"
 #include "kernels/gpu_availability.cuh"

@@ -13,7 +13,7 @@
 #include "harness/gpu/gemm_dtype.hpp"
 #include "harness/gemm/gemm_peak_search.hpp"
 #include "harness/gpu/gpu_peaks.hpp"
-#include "kernels/gpu_case.hpp"
+#include "kernels/runner/gpu_case.hpp"
 
 namespace redline::gemm {
 

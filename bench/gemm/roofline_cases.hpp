@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/gpu/gpu_peaks.hpp"
-#include "kernels/gpu_case.hpp"
+#include "kernels/runner/gpu_case.hpp"
 
 namespace redline::gemm {
 

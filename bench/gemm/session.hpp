@@ -15,7 +15,7 @@
 #include "harness/report/gbench_args.hpp"
 #include "harness/report/gbench_output.hpp"
 #include "harness/report/report.hpp"
-#include "kernels/case_runner.hpp"
+#include "kernels/runner/case_runner.hpp"
 
 namespace redline::gemm {
 

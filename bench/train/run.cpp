@@ -31,7 +31,7 @@
 #include "kernels/attention_cudnn.cuh"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_query.cuh"
-#include "kernels/event_timer.cuh"
+#include "kernels/runner/event_timer.cuh"
 #include "kernels/gpu_availability.cuh"
 #include "kernels/kernel_trace.cuh"
 #include "kernels/nvtx_range.cuh"

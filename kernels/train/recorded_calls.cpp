@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "kernels/event_timer.cuh"
+#include "kernels/runner/event_timer.cuh"
 
 namespace redline {
 

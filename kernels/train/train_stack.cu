@@ -9,7 +9,7 @@
 #include <string>
 
 #include "kernels/cuda_check.cuh"
-#include "kernels/event_timer.cuh"
+#include "kernels/runner/event_timer.cuh"
 #include "kernels/nvtx_range.cuh"
 #include "kernels/train/cross_entropy.cuh"
 #include "kernels/train/embedding.cuh"

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/case_row.hpp"
-#include "kernels/case_runner.hpp"
+#include "kernels/runner/case_row.hpp"
+#include "kernels/runner/case_runner.hpp"
 #include "kernels/cuda_check.cuh"
-#include "kernels/sample_timer.hpp"
+#include "kernels/runner/sample_timer.hpp"
 #include "tests/support.hpp"
 
 namespace {

@@ -20,7 +20,7 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
 #include "kernels/device_query.cuh"
-#include "kernels/event_timer.cuh"
+#include "kernels/runner/event_timer.cuh"
 #include "kernels/gpu_availability.cuh"
 #include "kernels/nvtx_range.cuh"
 #include "kernels/random_fill.cuh"

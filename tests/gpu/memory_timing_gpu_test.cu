@@ -8,7 +8,7 @@
 
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
-#include "kernels/event_timer.cuh"
+#include "kernels/runner/event_timer.cuh"
 
 namespace {
 

@@ -11,7 +11,7 @@
 
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
-#include "kernels/stream_blocker.cuh"
+#include "kernels/runner/stream_blocker.cuh"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "harness/core/progress.hpp"
-#include "kernels/case_runner.hpp"
+#include "kernels/runner/case_runner.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
 
