@@ -465,7 +465,7 @@ Row measured(const std::string& heads, const std::string& batch, const std::stri
   row.param("hidden", "4096").param("heads", heads).param("kv_heads", heads).param("tp", "1");
   row.param("head_dim", std::to_string(4096 / std::stoi(heads))).param("batch", batch).param("seq", "4096");
   row.param("causal", "no").param("dtype", "bf16").param("path", path).param("direction", direction);
-  row.status = status;
+  row.status = *parse_row_status(status);
   if (status == "ok") row.metric("time_us", time_us).metric("tflops", tflops);
   else row.note = "cuDNN check_support: not supported";
   return row;
@@ -498,7 +498,7 @@ TEST(AttentionSweep, BlockRowsSumThePartsTimes) {
   EXPECT_EQ(train->param_value("heads"), "32");
 
   // A part that did not run ok makes no block.
-  rows[5].status = "skipped";
+  rows[5].status = RowStatus::skipped;
   EXPECT_EQ(attention_block_rows(rows).size(), 3u);
 }
 

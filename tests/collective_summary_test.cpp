@@ -150,7 +150,7 @@ TEST(SweepSummary, WrongValuesAreCountedOrNotChecked) {
   const SweepSummary s = summarize_sweep(rows, {}, {});
   EXPECT_EQ(s.wrong, 5u);
   EXPECT_CONTAINS(all_lines(s), "# Out of bounds values : 5 ERROR\n# Avg bus bandwidth    : 1.0000\n#\n");
-  EXPECT_EQ(rows[0].status, "wrong");
+  EXPECT_EQ(rows[0].status, RowStatus::wrong);
   SummaryOptions unchecked;
   unchecked.checked = false;
   EXPECT_CONTAINS(all_lines(summarize_sweep(rows, {}, unchecked)), "# Out of bounds values : N/A (-c 0: not checked)");
@@ -241,7 +241,7 @@ TEST(SweepRecord, AFailureSavesTheRowsAndAnErrorRowForThePointInProgress) {
   EXPECT_TRUE(record.save_after_failure("rank 2 (h) died during all_reduce float sum 4K in-place"));
   ASSERT_EQ(saved.rows.size(), 2u);
   const Row& error = saved.rows.back();
-  EXPECT_EQ(error.status, "error");
+  EXPECT_EQ(error.status, RowStatus::error);
   EXPECT_EQ(error.param_value("bytes"), "4096");
   EXPECT_EQ(error.param_value("inplace"), "1");
   EXPECT_TRUE(std::isnan(*error.metric_value("busbw_GBps")));
@@ -262,7 +262,7 @@ TEST(SweepRecord, AFailureBetweenPointsNamesNoPoint) {
   EXPECT_TRUE(record.save_after_failure("communicator init did not finish"));
   ASSERT_EQ(saved.rows.size(), 1u);
   EXPECT_TRUE(saved.rows[0].params.empty());
-  EXPECT_EQ(saved.rows[0].status, "error");
+  EXPECT_EQ(saved.rows[0].status, RowStatus::error);
 }
 
 // A size's rows are added once both of its halves are measured; a failure in
@@ -291,13 +291,13 @@ TEST(SweepRecord, AFailureInTheInPlaceHalfSavesTheOutOfPlaceResult) {
   EXPECT_EQ(announced, 4u) << "1K's two rows and 4K's two held ones";
   ASSERT_EQ(saved.rows.size(), 5u);
   for (std::size_t r = 2; r < 4; ++r) {
-    EXPECT_EQ(saved.rows[r].status, "ok");
+    EXPECT_EQ(saved.rows[r].status, RowStatus::ok);
     EXPECT_EQ(saved.rows[r].param_value("bytes"), "4096");
     EXPECT_EQ(saved.rows[r].param_value("inplace"), "0");
   }
   EXPECT_EQ(*saved.rows[2].metric_value("busbw_GBps"), 3);
   EXPECT_EQ(*saved.rows[3].metric_value("busbw_GBps"), 4);
-  EXPECT_EQ(saved.rows[4].status, "error");
+  EXPECT_EQ(saved.rows[4].status, RowStatus::error);
   EXPECT_EQ(saved.rows[4].param_value("inplace"), "1");
 }
 

@@ -160,7 +160,7 @@ TEST_F(CompareRunsTest, LoadsARealSweep) {
   EXPECT_EQ(row.tool, "batch_sweep");
   EXPECT_EQ(row.case_key, key(csv, 2));
   EXPECT_EQ(row.repetition, 1);
-  EXPECT_EQ(row.status, "ok");
+  EXPECT_EQ(row.status, RowStatus::ok);
   EXPECT_EQ(row.file, csv.string());
   EXPECT_EQ(row.line, 5u);
   EXPECT_EQ(row.params.at("batch_size"), "2");

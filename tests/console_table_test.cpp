@@ -50,11 +50,11 @@ Report sample_report() {
   a.param("batch_size", "1").metric("samples_per_s", 1234.5678).metric("step_time_ms", 10);
   Row b;
   b.param("batch_size", "128").metric("samples_per_s", 98765.4).metric("step_time_ms", std::nan(""));
-  b.status = "oom";
+  b.status = RowStatus::oom;
   b.note = "CUDA out of memory";
   Row c;  // no metrics at all
   c.param("batch_size", "2048");
-  c.status = "skipped";
+  c.status = RowStatus::skipped;
   c.note = "not run";
   report.rows = {a, b, c};
   report.summary = {{"max_feasible_batch", "64"}, {"recommended_batch", "32 (the saturation batch)"}};
@@ -77,7 +77,7 @@ TEST(ConsoleTable, ColumnsLineUpOnEveryLine) {
   Report report = sample_report();
   Row d;
   d.param("batch_size", "65536").metric("samples_per_s", 0.5).metric("step_time_ms", 123456.7);
-  d.status = "ok";
+  d.status = RowStatus::ok;
   report.rows.push_back(d);
   const auto lines = lines_of(to_console_table(report));
   ASSERT_GE(lines.size(), 6u);
@@ -126,7 +126,7 @@ TEST(ConsoleTable, LongNotesAreShortenedOnTheConsole) {
   Report report;
   Row r;
   r.param("n", "1");
-  r.status = "error";
+  r.status = RowStatus::error;
   r.note = std::string(100, 'x');
   report.rows = {r};
   const auto lines = lines_of(to_console_table(report));

@@ -46,7 +46,7 @@ Report sample_report() {
   Row b;
   b.param("m", "8192").param("dtype", "bf16").metric("time_us", std::nan("")).metric("tflops", 1.0 / 3);
   b.repetition = 1;
-  b.status = "oom";
+  b.status = RowStatus::oom;
   b.note = "CUDA out of memory, \"Tried\" to allocate\n2.00 GiB";
   Row c;  // a row with a parameter and a metric the others lack
   c.param("m", "1").param("layout", "tn").metric("busbw_GBps", 3.5e-7);

@@ -88,8 +88,8 @@ TEST_F(GbenchBatch, AfterCtrlCCasesAreSkippedAndNoMoreRepetitionsRun) {
                      }};
   const std::vector<Row> rows = run_gbench_batch(collector, {stop, timed_case("fam/a:2", 0.004)}, 3);
   ASSERT_EQ(rows.size(), 2u) << "one repetition only";
-  EXPECT_EQ(rows[0].status, "ok");
-  EXPECT_EQ(rows[1].status, "skipped");
+  EXPECT_EQ(rows[0].status, RowStatus::ok);
+  EXPECT_EQ(rows[1].status, RowStatus::skipped);
   EXPECT_EQ(rows[1].note, "interrupted");
   EXPECT_EQ(runs_, 1) << "the case after Ctrl-C never ran";
 }

@@ -73,7 +73,7 @@ Report sample_report() {
   report.rows.push_back(ms);
   Row oom;
   oom.param("m", "65536").param("dtype", "bf16").metric("time_us", std::nan("")).metric("tflops", std::nan(""));
-  oom.status = "oom";
+  oom.status = RowStatus::oom;
   oom.note = "CUDA out of memory";
   report.rows.push_back(oom);
   report.summary = {{"saturation_batch", "64 (1234 samples_per_s)"}, {"recommended_batch", "64"}};
@@ -144,7 +144,7 @@ TEST(GbenchJson, ARateTimeMetricBecomesTheTimePerItem) {
   Report report = trial_report({3200, 6400}, {1.5, 2.5});
   Row oom;
   oom.param("batch_size", "32").metric("samples_per_s", std::nan("")).metric("step_time_ms", std::nan(""));
-  oom.status = "oom";
+  oom.status = RowStatus::oom;
   report.rows.push_back(oom);
   const Json doc = parse_json(to_gbench_json(report));
   EXPECT_EQ(doc["context"]["redline"]["time_metric"], "samples_per_s");

@@ -69,7 +69,7 @@ TEST_F(GbenchRows, ManualTimeCountersAndLabelBecomeARow) {
   ASSERT_EQ(row.params.size(), 2u);
   EXPECT_EQ(row.params[0], (std::pair<std::string, std::string>{"a", "1"}));
   EXPECT_EQ(row.params[1], (std::pair<std::string, std::string>{"b", "x"}));
-  EXPECT_EQ(row.status, "ok");
+  EXPECT_EQ(row.status, RowStatus::ok);
   EXPECT_EQ(row.note, "tile 128x256");
   EXPECT_EQ(row.repetition, 0);
   ASSERT_TRUE(row.metric_value("time_us"));
@@ -113,7 +113,7 @@ TEST_F(GbenchRows, SkipWithErrorGivesTheStatusAndNote) {
                            Want{"case=other", "error", "cudaMalloc failed"}}) {
     const Row* row = find_row(rows, want.key);
     ASSERT_NE(row, nullptr) << want.key;
-    EXPECT_EQ(row->status, want.status) << want.key;
+    EXPECT_EQ(to_string(row->status), want.status) << want.key;
     EXPECT_EQ(row->note, want.note) << want.key;
     EXPECT_FALSE(row->metric_value("tflops")) << want.key;
   }
@@ -135,11 +135,11 @@ TEST_F(GbenchRows, AWrongCounterMakesTheRowWrong) {
   const Row* bad = find_row(rows, "case=bad");
   const Row* good = find_row(rows, "case=good");
   ASSERT_TRUE(bad && good);
-  EXPECT_EQ(bad->status, "wrong");
+  EXPECT_EQ(bad->status, RowStatus::wrong);
   EXPECT_EQ(bad->note, "verification failed");
   EXPECT_EQ(bad->metric_value("wrong"), std::optional<double>(1));
   EXPECT_EQ(bad->metric_value("tflops"), std::optional<double>(5));
-  EXPECT_EQ(good->status, "ok");
+  EXPECT_EQ(good->status, RowStatus::ok);
   EXPECT_EQ(good->metric_value("wrong"), std::optional<double>(0));
 }
 
@@ -163,7 +163,7 @@ TEST_F(GbenchRows, RepetitionsGiveOneRowEach) {
   for (int rep = 0; rep < 3; ++rep) {
     EXPECT_EQ(rows[rep].case_key(), "a=1;b=x");
     EXPECT_EQ(rows[rep].repetition, rep);
-    EXPECT_EQ(rows[rep].status, "ok");
+    EXPECT_EQ(rows[rep].status, RowStatus::ok);
     EXPECT_DOUBLE_EQ(*rows[rep].metric_value("time_us"), 1000.0 * (rep + 1));
     EXPECT_EQ(rows[rep].metric_value("tflops"), std::optional<double>(5));
   }
@@ -174,7 +174,7 @@ TEST_F(GbenchRows, WithAggregatesOnlyTheMedianStandsIn) {
   const auto rows = run_all();
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].case_key(), "a=2");
-  EXPECT_EQ(rows[0].status, "ok");
+  EXPECT_EQ(rows[0].status, RowStatus::ok);
   EXPECT_EQ(rows[0].repetition, 0);
   EXPECT_DOUBLE_EQ(*rows[0].metric_value("time_us"), 2000);  // median of 1, 2, 3 ms
   EXPECT_EQ(rows[0].metric_value("tflops"), std::optional<double>(5));

@@ -622,7 +622,7 @@ Row gemm_row(const std::string& dtype, std::int64_t n, std::optional<double> eff
   row.param("dtype", dtype).param("layout", "tn").param("m", "4096").param("n", std::to_string(n)).param("k", "4096");
   if (tflops) row.metric("tflops", *tflops);
   if (efficiency) row.metric("predicted_efficiency", *efficiency);
-  row.status = status;
+  row.status = *parse_row_status(status);
   return row;
 }
 

@@ -255,7 +255,7 @@ TEST_F(H200ReferenceSweep, ReadsBackAsTheToolWroteIt) {
     EXPECT_EQ(row.run_id, "transcribed-20261122");
     EXPECT_EQ(row.gpu, "NVIDIA H200");
     EXPECT_EQ(row.tool, "gemm_bench");
-    EXPECT_EQ(row.status, "ok");
+    EXPECT_EQ(row.status, RowStatus::ok);
     EXPECT_CONTAINS(row.note, "transcribed from docs/validation.md");
     EXPECT_EQ(row.params.at("dtype"), "bf16");
     EXPECT_EQ(row.params.at("m"), "8192");

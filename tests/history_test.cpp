@@ -85,7 +85,7 @@ ResultRow row(const std::string& run_id, const std::string& stamp, const std::st
   r.tool = "batch_sweep";
   r.case_key = case_key;
   r.repetition = repetition;
-  r.status = status;
+  r.status = *parse_row_status(status);
   r.metrics = std::move(metrics);
   return r;
 }

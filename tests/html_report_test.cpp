@@ -59,7 +59,7 @@ ResultRow make_row(const std::string& tool, const std::vector<std::pair<std::str
   row.host = "node1";
   row.gpu = "NVIDIA H100 80GB HBM3";
   row.tool = tool;
-  row.status = status;
+  row.status = *parse_row_status(status);
   for (const auto& [name, value] : params) {
     row.case_key += (row.case_key.empty() ? "" : ";") + name + "=" + value;
     row.params[name] = value;

@@ -169,7 +169,7 @@ TEST(PlanKnobs, KnobsThatCannotMoveSayWhy) {
   EXPECT_CONTAINS(alts[3].why_not, "no checkpoint figures");
   const auto rows = plan_rows(project(in), alts);
   ASSERT_EQ(rows.size(), 5u);
-  EXPECT_EQ(rows[1].status, "skipped");
+  EXPECT_EQ(rows[1].status, RowStatus::skipped);
 }
 
 TEST(PlanReport, SummaryShowsEachFormulaWithItsSource) {

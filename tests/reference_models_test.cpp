@@ -142,7 +142,7 @@ RunResults mamf_run(double bf16_tflops) {
   RunResults run;
   ResultRow row;
   row.run_id = "run-1", row.timestamp_utc = "2026-12-01T00:00:00Z", row.gpu = "NVIDIA H200", row.tool = "gemm_bench";
-  row.case_key = "dtype=bf16;layout=tn;result=mamf", row.status = "ok";
+  row.case_key = "dtype=bf16;layout=tn;result=mamf", row.status = RowStatus::ok;
   row.params = {{"dtype", "bf16"}, {"layout", "tn"}, {"result", "mamf"}};
   row.metrics = {{"tflops", bf16_tflops}};
   run.rows.push_back(row);

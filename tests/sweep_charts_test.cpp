@@ -76,7 +76,7 @@ Report made_up_report() {
   Row failed;
   failed.param("size", "128").param("mode", "0").param("attempt", "0");
   failed.metric("items_per_s", std::nan("")).metric("time_ms", std::nan(""));
-  failed.status = "oom";
+  failed.status = RowStatus::oom;
   report.rows.push_back(failed);
   return report;
 }
@@ -179,7 +179,7 @@ TEST(SweepCharts, AToolWithoutHintsGetsTheGenericPlan) {
 
 TEST(SweepCharts, NothingToChart) {
   Report report = made_up_report();
-  for (auto& row : report.rows) row.status = "error";
+  for (auto& row : report.rows) row.status = RowStatus::error;
   add_sweep_charts(report, schema_with_my_sweeper());
   ASSERT_TRUE(report.charts);  // computed: there is nothing to draw
   EXPECT_TRUE(report.charts->empty());

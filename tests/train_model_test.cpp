@@ -236,7 +236,7 @@ TEST(RecomputeVerdict, ModeSweepReadsTheOkRowsAndTheirMemory) {
     Row r;
     r.param("batch_size", batch).metric("tokens_per_s", tokens);
     r.metric("measured_peak_bytes", 2e9 * tokens).metric("predicted_peak_bytes", std::nan(""));
-    r.status = status;
+    r.status = *parse_row_status(status);
     return r;
   };
   const std::vector<Row> rows = {row("1", "ok", 1000), row("2", "ok", 1800), row("4", "ok", 2000),
@@ -259,7 +259,7 @@ TEST(TrialFigures, SweepRowsCarryTheTimedStepNotTheTrialsWallTime) {
   EXPECT_EQ(ok.metric_value("step_time_ms"), 1000.0);  // 2 x 4096 tokens at 8192 tokens/s
   EXPECT_EQ(ok.metrics.size(), 2u);
   Row oom = ok;
-  oom.status = "oom";
+  oom.status = RowStatus::oom;
   oom.metrics = {{"tokens_per_s", std::nan("")}, {"step_time_ms", std::nan("")}};
   train::set_timed_step(oom, 4096);
   EXPECT_TRUE(std::isnan(*oom.metric_value("step_time_ms")));

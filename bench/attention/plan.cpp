@@ -45,7 +45,7 @@ Row layout_row(const LayoutGrid& grid, const LayoutPrediction& p) {
   row.param("causal", grid.causal ? "yes" : "no").param("dtype", attention_dtype_name(grid.dtype));
   row.note = missed_constraints(p.layout);
   if (!p.feasible) {
-    row.status = "skipped";
+    row.status = RowStatus::skipped;
     row.note = "infeasible: " + row.note;
     return row;
   }

@@ -42,7 +42,7 @@ Row skipped_row(const LayoutGrid& grid, const HeadLayout& layout, std::int64_t b
   row.param("batch", std::to_string(batch)).param("seq", std::to_string(grid.seq));
   row.param("causal", grid.causal ? "yes" : "no").param("dtype", attention_dtype_name(grid.dtype));
   row.param("path", path).param("direction", "");
-  row.status = "skipped";
+  row.status = RowStatus::skipped;
   row.note = why;
   return row;
 }
@@ -129,16 +129,16 @@ bool is_case_row(const Row& r) { return r.param_value("path").value_or("").size(
 // 1 when a result failed verification or no attention case ran ok (the
 // projections and GEMMs alone are no answer); 130 after Ctrl-C.
 int exit_status(const Report& report) {
-  const auto any = [&](const char* status, bool (*which)(const Row&)) {
+  const auto any = [&](RowStatus status, bool (*which)(const Row&)) {
     return std::any_of(report.rows.begin(), report.rows.end(),
                        [&](const Row& r) { return r.status == status && which(r); });
   };
-  if (any("wrong", is_case_row)) {
+  if (any(RowStatus::wrong, is_case_row)) {
     std::cerr << "attention_bench: FAILED: a result did not match its reference (status wrong)\n";
     return kExitCheckFailed;
   }
   if (interrupted()) return kExitInterrupted;
-  if (!any("ok", is_attention_path_row)) {
+  if (!any(RowStatus::ok, is_attention_path_row)) {
     std::cerr << "attention_bench: FAILED: no attention case ran ok (the rows' notes say why)\n";
     return kExitCheckFailed;
   }

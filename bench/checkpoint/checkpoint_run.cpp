@@ -94,11 +94,11 @@ void add_advice(CheckpointRun& run) {
 
 // --- running them ----------------------------------------------------------------
 
-// The status of a stage that threw: out of host memory is "oom"; GPU failures
-// say their own; anything else is an "error" in running the benchmark.
-std::string failure_status(const std::exception& e) {
-  if (dynamic_cast<const std::bad_alloc*>(&e)) return "oom";
-  return gpu_failure_status(e).value_or("error");
+// The status of a stage that threw: out of host memory is oom; GPU failures
+// say their own; anything else is an error in running the benchmark.
+RowStatus failure_status(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return RowStatus::oom;
+  return gpu_failure_status(e).value_or(RowStatus::error);
 }
 
 // A stage that fails (a full disk, an I/O error, a GPU error) becomes an

@@ -24,7 +24,7 @@ Row gpu_copy_row(const std::string& stage, std::uint64_t bytes, bool fsync, cons
 
 Row skipped(Row row, const std::string& why) {
   row.metrics.clear();
-  row.status = "skipped";
+  row.status = RowStatus::skipped;
   row.note = why;
   return row;
 }
@@ -39,10 +39,10 @@ std::optional<std::string> gpu_unavailable() {
 #endif
 }
 
-std::optional<std::string> gpu_failure_status([[maybe_unused]] const std::exception& e) {
+std::optional<RowStatus> gpu_failure_status([[maybe_unused]] const std::exception& e) {
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
-  if (is_gpu_out_of_memory(e)) return "oom";
-  if (dynamic_cast<const GemmLoadWrong*>(&e)) return "wrong";
+  if (is_gpu_out_of_memory(e)) return RowStatus::oom;
+  if (dynamic_cast<const GemmLoadWrong*>(&e)) return RowStatus::wrong;
 #endif
   return std::nullopt;
 }

@@ -15,10 +15,10 @@ namespace redline {
 // Why the GPU stages cannot run here; std::nullopt when they can.
 std::optional<std::string> gpu_unavailable();
 
-// "oom" (the GPU or pinned memory ran out) or "wrong" (the GEMM load computed
-// a wrong result: a finding about the GPU, like a failed verification) for a
+// oom (the GPU or pinned memory ran out) or wrong (the GEMM load computed a
+// wrong result: a finding about the GPU, like a failed verification) for a
 // GPU failure; std::nullopt for any other.
-std::optional<std::string> gpu_failure_status(const std::exception& e);
+std::optional<RowStatus> gpu_failure_status(const std::exception& e);
 
 // The copy rows (gpu.d2h pageable and pinned on 1/2/4 streams, the
 // cudaMemcpy ceiling, gpu.h2d), or skipped rows saying `no_gpu`. Returns the

@@ -19,7 +19,7 @@ std::vector<GemmSize> sizes_of(const std::vector<Row>& rows) {
   return sizes;
 }
 
-bool is_ok_gemm_row(const Row& row) { return row.status == "ok" && row.metric_value("tflops").has_value(); }
+bool is_ok_gemm_row(const Row& row) { return row.status == RowStatus::ok && row.metric_value("tflops").has_value(); }
 
 const Row* best_row(const std::vector<Row>& rows, GemmDtype dtype) {
   const Row* best = nullptr;

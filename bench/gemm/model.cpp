@@ -56,7 +56,7 @@ ShapeTimes index_by_shape(const std::vector<Row>& rows) {
   for (auto& [key, group] : by_shape) {
     // A wrong repetition speaks for the shape: it must reach the report and
     // the exit status, not hide behind the median of the others.
-    const auto wrong = std::find_if(group.begin(), group.end(), [](const Row* r) { return r->status == "wrong"; });
+    const auto wrong = std::find_if(group.begin(), group.end(), [](const Row* r) { return r->status == RowStatus::wrong; });
     if (wrong != group.end()) {
       times[key] = *wrong;
       continue;
@@ -126,7 +126,7 @@ void add_step_rows(Session& s, const std::vector<StepGemm>& gemms, const std::st
     row.param("m", std::to_string(g.m)).param("n", std::to_string(g.n)).param("k", std::to_string(g.k));
     const auto found = times.find({g.m, g.n, g.k});
     if (found == times.end()) {
-      row.status = "skipped";
+      row.status = RowStatus::skipped;
       row.note = "not run (--benchmark_filter)";
       s.report.rows.push_back(std::move(row));
       continue;

@@ -177,7 +177,7 @@ void add_roofline(Session& s) {
     const std::string kernel = row.param_value("kernel").value_or("?");
     const auto pct = row.metric_value("datasheet_pct");
     const auto value = row.metric_value(kernel == "copy" ? "hbm_GBps" : "tflops");
-    if (row.status == "ok" && value)
+    if (row.status == RowStatus::ok && value)
       s.report.summary.emplace_back(kernel == "copy" ? "hbm ceiling" : "fp32 fma ceiling",
                                     format_number(*value, 1) + (kernel == "copy" ? " GB/s" : " TFLOPS") +
                                         (pct ? " (" + format_number(*pct, 1) + "% of the datasheet)" : std::string()));

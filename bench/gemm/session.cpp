@@ -50,7 +50,7 @@ std::vector<GemmDtype> runnable_dtypes(const CheckedFlags& c, const DeviceProper
   auto skip = [&](GemmDtype dtype, const std::string& why) {
     Row row;
     row.param("dtype", gemm_dtype_info(dtype).name).param("layout", gemm_layout_name(c.layout));
-    row.status = "skipped";
+    row.status = RowStatus::skipped;
     row.note = why;
     report.rows.push_back(row);
     report.summary.emplace_back(std::string(gemm_dtype_info(dtype).name), "skipped: " + why);
@@ -93,19 +93,19 @@ bool is_gemm_row(const Row& r) { return r.param_value("m").has_value(); }
 // 1 when any result failed verification, or when GEMM rows exist and none
 // of them ran ok.
 int exit_status(const Report& report) {
-  auto any = [&](const char* status, bool gemm_only) {
+  auto any = [&](RowStatus status, bool gemm_only) {
     return std::any_of(report.rows.begin(), report.rows.end(),
                        [&](const Row& r) { return r.status == status && (!gemm_only || is_gemm_row(r)); });
   };
   // Shapes left out by --benchmark_filter are skipped, not failed.
   const bool has_gemm_rows = std::any_of(report.rows.begin(), report.rows.end(),
-                                         [](const Row& r) { return is_gemm_row(r) && r.status != "skipped"; });
-  if (any("wrong", false)) {
+                                         [](const Row& r) { return is_gemm_row(r) && r.status != RowStatus::skipped; });
+  if (any(RowStatus::wrong, false)) {
     std::cerr << "gemm_bench: FAILED: a result did not match its reference (status wrong)\n";
     return kExitCheckFailed;
   }
   if (interrupted()) return kExitInterrupted;
-  if (has_gemm_rows && !any("ok", true)) {
+  if (has_gemm_rows && !any(RowStatus::ok, true)) {
     std::cerr << "gemm_bench: FAILED: no GEMM shape ran ok (the rows' notes say why)\n";
     return kExitCheckFailed;
   }

@@ -68,7 +68,7 @@ std::size_t SweepRecord::completed_rows() const {
 
 std::size_t SweepRecord::completed_rows_locked() const {
   std::size_t n = 0;
-  for (const Row& row : report_.rows) n += row.status != "error";
+  for (const Row& row : report_.rows) n += row.status != RowStatus::error;
   return n;
 }
 

@@ -10,7 +10,7 @@ namespace {
 // The figures every point row carries, measured or not.
 constexpr const char* kFigures[] = {"time_us", "algbw_GBps", "busbw_GBps", "wrong"};
 
-Row without_figures(Row row, const std::string& status, const std::string& note) {
+Row without_figures(Row row, RowStatus status, const std::string& note) {
   row.status = status;
   row.note = note;
   for (const char* metric : kFigures) row.metric(metric, std::numeric_limits<double>::quiet_NaN());
@@ -73,15 +73,15 @@ Row measured_row(Row row, const GroupResult& g, bool per_iteration, const std::s
         .metric("time_max_us", g.iteration_stats.max * 1e6)
         .metric("time_cv", g.iteration_stats.cv);
   if (g.wrong > 0) {
-    row.status = "wrong";
+    row.status = RowStatus::wrong;
     row.note = std::to_string(g.wrong) + " elements differ from the expected values";
   }
   return row;
 }
 
-Row skipped_row(Row point, const std::string& reason) { return without_figures(std::move(point), "skipped", reason); }
+Row skipped_row(Row point, const std::string& reason) { return without_figures(std::move(point), RowStatus::skipped, reason); }
 
-Row error_row(Row point, const std::string& what) { return without_figures(std::move(point), "error", what); }
+Row error_row(Row point, const std::string& what) { return without_figures(std::move(point), RowStatus::error, what); }
 
 Row arrival_row(Row row, const GatheredPoint& gathered, int rank, const std::string& host) {
   const auto r = static_cast<std::size_t>(rank);

@@ -36,7 +36,7 @@ Measured read_rows(const std::vector<Row>& rows, bool single_rank) {
       m.busbw_sum += busbw;
       ++m.busbw_n;
     }
-    if (row.status != "ok" && row.status != "wrong") continue;
+    if (row.status != RowStatus::ok && row.status != RowStatus::wrong) continue;
     const double wrong = row.metric_value("wrong").value_or(NAN);
     if (std::isfinite(wrong)) m.wrong += static_cast<std::uint64_t>(wrong);
     const SeriesKey key = series_of(row);

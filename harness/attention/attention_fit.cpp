@@ -12,7 +12,7 @@ std::string param(const ResultRow& row, const char* name) {
 }
 
 bool same_shape(const ResultRow& row, const MeasuredAttention& m) {
-  return row.status == "ok" && param(row, "hidden") == std::to_string(m.layout.hidden) &&
+  return row.status == RowStatus::ok && param(row, "hidden") == std::to_string(m.layout.hidden) &&
          param(row, "heads") == std::to_string(m.layout.heads) &&
          param(row, "kv_heads") == std::to_string(m.layout.kv_heads) && param(row, "tp") == std::to_string(m.layout.tp) &&
          param(row, "batch") == std::to_string(m.batch) && param(row, "seq") == std::to_string(m.seq) &&

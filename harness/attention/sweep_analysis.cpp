@@ -28,7 +28,7 @@ std::string layout_label(const Row& row) {
 }
 
 bool ok_with_time(const Row& row) {
-  return row.status == "ok" && row.metric_value("time_us") && row.metric_value("tflops");
+  return row.status == RowStatus::ok && row.metric_value("time_us") && row.metric_value("tflops");
 }
 
 double flop_of(const Row& row) { return *row.metric_value("tflops") * 1e12 * *row.metric_value("time_us") * 1e-6; }
@@ -74,8 +74,8 @@ const LayoutPrediction* prediction_of(const Row& row, const std::vector<LayoutPr
 // Why a layout's cuDNN rows did not run, from their notes; nullopt when they ran.
 std::optional<std::string> cudnn_missing(const std::vector<Row>& rows, const Row& block) {
   for (const Row& row : rows)
-    if (layout_key(row) == layout_key(block) && param(row, "path") == "cudnn" && row.status != "ok")
-      return "cuDNN " + param(row, "direction") + " " + row.status + ": " + row.note;
+    if (layout_key(row) == layout_key(block) && param(row, "path") == "cudnn" && row.status != RowStatus::ok)
+      return "cuDNN " + param(row, "direction") + " " + to_string(row.status) + ": " + row.note;
   return std::nullopt;
 }
 
@@ -107,7 +107,7 @@ std::string largest_batch(const std::vector<Row>& rows) {
 
 std::string failed_part(const Row& row) {
   std::string text;
-  for (const std::string& word : {param(row, "path"), param(row, "direction"), row.status})
+  for (const std::string& word : {param(row, "path"), param(row, "direction"), to_string(row.status)})
     if (!word.empty()) text += (text.empty() ? "" : " ") + word;
   return text + (row.note.empty() ? "" : ": " + row.note);
 }
@@ -121,7 +121,7 @@ std::string why_no_block(const std::vector<const Row*>& group, const std::string
   const Row* path_refused = nullptr;
   for (const Row* row : group) {
     const std::string path = param(*row, "path"), row_direction = param(*row, "direction");
-    if (path == "unfused_gemm" || row->status == "ok") continue;
+    if (path == "unfused_gemm" || row->status == RowStatus::ok) continue;
     if (!path.empty() && row_direction.empty()) {
       if (!path_refused) path_refused = row;
       continue;

@@ -43,7 +43,7 @@ void add_skipped_rows_and_sort(const SweepResult& sweep, const BatchSweepOptions
       Row row;
       row.param("batch_size", std::to_string(p.size));
       for (const auto& [name, value] : config) row.param(name, value);
-      row.status = "skipped";
+      row.status = RowStatus::skipped;
       row.note = p.outcome.note;
       report.rows.push_back(row);
     }
@@ -62,7 +62,7 @@ void add_gains(const std::map<std::int64_t, double>& median_throughput, Report& 
   }
   for (auto& row : report.rows) {
     const auto it = gain_pct.find(batch_of(row));
-    if (row.status == "ok" && it != gain_pct.end()) row.metric("gain_pct", it->second);
+    if (row.status == RowStatus::ok && it != gain_pct.end()) row.metric("gain_pct", it->second);
   }
 }
 
@@ -73,7 +73,7 @@ std::vector<ThroughputPoint> passed_readings(const Report& report, const std::ma
   std::vector<ThroughputPoint> readings;
   for (const Row& row : report.rows) {
     const auto value = row.metric_value(metric);
-    if (row.status == "ok" && value && passed.count(batch_of(row)))
+    if (row.status == RowStatus::ok && value && passed.count(batch_of(row)))
       readings.push_back({static_cast<double>(batch_of(row)), *value});
   }
   return readings;

@@ -160,12 +160,28 @@ void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
   trial.step_seconds = step_seconds_of(reading, batch, samples);
 }
 
+namespace {
+
+// A trial's outcome as the row's status (a sweep point's statuses are a subset).
+RowStatus row_status(PointStatus status) {
+  switch (status) {
+    case PointStatus::ok: return RowStatus::ok;
+    case PointStatus::oom: return RowStatus::oom;
+    case PointStatus::error: return RowStatus::error;
+    case PointStatus::timeout: return RowStatus::timeout;
+    case PointStatus::skipped: return RowStatus::skipped;
+  }
+  return RowStatus::error;
+}
+
+}  // namespace
+
 void BatchTrials::record(const Trial& trial, std::int64_t batch, int repetition, bool from_bisect) {
   Row row;
   row.param("batch_size", std::to_string(batch));
   for (const auto& [name, value] : config_) row.param(name, value);
   row.repetition = repetition;
-  row.status = to_string(trial.verdict.status);
+  row.status = row_status(trial.verdict.status);
   const bool ok = trial.verdict.status == PointStatus::ok;
   row.note = ok ? (from_bisect ? "bisect" : "") : trial.verdict.note;
   const std::string metric = ok ? trial.metric : metric_name_;
@@ -188,7 +204,7 @@ void BatchTrials::record(const Trial& trial, std::int64_t batch, int repetition,
     if (trial.gpu_peak_bytes) gpu_memory_.push_back({batch, static_cast<double>(*trial.gpu_peak_bytes), ok});
     gpu_measured_ = gpu_measured_ || (trial.gpu_peak_bytes && *trial.gpu_peak_bytes > 0);
   }
-  progress_.line("  -> " + row.status +
+  progress_.line("  -> " + to_string(row.status) +
                  (ok ? ": " + human_number(*trial.throughput) + " " + metric : ": " + trial.verdict.note) +
                  (rss ? ", peak RSS " + format_size(*rss) : "") + " (" + format_number(wall, 1) + " s)");
 }

@@ -42,7 +42,7 @@ std::optional<double> run_restore_stage(const CheckpointConfig& cfg, AlignedBuff
     return add_restore_rows(cfg, rounds, report);
   } catch (const CheckpointRejected& e) {
     Row row = checkpoint_params_row("restore", 0, cfg.threads, cfg.chunk, cfg.fsync);
-    row.status = "wrong";
+    row.status = RowStatus::wrong;
     row.note = std::string("refused: ") + e.what();
     report.rows.push_back(row);
     report.summary.push_back({"restore", row.note});

@@ -105,7 +105,7 @@ void run_odirect_write(StorageRun& run) {
     Row row = checkpoint_stage_row("odirect_write", run.cfg.bytes, 1, run.cfg.chunk, true, 0);
     row.metrics = {{"time_s", std::numeric_limits<double>::quiet_NaN()},
                    {"GBps", std::numeric_limits<double>::quiet_NaN()}};
-    row.status = "skipped";
+    row.status = RowStatus::skipped;
     run.add(row, e.what());
   }
 }
@@ -208,7 +208,7 @@ void add_release_previous_row(StorageRun& run, const std::vector<SaveSteps>& rou
   release.metrics[1].second = std::numeric_limits<double>::quiet_NaN();
   if (releases.empty()) {
     release.metrics.clear();
-    release.status = "skipped";
+    release.status = RowStatus::skipped;
     release.note = "no previous checkpoint to free (one save into an empty directory, or no hard links here)";
   } else {
     release.note = "the previous checkpoint's data freed after the stall, not in it (a trainer does this in the "

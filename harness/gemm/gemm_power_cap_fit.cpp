@@ -33,7 +33,7 @@ std::vector<SweepPoint> sweep_points(const std::vector<ResultRow>& rows, int sm_
   std::vector<SweepPoint> points;
   for (const auto& row : rows) {
     const auto tflops = row.metrics.find("tflops");
-    if (row.status != "ok" || tflops == row.metrics.end() || !row.metrics.count("tile_m") ||
+    if (row.status != RowStatus::ok || tflops == row.metrics.end() || !row.metrics.count("tile_m") ||
         !row.metrics.count("tile_n"))
       continue;
     GemmProblem p;

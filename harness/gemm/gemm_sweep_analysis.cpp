@@ -27,7 +27,7 @@ std::string curve_key(const Row& row, const std::string& swept_dim) {
 // NaN tflops means not measured (report.hpp).
 bool measured(const Row& row) {
   const auto tflops = row.metric_value("tflops");
-  return row.status == "ok" && tflops && std::isfinite(*tflops);
+  return row.status == RowStatus::ok && tflops && std::isfinite(*tflops);
 }
 
 // The efficiency at the power cap (harness/gpu/gemm_model.hpp), from the

@@ -117,7 +117,7 @@ std::vector<Row> plan_rows(const Projection& plan, const std::vector<Alternative
     } else {
       Row row;
       row.param("scenario", a.scenario);
-      row.status = "skipped";
+      row.status = RowStatus::skipped;
       row.note = a.why_not;
       rows.push_back(row);
     }

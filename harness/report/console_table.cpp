@@ -71,7 +71,7 @@ std::string to_console_table(const Report& report) {
       const auto value = row.metric_value(name);
       line.push_back(value ? human_number(*value) : "-");
     }
-    line.push_back(row.status);
+    line.push_back(to_string(row.status));
     // The console keeps notes short; the CSV and JSON have them whole.
     constexpr std::size_t kNoteWidth = 60;
     line.push_back(row.note.size() > kNoteWidth ? row.note.substr(0, kNoteWidth - 3) + "..." : row.note);

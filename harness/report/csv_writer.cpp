@@ -54,7 +54,7 @@ std::string to_csv(const Report& report) {
       auto it = find_value(row.metrics, name);
       fields.push_back(it == row.metrics.end() ? "" : metric_text(it->second));
     }
-    fields.push_back(row.status);
+    fields.push_back(to_string(row.status));
     fields.push_back(row.note);
     append_line(out, fields);
   }

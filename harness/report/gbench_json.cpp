@@ -190,12 +190,12 @@ std::string to_gbench_json(const Report& report) {
     json.key("real_time").value(real_time);
     json.key("cpu_time").value(real_time);
     json.key("time_unit").value(unit);
-    if (row.status != "ok") {
+    if (row.status != RowStatus::ok) {
       json.key("error_occurred").value(true);
-      json.key("error_message").value(row.status + (row.note.empty() ? "" : ": " + row.note));
+      json.key("error_message").value(to_string(row.status) + (row.note.empty() ? "" : ": " + row.note));
     }
     json.key("case_key").value(row.case_key());
-    json.key("status").value(row.status);
+    json.key("status").value(status_name(row.status));
     json.key("note").value(row.note);
     for (const auto& [k, v] : row.params) json.key(field_name("param_", k)).value(v);
     for (const auto& [k, v] : row.metrics) json.key(field_name("metric_", k)).value(v);

@@ -6,7 +6,7 @@
 namespace redline {
 namespace {
 
-constexpr const char* kStatuses[] = {"oom", "error", "skipped", "wrong"};
+constexpr RowStatus kStatuses[] = {RowStatus::oom, RowStatus::error, RowStatus::skipped, RowStatus::wrong};
 
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
@@ -20,10 +20,10 @@ std::vector<std::string> split(const std::string& text, char separator) {
 }
 
 void set_status_from_error(Row& row, const std::string& message) {
-  row.status = "error";
+  row.status = RowStatus::error;
   row.note = message;
-  for (const char* status : kStatuses) {
-    const std::string prefix = std::string(status) + ": ";
+  for (const RowStatus status : kStatuses) {
+    const std::string prefix = to_string(status) + ": ";
     if (message.starts_with(prefix)) {
       row.status = status;
       row.note = message.substr(prefix.size());
@@ -63,7 +63,7 @@ Row row_from_gbench_run(const benchmark::BenchmarkReporter::Run& run) {
   row.metric("time_us", run.real_accumulated_time / iterations * 1e6);
   for (const auto& [name, counter] : run.counters) row.metric(name, counter.value);
   row.note = run.report_label;
-  if (row.metric_value("wrong").value_or(0) > 0) row.status = "wrong";
+  if (row.metric_value("wrong").value_or(0) > 0) row.status = RowStatus::wrong;
   return row;
 }
 

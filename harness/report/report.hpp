@@ -10,6 +10,7 @@
 
 #include "harness/core/environment.hpp"
 #include "harness/report/chart.hpp"
+#include "harness/report/row_status.hpp"
 
 namespace redline {
 
@@ -21,7 +22,7 @@ struct Row {
   // Repeated measurements of one case share its key; this tells them apart
   // (Google Benchmark's repetition_index). Not part of the key.
   int repetition = 0;
-  std::string status = "ok";  // ok, oom, error, timeout, skipped, wrong
+  RowStatus status = RowStatus::ok;
   std::string note;
 
   // "batch_size=32;repeat=0": identifies the case across runs.

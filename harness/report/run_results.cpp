@@ -89,10 +89,14 @@ void load_csv(const fs::path& path, std::vector<ResultRow>& rows) {
     row.gpu = table.value(r, "gpu");
     row.tool = table.value(r, "tool");
     row.case_key = table.value(r, "case_key");
-    row.status = table.value(r, "status");
+    const std::string& status = table.value(r, "status");
+    const auto parsed = parse_row_status(status);
+    if (!parsed)
+      throw CsvError(file, line, status.empty() ? "empty status"
+                                                : "status \"" + status + "\" is not ok, oom, error, timeout, skipped or wrong");
+    row.status = *parsed;
     row.note = table.value(r, "note");
     if (row.tool.empty()) throw CsvError(file, line, "empty tool");
-    if (row.status.empty()) throw CsvError(file, line, "empty status");
     const std::string& repetition = table.value(r, "repetition");
     double rep = 0;
     if (!parse_finite(repetition, rep) || rep < 0 || rep != std::floor(rep) || rep > 1e9)

@@ -16,7 +16,8 @@ namespace redline {
 struct ResultRow {
   std::string file;   // where it came from, for messages
   std::size_t line = 0;
-  std::string run_id, timestamp_utc, host, gpu, tool, case_key, status, note;
+  std::string run_id, timestamp_utc, host, gpu, tool, case_key, note;
+  RowStatus status = RowStatus::ok;
   int repetition = 0;
   std::map<std::string, std::string> params;
   std::map<std::string, double> metrics;  // empty cells are absent

@@ -69,14 +69,14 @@ struct CaseRows {
 std::vector<const ResultRow*> ok_rows(const std::vector<const ResultRow*>& rows) {
   std::vector<const ResultRow*> ok;
   for (const ResultRow* row : rows)
-    if (row->status == "ok") ok.push_back(row);
+    if (row->status == RowStatus::ok) ok.push_back(row);
   return ok;
 }
 
 std::string statuses(const std::vector<const ResultRow*>& rows) {
   std::vector<std::string> seen;
   for (const ResultRow* row : rows)
-    if (std::find(seen.begin(), seen.end(), row->status) == seen.end()) seen.push_back(row->status);
+    if (std::find(seen.begin(), seen.end(), to_string(row->status)) == seen.end()) seen.push_back(to_string(row->status));
   std::string text;
   for (const auto& s : seen) text += (text.empty() ? "" : ", ") + s;
   return text;

@@ -211,7 +211,7 @@ double relative_change(double before, double after) { return (after - before) / 
 void append_history(const std::filesystem::path& history_csv, const RunResults& run) {
   std::string lines;
   for (const auto& row : run.rows) {
-    if (row.status != "ok") continue;  // a failed row has no values to track
+    if (row.status != RowStatus::ok) continue;  // a failed row has no values to track
     for (const auto& [metric, value] : row.metrics) {
       if (!std::isfinite(value)) continue;
       lines += csv_line({row.run_id, row.timestamp_utc, row.host, row.gpu, series_tool(row), row.case_key,
@@ -322,7 +322,7 @@ std::vector<HistorySeries> load_history(const std::filesystem::path& history_csv
 std::vector<HistorySeries> history_series(const RunResults& run) {
   SeriesGroups groups;
   for (const ResultRow& row : run.rows) {
-    if (row.status != "ok") continue;
+    if (row.status != RowStatus::ok) continue;
     for (const auto& [metric, value] : row.metrics)
       if (std::isfinite(value)) groups.add(series_tool(row), row.case_key, metric, row.run_id, row.timestamp_utc, value);
   }

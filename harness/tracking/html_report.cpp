@@ -84,7 +84,7 @@ std::string failed_rows(const std::vector<const ResultRow*>& failed) {
   for (std::size_t i = 0; i < failed.size() && i < kShown; ++i) {
     std::string note = failed[i]->note;
     if (note.size() > 120) note = note.substr(0, 117) + "...";
-    html += "<li><code>" + esc(failed[i]->case_key) + "</code> <span class=\"status\">" + esc(failed[i]->status) +
+    html += "<li><code>" + esc(failed[i]->case_key) + "</code> <span class=\"status\">" + esc(to_string(failed[i]->status)) +
             "</span>" + (note.empty() ? "" : " " + esc(note)) + "</li>\n";
   }
   if (failed.size() > kShown) html += "<li>and " + std::to_string(failed.size() - kShown) + " more</li>\n";
@@ -96,7 +96,7 @@ std::string tool_sweeps(const std::string& tool, const std::vector<const ResultR
   std::string html = "<h3>" + esc(tool) + "</h3>\n";
   std::vector<const ResultRow*> rows;
   std::vector<const ResultRow*> failed;
-  for (const ResultRow* row : all_rows) (row->status == "ok" ? rows : failed).push_back(row);
+  for (const ResultRow* row : all_rows) (row->status == RowStatus::ok ? rows : failed).push_back(row);
 
   const std::vector<SweepChart> charts = plan_sweep_charts(tool, all_rows, schema);
   if (charts.empty()) {

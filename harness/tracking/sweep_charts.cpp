@@ -182,7 +182,7 @@ std::vector<ThroughputPoint> readings(const Rows& rows, const std::string& x_par
   for (const ResultRow* row : rows) {
     const auto x = parameter_number(param(*row, x_param));
     const auto it = row->metrics.find(metric);
-    if (row->status == "ok" && x && it != row->metrics.end() && std::isfinite(it->second)) out.push_back({*x, it->second});
+    if (row->status == RowStatus::ok && x && it != row->metrics.end() && std::isfinite(it->second)) out.push_back({*x, it->second});
   }
   return out;
 }
@@ -231,8 +231,8 @@ void mark_memory_limit(const Rows& rows, const ChartPlan& plan, SweepChart& char
   for (const ResultRow* row : rows) {
     const auto x = parameter_number(param(*row, plan.x));
     if (!x) continue;
-    if (row->status == "ok") max_ok = std::max(max_ok.value_or(*x), *x);
-    if (row->status == "oom") first_oom = std::min(first_oom.value_or(*x), *x);
+    if (row->status == RowStatus::ok) max_ok = std::max(max_ok.value_or(*x), *x);
+    if (row->status == RowStatus::oom) first_oom = std::min(first_oom.value_or(*x), *x);
   }
   if (!first_oom) return;
   std::string finding = "first OOM at " + plan.x + " " + x_value_text(*first_oom, plan.log_x);
@@ -349,8 +349,8 @@ std::vector<SweepChart> plan_sweep_charts(const std::string& tool, const Rows& r
   std::vector<SweepChart> charts;
   Rows ok_rows, charted;  // the plan follows what ran ok; out-of-memory rows mark the limit
   for (const ResultRow* row : rows) {
-    if (row->status == "ok") ok_rows.push_back(row);
-    if (row->status == "ok" || row->status == "oom") charted.push_back(row);
+    if (row->status == RowStatus::ok) ok_rows.push_back(row);
+    if (row->status == RowStatus::ok || row->status == RowStatus::oom) charted.push_back(row);
   }
   const std::vector<std::string> params = param_order(ok_rows);
   const auto plan = ok_rows.empty() ? std::nullopt : plan_charts(tool, ok_rows, params, schema);

@@ -81,7 +81,7 @@ ModeSweep mode_sweep(Recompute mode, const std::vector<Row>& rows, std::optional
   for (const Row& row : rows) {
     const auto batch = parameter_number(row.param_value("batch_size").value_or(""));
     const auto tokens = row.metric_value("tokens_per_s");
-    if (row.status != "ok" || !batch || !tokens || std::isnan(*tokens)) continue;
+    if (row.status != RowStatus::ok || !batch || !tokens || std::isnan(*tokens)) continue;
     const auto b = static_cast<std::int64_t>(*batch);
     m.tokens_per_s[b] = *tokens;
     points.push_back({*batch, *tokens});

@@ -100,7 +100,7 @@ std::string rate_text(const CaseWork& work, double seconds) {
 void add_failed_check_figures(std::vector<Row>& rows, const std::vector<FailedCheck>& failed) {
   std::vector<bool> used(failed.size(), false);
   for (Row& row : rows) {
-    if (row.status != "wrong") continue;
+    if (row.status != RowStatus::wrong) continue;
     for (std::size_t i = 0; i < failed.size(); ++i) {
       if (used[i] || failed[i].params != row.params) continue;
       used[i] = true;

@@ -110,7 +110,7 @@ class CaseRunnerGpu : public ::testing::Test {
 TEST_F(CaseRunnerGpu, ACaseThatRunsIsOkAndTimed) {
   Calls calls;
   const Row row = run_one(FillCase::Kind::ok, calls);
-  EXPECT_EQ(row.status, "ok") << row.note;
+  EXPECT_EQ(row.status, RowStatus::ok) << row.note;
   EXPECT_EQ(row.param_value("case"), "one");
   EXPECT_GT(row.metric_value("time_us").value_or(0), 0);
   EXPECT_GT(row.metric_value("hbm_GBps").value_or(0), 0);
@@ -126,7 +126,7 @@ TEST_F(CaseRunnerGpu, ACaseThatRunsIsOkAndTimed) {
 TEST_F(CaseRunnerGpu, AWrongCaseIsNeverTimed) {
   Calls calls;
   const Row row = run_one(FillCase::Kind::wrong, calls);
-  EXPECT_EQ(row.status, "wrong");
+  EXPECT_EQ(row.status, RowStatus::wrong);
   EXPECT_EQ(row.note, "verification failed: made to fail");
   EXPECT_EQ(row.metric_value("wrong"), 1);  // the check's figures reach the row
   EXPECT_FALSE(row.metric_value("time_us"));
@@ -137,19 +137,19 @@ TEST_F(CaseRunnerGpu, AWrongCaseIsNeverTimed) {
 TEST_F(CaseRunnerGpu, AnOutOfMemorySetUpIsOom) {
   Calls calls;
   const Row row = run_one(FillCase::Kind::out_of_memory, calls);
-  EXPECT_EQ(row.status, "oom") << row.note;
+  EXPECT_EQ(row.status, RowStatus::oom) << row.note;
   EXPECT_CONTAINS(row.note, "cudaMalloc");
   EXPECT_EQ(calls.verifies, 0);
   EXPECT_EQ(calls.enqueues, 0);
   // The runner goes on: the next case runs ok.
   Calls next;
-  EXPECT_EQ(run_one(FillCase::Kind::ok, next).status, "ok");
+  EXPECT_EQ(run_one(FillCase::Kind::ok, next).status, RowStatus::ok);
 }
 
 TEST_F(CaseRunnerGpu, ASetUpTimesItsVariantsWithTheRunnersSampling) {
   Calls calls;
   const Row row = run_one(FillCase::Kind::with_variants, calls);
-  EXPECT_EQ(row.status, "ok") << row.note;
+  EXPECT_EQ(row.status, RowStatus::ok) << row.note;
   EXPECT_GE(calls.variant_samples, 2 * 3) << "each variant at least 3 samples";
 }
 

@@ -197,7 +197,7 @@ TEST(CaseRow, FailedCheckFiguresReachTheirWrongRows) {
   auto row_of = [](const std::string& m, const std::string& status) {
     Row row;
     row.param("dtype", "bf16").param("m", m);
-    row.status = status;
+    row.status = *parse_row_status(status);
     return row;
   };
   std::vector<Row> rows = {row_of("64", "wrong"), row_of("128", "ok"), row_of("128", "wrong"), row_of("64", "wrong")};

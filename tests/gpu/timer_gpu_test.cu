@@ -104,7 +104,7 @@ std::pair<double, double> runner_and_kernel_us(long long cycles, double host_del
   const std::vector<Row> rows = runner.run(cases);
   runner.finish();
   EXPECT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows.at(0).status, "ok") << rows.at(0).note;
+  EXPECT_EQ(rows.at(0).status, RowStatus::ok) << rows.at(0).note;
   return {rows.at(0).metric_value("time_us").value_or(0), totals.mean_us()};
 }
 
