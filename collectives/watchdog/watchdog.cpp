@@ -205,7 +205,9 @@ std::string Watchdog::lost_message() {
            (err != 0 ? " (" + std::string(std::strerror(err)) + ")" : "") + during + "; aborting the run";
   }
   std::string cut;
-  for (const int peer : lost_)
+  std::vector<int> lost = lost_;  // in the order their connections ended: named in rank order
+  std::sort(lost.begin(), lost.end());
+  for (const int peer : lost)
     if (int e = 0; unreachable(peer, e)) cut += (cut.empty() ? "" : ", ") + rank_name(bootstrap_.rank() == 0 ? peer : 0);
   std::string silent;
   for (int peer = 1; bootstrap_.rank() == 0 && peer < static_cast<int>(last_heard_.size()); ++peer)
