@@ -6,16 +6,18 @@
 #include <regex>
 #include <set>
 
-#include "harness/measure/accumulation.hpp"
-#include "harness/core/axis.hpp"
+#include "bench/tool_columns.hpp"
 #include "harness/batch/batch_sweep.hpp"
+#include "harness/core/axis.hpp"
 #include "harness/core/environment.hpp"
 #include "harness/core/interrupt.hpp"
-#include "harness/report/tool_main.hpp"
-#include "harness/tracking/sweep_charts.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/measure/accumulation.hpp"
 #include "harness/measure/trial.hpp"
+#include "harness/report/schema_document.hpp"
+#include "harness/report/tool_main.hpp"
+#include "harness/tracking/sweep_charts.hpp"
 
 using namespace redline;
 
@@ -152,6 +154,7 @@ int main(int argc, char** argv) {
                "saturates, and the batch to use. Each trial is a child process; {bs} in ARGS becomes the "
                "batch size and REDLINE_BATCH_SIZE is set.\n\nUsage: batch_sweep [OPTIONS] -- COMMAND [ARGS...]",
                "batch_sweep"};
+  app.footer(columns_help(tool_declaration("batch_sweep")));
   app.add_option("--start", f.start, "Smallest batch size (default 1)");
   app.add_option("--max", f.max, "Largest batch size to try (default 4096)");
   app.add_option("--factor", f.factor, "Growth factor of the upward search (default 2)");

@@ -429,7 +429,7 @@ TEST(Headlines, ALinePerCaseWithoutTheSweptParameter) {
   EXPECT_EQ(best->lines[0].case_key, "seq=512");  // numbers by value: 512 before 1024
   EXPECT_EQ(best->lines[1].case_key, "seq=1024");
   EXPECT_EQ(values_of(best->lines[0]), (std::vector<double>{128}));
-  EXPECT_EQ(best->y_label, "tokens_per_s (1/s)");
+  EXPECT_EQ(best->y_label, "tokens_per_s (tokens/s)");
 }
 
 TEST(Headlines, PeakBusbwPerCollectiveOverSizesAndLayouts) {

@@ -16,9 +16,11 @@
 #include "bench/allreduce/bootstrap.hpp"
 #include "bench/allreduce/flags.hpp"
 #include "bench/allreduce/run.hpp"
+#include "bench/tool_columns.hpp"
 #include "collectives/bootstrap/bootstrap.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/report/schema_document.hpp"
 #include "harness/report/tool_main.hpp"
 
 using namespace redline;
@@ -91,6 +93,7 @@ int main(int argc, char** argv) {
       "acceptance (--expect-busbw) and bad-node diagnosis (--per-rank, --split). Launch one process per GPU "
       "with mpirun/srun, or torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT).",
       kTool};
+  app.footer(columns_help(tool_declaration(kTool)));
   add_flags(app, f);
   UsageErrorsOnRankZero usage;
   return usage.exit_status(run_tool(app, argc, argv, [&] {

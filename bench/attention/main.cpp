@@ -9,8 +9,10 @@
 #include <iostream>
 
 #include "bench/attention/subcommands.hpp"
+#include "bench/tool_columns.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/report/schema_document.hpp"
 #include "harness/report/tool_main.hpp"
 
 #if defined(REDLINE_HAVE_GBENCH_FLAGS)
@@ -58,6 +60,7 @@ CLI::App* add_sweep(CLI::App& app, SweepFlags& f) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Attention head sizing: which head layout runs fastest for a hidden size.", "attention_bench"};
+  app.footer(columns_help(tool_declaration("attention_bench")));
   app.require_subcommand(1);
 #if defined(REDLINE_HAVE_GBENCH_FLAGS)
   BenchmarkArgs args;

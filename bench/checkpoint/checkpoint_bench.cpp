@@ -7,6 +7,8 @@
 
 #include "bench/checkpoint/checkpoint_plan.hpp"
 #include "bench/checkpoint/checkpoint_run.hpp"
+#include "bench/tool_columns.hpp"
+#include "harness/report/schema_document.hpp"
 #include "harness/report/tool_main.hpp"
 #include "harness/tracking/sweep_charts.hpp"
 
@@ -18,6 +20,7 @@ int main(int argc, char** argv) {
                "State size: --size, or --params/--model x bytes per parameter (adam 14 B: bf16 weights 2 + fp32 "
                "master 4 + Adam m,v 8; sgd 10; none 6).",
                "checkpoint_bench"};
+  app.footer(columns_help(tool_declaration("checkpoint_bench")));
   add_checkpoint_flags(app, flags);
   return run_tool(app, argc, argv, [&] {
     flags.given = flags_given(app);

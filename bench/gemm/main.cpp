@@ -12,8 +12,10 @@
 #include <iostream>
 
 #include "bench/gemm/subcommands.hpp"
+#include "bench/tool_columns.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/report/schema_document.hpp"
 #include "harness/report/tool_main.hpp"
 
 #if defined(REDLINE_HAVE_GBENCH_FLAGS)
@@ -120,6 +122,7 @@ CLI::App* add_model(CLI::App& app, ModelFlags& f) {
 
 int main(int argc, char** argv) {
   CLI::App app{"GEMM throughput and its tile and wave quantization.", "gemm_bench"};
+  app.footer(columns_help(tool_declaration("gemm_bench")));
   app.require_subcommand(1);
 #if defined(REDLINE_HAVE_GBENCH_FLAGS)
   BenchmarkArgs args;

@@ -1,5 +1,7 @@
 #include "bench/plan/plan_flags.hpp"
 
+#include "bench/tool_columns.hpp"
+#include "harness/report/schema_document.hpp"
 #include "harness/report/tool_main.hpp"
 
 namespace redline::plan {
@@ -8,6 +10,7 @@ CLI::App* add_plan_subcommand(CLI::App& app, PlanFlags& f) {
   CLI::App* p = app.add_subcommand(
       "plan", "How long a training run takes from the suite's figures (step time, busbw, checkpoint costs), what "
               "dominates, and what one knob would change (docs/plan.md)");
+  p->footer(columns_help(tool_declaration("redline_plan")));
   p->add_option("--from", f.from, "A suite run folder: take every figure it has (flags override)")->type_name("RUN_DIR");
   p->add_option("--step-time-ms", f.step_time_ms, "One micro-batch step (forward, backward, optimizer), ms")->type_name("T");
   p->add_option("--mbs", f.mbs, "Micro-batch size the step time is for")->type_name("M");

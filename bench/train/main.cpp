@@ -6,9 +6,11 @@
 //   sweep   per recompute mode, the micro-batch sweep through the harness's
 //           batch-sweep engine (one child process per trial), and the verdict
 // This file is the command line only; each subcommand has its own file.
+#include "bench/tool_columns.hpp"
 #include "bench/train/subcommands.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/report/schema_document.hpp"
 #include "harness/report/tool_main.hpp"
 
 using namespace redline;
@@ -80,6 +82,7 @@ CLI::App* add_sweep(CLI::App& app, SweepFlags& f) {
 
 int main(int argc, char** argv) {
   CLI::App app{"A real transformer training step: recompute's cost and the batch that fits.", "train_step_bench"};
+  app.footer(columns_help(tool_declaration("train_step_bench")));
   app.require_subcommand(1);
   install_interrupt_handlers();
   MemoryFlags memory_flags;

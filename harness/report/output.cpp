@@ -1,6 +1,9 @@
 #include "harness/report/output.hpp"
 
+#include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <stdexcept>
 #include <iostream>
 #include <string>
 #include <system_error>
@@ -9,6 +12,7 @@
 #include "harness/report/console_table.hpp"
 #include "harness/report/csv_writer.hpp"
 #include "harness/report/gbench_json.hpp"
+#include "harness/report/schema.hpp"
 #include "harness/core/usage_error.hpp"
 
 namespace redline {
@@ -78,7 +82,40 @@ void refuse_one_file_for_two(const char* first_flag, const std::string& first, c
     throw UsageError(second_flag, second, std::string("is also the ") + first_flag + " file; give each its own file");
 }
 
+std::vector<std::string> undeclared_columns(const Report& report, const Schema& schema) {
+  std::set<std::string> missing;
+  if (!schema.knows_tool(report.tool)) return {};
+  for (const Row& row : report.rows) {
+    for (const auto& [name, value] : row.params)
+      if (!schema.declares(report.tool, name)) missing.insert(name);
+    for (const auto& [name, value] : row.metrics)
+      if (!schema.declares(report.tool, name)) missing.insert(name);
+  }
+  return {missing.begin(), missing.end()};
+}
+
+namespace {
+
+// An undeclared column is a tool's bug: under the tests
+// (REDLINE_STRICT_SCHEMA=1, set for every ctest test) it fails the run before
+// anything is written; in a user's run the rows are written all the same, and
+// the column named on stderr, so a measured run is never lost to it.
+void check_declared(const Report& report) {
+  const std::vector<std::string> missing = undeclared_columns(report, Schema::compiled_in());
+  if (missing.empty()) return;
+  std::string names;
+  for (const auto& name : missing) names += (names.empty() ? "" : ", ") + name;
+  const std::string problem = report.tool + " writes columns its declaration lacks: " + names +
+                              " (declare them in the tool's room: harness/report/declaration.hpp)";
+  const char* strict = std::getenv("REDLINE_STRICT_SCHEMA");
+  if (strict && *strict && std::string(strict) != "0") throw std::logic_error(problem);
+  std::cerr << report.tool << ": warning: " << problem << "\n";
+}
+
+}  // namespace
+
 void write_reports(const Report& report, const OutputOptions& options) {
+  check_declared(report);
   // Files first: a closed stdout must not cost the results.
   if (!options.csv_path.empty()) write_file_atomically(options.csv_path, to_csv(report));
   if (!options.json_path.empty()) write_file_atomically(options.json_path, to_gbench_json(report));

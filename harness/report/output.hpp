@@ -3,8 +3,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "harness/report/report.hpp"
+#include "harness/report/schema.hpp"
 
 namespace redline {
 
@@ -25,7 +27,13 @@ void refuse_one_file_for_two(const char* first_flag, const std::string& first, c
                              const std::string& second);
 
 // Throws std::runtime_error naming the file when a write fails; a failed
-// write never leaves a truncated file behind.
+// write never leaves a truncated file behind. A column the report's tool
+// does not declare (undeclared_columns) is refused under the tests
+// (REDLINE_STRICT_SCHEMA=1) and warned about otherwise.
 void write_reports(const Report& report, const OutputOptions& options);
+
+// The parameters and metrics the rows carry that `report.tool` does not
+// declare in `schema`, sorted; empty for a tool the schema does not know.
+std::vector<std::string> undeclared_columns(const Report& report, const Schema& schema);
 
 }  // namespace redline

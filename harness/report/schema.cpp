@@ -78,6 +78,9 @@ struct Table {
   std::vector<std::pair<std::size_t, std::vector<std::string>>> rows;  // (line number, cells)
   std::string source;
 
+  bool has_column(const std::string& title) const {
+    return std::find(header.begin(), header.end(), title) != header.end();
+  }
   std::size_t column(const std::string& title) const {
     for (std::size_t c = 0; c < header.size(); ++c)
       if (header[c] == title) return c;
@@ -115,6 +118,8 @@ std::optional<Table> section_table(const std::vector<std::string>& lines, const 
   return table;
 }
 
+std::vector<std::string> tool_names(const std::string& cell);
+
 MetricSpec parse_metric(const Table& table, std::size_t line, const std::vector<std::string>& cells) {
   const std::string& source = table.source;
   MetricSpec spec;
@@ -137,7 +142,32 @@ MetricSpec parse_metric(const Table& table, std::size_t line, const std::vector<
     spec.tracked = false;
   else
     fail(source, line, "tracked is \"" + tracked + "\" for " + spec.name + ", expected yes or no");
+  if (table.has_column("tools")) spec.tools = tool_names(cells[table.column("tools")]);
   return spec;
+}
+
+// "a, b (x, y), `c`" -> {"a", "b", "c"}: each comma-separated item's leading
+// name, commas inside parentheses not splitting.
+std::vector<std::string> tool_names(const std::string& cell) {
+  std::vector<std::string> names;
+  int depth = 0;
+  std::string item;
+  const auto take = [&] {
+    const std::string text = unquoted(trim(item));
+    std::size_t end = 0;
+    while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
+    if (end > 0) names.push_back(text.substr(0, end));
+    item.clear();
+  };
+  for (char c : cell) {
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (c == ',' && depth == 0)
+      take();
+    else
+      item += c;
+  }
+  take();
+  return names;
 }
 
 // "`a`, `b`" -> {"a", "b"}; "-" or an empty cell -> {}.
@@ -241,6 +271,19 @@ HeadlineSpec parse_headline(const Table& table, std::size_t line, const std::vec
   return spec;
 }
 
+// A metric on a second row (another tool's meaning) adds its tools to the
+// first; its unit, direction and tracked flag must be the first's.
+void add_metric(std::vector<MetricSpec>& metrics, MetricSpec spec, const std::string& source, std::size_t line) {
+  for (auto& known : metrics) {
+    if (known.name != spec.name) continue;
+    if (known.unit != spec.unit || known.better != spec.better || known.tracked != spec.tracked)
+      fail(source, line, "metric " + spec.name + " is listed again with another unit, direction or tracked flag");
+    known.tools.insert(known.tools.end(), spec.tools.begin(), spec.tools.end());
+    return;
+  }
+  metrics.push_back(std::move(spec));
+}
+
 }  // namespace
 
 bool metric_matches(const std::string& name, const std::string& metric) {
@@ -260,10 +303,13 @@ Schema Schema::parse(std::string_view markdown, const std::string& source) {
   if (!metrics) fail(source, 1, "no \"## Metrics\" section");
   for (const auto& [line, cells] : metrics->rows) {
     MetricSpec spec = parse_metric(*metrics, line, cells);
-    for (const auto& known : schema.metrics_)
-      if (known.name == spec.name) fail(source, line, "metric " + spec.name + " is listed twice");
-    schema.metrics_.push_back(std::move(spec));
+    add_metric(schema.metrics_, std::move(spec), source, line);
   }
+  if (const auto parameters =
+          section_table(lines, "## Parameters", "parameters", {"tool", "parameter"}, source))
+    for (const auto& [line, cells] : parameters->rows)
+      schema.parameters_[single_name(*parameters, line, cells, "tool", false)].insert(
+          single_name(*parameters, line, cells, "parameter", false));
   // Optional: without it every tool gets the generic chart.
   if (const auto charts = section_table(lines, "## Charts", "charts", kChartColumns, source))
     for (const auto& [line, cells] : charts->rows) {
@@ -309,6 +355,20 @@ std::vector<HeadlineSpec> Schema::headlines(const std::string& tool) const {
 const ChartHints* Schema::chart_hints(const std::string& tool) const {
   const auto it = std::find_if(charts_.begin(), charts_.end(), [&](const ChartHints& h) { return h.tool == tool; });
   return it == charts_.end() ? nullptr : &*it;
+}
+
+bool Schema::knows_tool(const std::string& tool) const {
+  if (parameters_.count(tool)) return true;
+  return std::any_of(metrics_.begin(), metrics_.end(), [&](const MetricSpec& m) {
+    return std::find(m.tools.begin(), m.tools.end(), tool) != m.tools.end();
+  });
+}
+
+bool Schema::declares(const std::string& tool, const std::string& column) const {
+  if (const auto it = parameters_.find(tool); it != parameters_.end() && it->second.count(column)) return true;
+  return std::any_of(metrics_.begin(), metrics_.end(), [&](const MetricSpec& m) {
+    return metric_matches(m.name, column) && std::find(m.tools.begin(), m.tools.end(), tool) != m.tools.end();
+  });
 }
 
 }  // namespace redline
