@@ -305,6 +305,40 @@ TEST_F(MeasurementTest, InterruptedMidwayKeepsSamplesSoFar) {
   EXPECT_DOUBLE_EQ(m.summary.median, 3);
 }
 
+TEST_F(MeasurementTest, FixedCountTakesExactlyThatManyWhateverTheNoiseOrTheClock) {
+  const MeasurementPolicy p = fixed_count_policy(7);
+  EXPECT_NO_THROW(p.validate());
+  FakeClock clock;
+  clock.step = 100;  // far past the default time cap
+  int calls = 0;
+  // Identical samples would meet any noise target after two.
+  const Measurement m = measure(p, [&] { clock.now += clock.step; ++calls; return 1.0; }, clock.clock());
+  EXPECT_EQ(calls, 7);
+  EXPECT_EQ(m.warmup_iterations, 0);
+  EXPECT_EQ(m.samples.size(), 7u);
+  EXPECT_EQ(m.stop, StopReason::repetition_cap);
+}
+
+TEST_F(MeasurementTest, FixedCountOfOneIsValid) {
+  const Measurement m = measure(fixed_count_policy(1), [] { return 3.0; });
+  EXPECT_EQ(m.samples, (std::vector<double>{3}));
+}
+
+TEST_F(MeasurementTest, InterruptIgnoredWhenThePolicySaysTheCountMustBeWhole) {
+  MeasurementPolicy p = fixed_count_policy(5);
+  p.warmup_iterations = 2;
+  p.stops_on_interrupt = false;
+  int calls = 0;
+  const Measurement m = measure(p, [&] {
+    if (++calls == 1) set_interrupted_for_testing(true);  // during the warm-up
+    return 1.0;
+  });
+  EXPECT_EQ(calls, 7);
+  EXPECT_EQ(m.warmup_iterations, 2);
+  EXPECT_EQ(m.samples.size(), 5u);
+  EXPECT_EQ(m.stop, StopReason::repetition_cap);
+}
+
 TEST_F(MeasurementTest, DefaultClockWorks) {
   MeasurementPolicy p;
   p.warmup_iterations = 1;

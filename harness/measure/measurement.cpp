@@ -26,6 +26,17 @@ void MeasurementPolicy::validate() const {
   if (min_seconds < 0) throw UsageError("min seconds", format_number(min_seconds, 3), "must not be negative");
 }
 
+MeasurementPolicy fixed_count_policy(int repetitions) {
+  MeasurementPolicy policy;
+  policy.warmup_iterations = 0;
+  policy.warmup_seconds = 0;
+  policy.min_repetitions = policy.max_repetitions = repetitions;
+  policy.target_cv = 0;
+  policy.min_seconds = 0;
+  policy.max_seconds = 0;
+  return policy;
+}
+
 std::string to_string(StopReason reason) {
   switch (reason) {
     case StopReason::noise_target: return "noise_target";
@@ -44,7 +55,7 @@ Measurement measure(const MeasurementPolicy& policy, const std::function<double(
 
   const double warmup_start = now();
   while (m.warmup_iterations < policy.warmup_iterations || now() - warmup_start < policy.warmup_seconds) {
-    if (interrupted()) {
+    if (policy.stops_on_interrupt && interrupted()) {
       m.stop = StopReason::interrupted;
       return m;
     }
@@ -54,7 +65,7 @@ Measurement measure(const MeasurementPolicy& policy, const std::function<double(
 
   const double timed_start = now();
   for (;;) {
-    if (interrupted()) {
+    if (policy.stops_on_interrupt && interrupted()) {
       m.stop = StopReason::interrupted;
       break;
     }

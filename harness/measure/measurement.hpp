@@ -30,10 +30,20 @@ struct MeasurementPolicy {
   double min_seconds = 0;
   // Time cap over the timed repetitions, by the host clock (0 disables it).
   double max_seconds = 10;
+  // Whether Ctrl-C ends the samples early (StopReason::interrupted). Off
+  // where the count must be whole: ranks of a collective that each take
+  // their own samples (one that stopped early would leave the others waiting
+  // in an operation it never joins), or a figure that needs every sample.
+  bool stops_on_interrupt = true;
 
   // Throws UsageError (flag "policy") when the numbers contradict each other.
   void validate() const;
 };
+
+// Exactly `repetitions` timed runs and no warm-up: no noise stop, no time
+// cap (the caller decides about Ctrl-C). For loops whose count is the
+// user's (-n iterations, --steps) or must match on every rank.
+MeasurementPolicy fixed_count_policy(int repetitions);
 
 enum class StopReason { noise_target, repetition_cap, time_cap, interrupted };
 std::string to_string(StopReason reason);
