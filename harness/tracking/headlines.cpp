@@ -31,8 +31,6 @@ std::string key_without(const std::string& case_key, const std::set<std::string>
   return key;
 }
 
-std::string base_tool(const std::string& tool) { return tool.substr(0, tool.find('[')); }
-
 // A tool without headline rows: each tracked metric, each case's own value.
 std::vector<HeadlineSpec> default_headlines(const std::string& tool, const Series& series, const Schema& schema) {
   std::set<std::string> metrics;
@@ -134,7 +132,7 @@ std::optional<HeadlineChart> headline_chart(const std::string& tool, const Headl
       series.push_back(s);
   if (series.empty()) return std::nullopt;
   HeadlineChart chart{tool, spec.figure, metric_axis_label(metric, schema), {}};
-  const ChartHints* hints = schema.chart_hints(base_tool(tool));
+  const ChartHints* hints = schema.chart_hints(tool_of_entry(tool));
   if (spec.from == HeadlineFrom::value)
     chart.lines = value_lines(tool, spec, series);
   else if (hints)
@@ -162,7 +160,7 @@ std::vector<HeadlineChart> headline_history(const std::vector<HistorySeries>& hi
   std::stable_sort(tools.begin(), tools.end(), natural_less);
   std::vector<HeadlineChart> charts;
   for (const auto& tool : tools) {
-    std::vector<HeadlineSpec> specs = schema.headlines(base_tool(tool));
+    std::vector<HeadlineSpec> specs = schema.headlines(tool_of_entry(tool));
     if (specs.empty()) specs = default_headlines(tool, by_tool[tool], schema);
     for (const auto& spec : specs)
       if (auto chart = headline_chart(tool, spec, by_tool[tool], schema)) charts.push_back(std::move(*chart));

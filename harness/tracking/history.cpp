@@ -25,6 +25,9 @@
 #include "harness/measure/stats.hpp"
 
 namespace redline {
+
+std::string tool_of_entry(const std::string& tool) { return tool.substr(0, tool.find('[')); }
+
 namespace {
 
 const std::vector<std::string>& history_columns() {

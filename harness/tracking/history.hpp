@@ -16,6 +16,10 @@ namespace redline {
 // Columns: run_id,timestamp_utc,host,gpu,tool,case_key,repetition,metric,value,status
 void append_history(const std::filesystem::path& history_csv, const RunResults& run);
 
+// The tool of a history row whose `tool` reads `tool[entry]` (a suite entry
+// named other than its tool): "gemm[peak]" -> "gemm"; a plain tool as it is.
+std::string tool_of_entry(const std::string& tool);
+
 struct HistoryPoint {
   std::string run_id, timestamp_utc;
   double value = 0;  // median over the run's repetitions

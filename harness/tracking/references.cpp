@@ -47,8 +47,6 @@ std::string model_of(const std::string& gpu_name) {
   return peaks ? peaks->model : gpu_name;
 }
 
-std::string base_tool(const std::string& tool) { return tool.substr(0, tool.find('[')); }
-
 // What the reference line says about where the figure came from.
 std::string provenance(const Reference& r, const HistoryPoint& point) {
   std::string text = point.timestamp_utc.substr(0, 10);
@@ -77,7 +75,7 @@ std::string figure_line(const HeadlineChart& chart, const HistorySeries& line, d
 const HistorySeries* same_line(const std::vector<HeadlineChart>& charts, const HeadlineChart& chart,
                                const HistorySeries& line) {
   for (const auto& c : charts) {
-    if (base_tool(c.tool) != base_tool(chart.tool) || c.figure != chart.figure) continue;
+    if (tool_of_entry(c.tool) != tool_of_entry(chart.tool) || c.figure != chart.figure) continue;
     for (const auto& l : c.lines)
       if (l.case_key == line.case_key && l.metric == line.metric && !l.points.empty()) return &l;
   }
