@@ -24,6 +24,7 @@
 #include "collectives/faults/injected_faults.hpp"
 #include "collectives/sweep/point_runner.hpp"
 #include "collectives/ops/verify.hpp"
+#include "harness/core/interrupt.hpp"
 #include "tests/support.hpp"
 
 namespace redline {
@@ -1210,6 +1211,31 @@ TEST(PointRunner, OnlySeveralLocalRanksShareAGroup) {
     EXPECT_EQ(backend.operations(), 2 + 1 + 4 + 1) << ranks;  // warm-up, one before the clock, timed, checked
     EXPECT_EQ(backend.groups(), ranks == 1 ? 0 : backend.operations()) << ranks;
   }
+}
+
+// --per-iter and --per-rank take their samples through the harness's policy
+// with exactly -n operations on every rank: Ctrl-C during a point must not cut
+// one rank's samples short, or the others would wait in an operation it never
+// joins.
+TEST(PointRunner, PerOperationSamplesAreExactlyTheIterationsEvenAfterCtrlC) {
+  const Collective& coll = get("all_reduce");
+  PointSettings settings;
+  settings.warmup_iterations = 1;
+  settings.iterations = 5;
+  settings.check_iterations = 0;
+  settings.per_iteration = true;
+  settings.arrival_pass = true;
+  SimBackend backend(2);
+  const CollectiveCase c = make_case(DataType::float32, ReduceOp::sum, 2);
+  CollectiveBuffers buffers(backend, coll, 1024, c.type);
+  set_interrupted_for_testing(true);
+  const PointMeasurement m = measure_point(backend, coll, buffers, 1024, c, false, settings);
+  set_interrupted_for_testing(false);
+  EXPECT_EQ(m.samples_seconds.size(), 5u);
+  for (double s : m.samples_seconds) EXPECT_GT(s, 0);
+  EXPECT_GT(m.seconds_per_operation, 0);
+  EXPECT_GT(m.seconds_in_operation, 0);
+  EXPECT_EQ(backend.operations(), 1 + 1 + 5 + 5);  // warm-up, one before the clock, per operation, arrival
 }
 
 TEST(Verify, ToleranceStatement) {

@@ -1,11 +1,12 @@
 #include "collectives/sweep/point_runner.hpp"
 
-#include "harness/core/clock.hpp"
-
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 
 #include "collectives/ops/verify.hpp"
+#include "harness/core/clock.hpp"
+#include "harness/measure/measurement.hpp"
 
 namespace redline {
 namespace {
@@ -90,17 +91,31 @@ struct PointRun {
   }
 };
 
+// The harness's policy for the samples of one operation each: exactly -n on
+// every rank. No noise stop, time cap or Ctrl-C may end them early: a rank
+// that stopped would leave the others waiting in an operation it never
+// joins (Ctrl-C is acted on between points, where the ranks agree on it).
+MeasurementPolicy every_rank_policy(int iterations) {
+  MeasurementPolicy policy = fixed_count_policy(iterations);
+  policy.stops_on_interrupt = false;
+  return policy;
+}
+
 // --per-iter: a wait after each operation, so the samples show the spread,
 // at the cost of the pipelining that back-to-back operations get.
 void time_each_operation(const PointRun& run, PointMeasurement& m) {
   const double start = steady_seconds();
-  for (int i = 0; i < run.settings.iterations; ++i) {
+  double end = start;
+  int i = 0;
+  const Measurement samples = measure(every_rank_policy(run.settings.iterations), [&] {
     const double t0 = steady_seconds();
-    run.timed(i);
+    run.timed(i++);
     run.backend.wait();
-    m.samples_seconds.push_back(steady_seconds() - t0);
-  }
-  m.seconds_per_operation = (steady_seconds() - start) / run.settings.iterations;
+    end = steady_seconds();
+    return end - t0;
+  });
+  m.samples_seconds = samples.samples;
+  m.seconds_per_operation = (end - start) / run.settings.iterations;
 }
 
 // -G: the iterations captured once, the capture replayed.
@@ -127,15 +142,17 @@ void time_back_to_back(const PointRun& run, PointMeasurement& m) {
 
 // --per-rank: how long this rank spends inside one operation, waited for each.
 void time_arrival(const PointRun& run, PointMeasurement& m) {
-  double inside = 0;
-  for (int i = 0; i < run.settings.iterations; ++i) {
+  int i = 0;
+  const Measurement inside = measure(every_rank_policy(run.settings.iterations), [&] {
     run.faults.before_timed_operation();
     const double t0 = steady_seconds();
-    run.once(i);
+    run.once(i++);
     run.backend.wait();
-    inside += steady_seconds() - t0;
-  }
-  m.seconds_in_operation = inside / run.settings.iterations;
+    return steady_seconds() - t0;
+  });
+  // Summed in the order measured (Summary::mean sums them sorted).
+  m.seconds_in_operation =
+      std::accumulate(inside.samples.begin(), inside.samples.end(), 0.0) / run.settings.iterations;
 }
 
 // -c: each check on fresh data, every local rank's result counted.
