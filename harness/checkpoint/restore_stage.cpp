@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "harness/checkpoint/checkpoint_stages.hpp"
-#include "harness/core/interrupt.hpp"
 #include "harness/core/units.hpp"
+#include "harness/measure/measurement.hpp"
 #include "harness/measure/stats.hpp"
 
 namespace redline {
@@ -34,11 +34,17 @@ double add_restore_rows(const CheckpointConfig& cfg, const std::vector<RestoreSt
 
 std::optional<double> run_restore_stage(const CheckpointConfig& cfg, AlignedBuffer& into, Report& report) {
   try {
-    // --rounds restores too; the steps shown are the median round's, so they
-    // add up to the restore row. A rejected checkpoint stops at the first.
+    // --rounds restores too, the harness's samples; the steps shown are the
+    // median round's, so they add up to the restore row. A rejected
+    // checkpoint stops at the first. Ctrl-C ends the rounds between rounds,
+    // but the stage has begun, so its row gets at least one.
     std::vector<RestoreSteps> rounds;
-    for (unsigned round = 0; round < std::max(1u, cfg.rounds) && (round == 0 || !interrupted()); ++round)
+    auto restore_round = [&] {
       rounds.push_back(restore_checkpoint(cfg.dir, cfg.name, into, cfg.threads, cfg.chunk));
+      return rounds.back().total_s;
+    };
+    measure(fixed_count_policy(static_cast<int>(std::max(1u, cfg.rounds))), restore_round);
+    if (rounds.empty()) restore_round();
     return add_restore_rows(cfg, rounds, report);
   } catch (const CheckpointRejected& e) {
     Row row = checkpoint_params_row("restore", 0, cfg.threads, cfg.chunk, cfg.fsync);

@@ -11,6 +11,7 @@
 #include "harness/core/atomic_file.hpp"
 #include "harness/core/interrupt.hpp"
 #include "harness/core/units.hpp"
+#include "harness/measure/measurement.hpp"
 #include "harness/measure/stats.hpp"
 
 namespace redline {
@@ -68,9 +69,12 @@ namespace {
 void run_raw_write(StorageRun& run) {
   // Best of two: the first write of a new file also pays block allocation
   // and first-touch costs that a steady-state ceiling should not include.
-  double best = write_seconds(run.write_scratch(run.one_writer(true)));
-  best = std::min(best, write_seconds(run.write_scratch(run.one_writer(true))));
-  run.add(checkpoint_stage_row("raw_write", run.cfg.bytes, 1, run.cfg.chunk, true, best),
+  // Both always run: the stage under way finishes at Ctrl-C, and its note
+  // says two.
+  MeasurementPolicy two_writes = fixed_count_policy(2);
+  two_writes.stops_on_interrupt = false;
+  const Measurement writes = measure(two_writes, [&] { return write_seconds(run.write_scratch(run.one_writer(true))); });
+  run.add(checkpoint_stage_row("raw_write", run.cfg.bytes, 1, run.cfg.chunk, true, writes.summary.min),
           "sequential write + fsync by one writer, no safety steps (best of 2)");
 }
 
@@ -162,16 +166,20 @@ SaveRounds measure_save_rounds(const StorageRun& run) {
   // and the discard-mounted disk both do, in a period of two writes) would
   // otherwise give one of the pair every slow slot and bias the ratio.
   if (!cfg.may_replace_foreign) refuse_foreign_checkpoint(cfg.dir, cfg.name);
-  for (unsigned round = 0; round < std::max(1u, cfg.rounds); ++round) {
-    if (interrupted()) break;  // Ctrl-C: the rounds so far make the medians
-    if (round % 2 == 0) {
+  // The rounds are the harness's samples: --rounds of them, never cut short
+  // by noise or a time cap (the medians need them all); Ctrl-C ends them
+  // between rounds, and the rounds so far make the medians.
+  unsigned round = 0;
+  measure(fixed_count_policy(static_cast<int>(std::max(1u, cfg.rounds))), [&] {
+    if (round++ % 2 == 0) {
       raw_round();
       save_round();
     } else {
       save_round();
       raw_round();
     }
-  }
+    return rounds.save_s.back();
+  });
   remove_quietly(run.scratch);
   return rounds;
 }
