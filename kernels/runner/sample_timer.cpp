@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "harness/core/clock.hpp"
@@ -15,9 +16,20 @@ int calls_per_sample(double sample_seconds, double estimate_seconds) {
                                      static_cast<double>(kMaxCallsPerSample)));
 }
 
-SampleTimer::SampleTimer(cudaStream_t stream, double sample_seconds) : stream_(stream), sample_seconds_(sample_seconds) {}
+SampleTimer::SampleTimer(cudaStream_t stream, SampleShape shape) : stream_(stream), shape_(shape) {
+  if (!(shape.sample_seconds >= 0) || !std::isfinite(shape.sample_seconds))
+    throw std::invalid_argument("SampleTimer: sample_seconds must be finite and not negative");
+  if (shape.max_calls < 1 || shape.max_calls > kMaxCallsPerSample)
+    throw std::invalid_argument("SampleTimer: max_calls must be 1 to " + std::to_string(kMaxCallsPerSample));
+}
 
 void SampleTimer::queue_sample(int calls, const Enqueue& enqueue, int& next) {
+  if (!shape_.held) {
+    events_.start(stream_);
+    for (int i = 0; i < calls; ++i) enqueue(next++);
+    events_.stop(stream_);
+    return;
+  }
   // Released on every path: an exception while held would otherwise leave
   // the stream spinning until the timeout, and the blocker unusable.
   struct Hold {
@@ -31,7 +43,8 @@ void SampleTimer::queue_sample(int calls, const Enqueue& enqueue, int& next) {
   events_.stop(stream_);
 }
 
-TimedSamples SampleTimer::time(const MeasurementPolicy& policy, const Enqueue& enqueue, const ReadClocks& read_clocks) {
+TimedSamples SampleTimer::time(const MeasurementPolicy& policy, const Enqueue& enqueue, const ReadClocks& read_clocks,
+                               const AfterSample& after_sample) {
   int next = 0;
   std::vector<std::optional<GpuReadings>> readings;  // one slot per sample, warm-up included
   constexpr double kReadingInterval = 0.05;
@@ -45,18 +58,26 @@ TimedSamples SampleTimer::time(const MeasurementPolicy& policy, const Enqueue& e
       if (due) last_read = steady_seconds();
     }
     const double seconds = events_.elapsed_seconds();
-    if (blocker_.timed_out())
+    if (shape_.held && blocker_.timed_out())
       throw std::runtime_error("the stream was released by its timeout before the sample was queued: no "
                                "trustworthy time");
     return seconds;
   };
-  enqueue(next++);
-  REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  const double estimate = timed(1);
-  readings.clear();
-  const int per_sample = calls_per_sample(sample_seconds_, estimate);
+  if (shape_.held) {
+    enqueue(next++);
+    REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  int per_sample = 1;
+  if (shape_.max_calls > 1) {
+    per_sample = std::min(calls_per_sample(shape_.sample_seconds, timed(1)), shape_.max_calls);
+    readings.clear();
+  }
   TimedSamples result;
-  result.measurement = measure(policy, [&] { return timed(per_sample) / per_sample; });
+  result.measurement = measure(policy, [&] {
+    const double seconds = timed(per_sample) / per_sample;
+    if (after_sample) after_sample();
+    return seconds;
+  });
   if (read_clocks) result.clocks = clocks_during_samples(readings, result.measurement.warmup_iterations);
   return result;
 }

@@ -5,18 +5,22 @@
 // 2%, for a short kernel (about 0.1 ms: back-to-back launches, where a gap
 // between them would show) and a long one (about 10 ms). A host that is slower
 // to enqueue than the GPU is to run must not show either: the stream blocker
-// holds the launches until all of a sample is queued.
+// holds the launches until all of a sample is queued. The sample timer's
+// other shapes: one call a sample and not held (a training step's), and a
+// held sample capped below the launch queue (calls of many launches).
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "harness/core/progress.hpp"
 #include "kernels/runner/case_runner.hpp"
+#include "kernels/runner/sample_timer.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
 
@@ -123,6 +127,86 @@ TEST(CaseRunnerTimer, TheStreamBlockerHidesASlowHost) {
   // blocker each call would read about 0.3 ms.
   const auto [runner_us, kernel_us] = runner_and_kernel_us(200'000, 300);
   EXPECT_NEAR(runner_us / kernel_us, 1, 0.02) << "runner " << runner_us << " us, kernel " << kernel_us << " us";
+}
+
+SampleShape shape(double sample_seconds, int max_calls, bool held) {
+  SampleShape shape;
+  shape.sample_seconds = sample_seconds;
+  shape.max_calls = max_calls;
+  shape.held = held;
+  return shape;
+}
+
+// A stream of its own for the sample timer's tests.
+struct TestStream {
+  cudaStream_t stream = nullptr;
+  TestStream() { REDLINE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+  ~TestStream() { (void)cudaStreamDestroy(stream); }
+};
+
+// Not held, one call a sample: nothing runs but the policy's warm-up and
+// timed samples (a caller's --warmup is exact), each called back once its
+// time is read, and a long call's time within 2% of the kernel's own.
+TEST(SampleTimerShapes, OneCallASampleNotHeldRunsExactlyThePolicy) {
+  SpinTotals totals;
+  TestStream s;
+  SampleTimer timer(s.stream, shape(0, 1, false));
+  MeasurementPolicy policy = fixed_count_policy(5);
+  policy.warmup_iterations = 2;
+  int enqueued = 0, finished = 0, seen_at_callback = 0;
+  const Measurement m = timer
+                            .time(
+                                policy,
+                                [&](int) {
+                                  ++enqueued;
+                                  spin_for_cycles<<<1, 32, 0, s.stream>>>(20'000'000, totals.total_ns.data(),
+                                                                          totals.launches.data());
+                                  REDLINE_CUDA_CHECK(cudaGetLastError());
+                                },
+                                {},
+                                [&] {
+                                  ++finished;
+                                  // The sample is done when it is called back: the stream has nothing left.
+                                  if (cudaStreamQuery(s.stream) == cudaSuccess) ++seen_at_callback;
+                                })
+                            .measurement;
+  EXPECT_EQ(enqueued, 7);
+  EXPECT_EQ(finished, 7);
+  EXPECT_EQ(seen_at_callback, 7);
+  EXPECT_EQ(m.warmup_iterations, 2);
+  ASSERT_EQ(m.samples.size(), 5u);
+  const double kernel_us = totals.mean_us();
+  EXPECT_NEAR(m.summary.median * 1e6 / kernel_us, 1, 0.02) << "timer " << m.summary.median * 1e6 << " us, kernel "
+                                                           << kernel_us << " us";
+}
+
+// Held, at most 4 calls a sample: one untimed call, one to size the samples,
+// then 4 calls for each of the warm-up and timed samples, however short.
+TEST(SampleTimerShapes, HeldSamplesStopAtTheirCallCap) {
+  SpinTotals totals;
+  TestStream s;
+  SampleTimer timer(s.stream, shape(2e-3, 4, true));
+  MeasurementPolicy policy = fixed_count_policy(3);
+  policy.warmup_iterations = 1;
+  int enqueued = 0;
+  const Measurement m = timer
+                            .time(policy,
+                                  [&](int) {
+                                    ++enqueued;
+                                    spin_for_cycles<<<1, 32, 0, s.stream>>>(2'000, totals.total_ns.data(),
+                                                                            totals.launches.data());
+                                    REDLINE_CUDA_CHECK(cudaGetLastError());
+                                  })
+                            .measurement;
+  EXPECT_EQ(enqueued, 1 + 1 + 4 * (1 + 3));
+  EXPECT_EQ(m.samples.size(), 3u);
+}
+
+TEST(SampleTimerShapes, ShapesOutOfRangeAreRefused) {
+  TestStream s;
+  EXPECT_THROW(SampleTimer(s.stream, shape(2e-3, 0, true)), std::invalid_argument);
+  EXPECT_THROW(SampleTimer(s.stream, shape(2e-3, kMaxCallsPerSample + 1, true)), std::invalid_argument);
+  EXPECT_THROW(SampleTimer(s.stream, shape(-1, 1, true)), std::invalid_argument);
 }
 
 }  // namespace
