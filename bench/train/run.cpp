@@ -2,8 +2,9 @@
 // fixed random batch: warm-up steps, then optimizer steps timed with CUDA
 // events (per phase too), one more step traced to split the time between
 // GEMMs, attention and the elementwise kernels, one micro-batch's GEMM and
-// attention calls timed alone, and the measured memory beside the model's
-// prediction. Prints the figures `sweep` reads from its
+// attention calls timed alone (the steps and the calls through the case
+// runner's sample timer and the measurement policy), and the measured memory
+// beside the model's prediction. Prints the figures `sweep` reads from its
 // children ("tokens_per_s: ...", "measured_peak_bytes: ...").
 #include <cuda_runtime_api.h>
 
@@ -22,6 +23,7 @@
 #include "harness/core/usage_error.hpp"
 #include "harness/gpu/gpu_peaks.hpp"
 #include "harness/gpu/kernel_category.hpp"
+#include "harness/measure/measurement.hpp"
 #include "harness/measure/stats.hpp"
 #include "harness/report/report.hpp"
 #include "harness/tracking/references.hpp"
@@ -31,10 +33,10 @@
 #include "kernels/attention_cudnn.cuh"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_query.cuh"
-#include "kernels/runner/event_timer.cuh"
 #include "kernels/gpu_availability.cuh"
 #include "kernels/kernel_trace.cuh"
 #include "kernels/nvtx_range.cuh"
+#include "kernels/runner/sample_timer.hpp"
 #include "kernels/train/train_stack.cuh"
 
 namespace redline::train {
@@ -83,32 +85,68 @@ void add_phase_times(PhaseTimes& sum, const PhaseTimes& step) {
   sum.forward_ms += step.forward_ms, sum.backward_ms += step.backward_ms, sum.optimizer_ms += step.optimizer_ms;
 }
 
+// The steps as the measurement policy's samples: --warmup untimed steps,
+// then exactly --steps timed ones (no noise stop or time cap: the loss check
+// reads the whole run, and the flags are the user's). Ctrl-C does not cut
+// them short: the figures need every step, and a second Ctrl-C still quits.
+MeasurementPolicy step_policy(const CheckedRun& c) {
+  MeasurementPolicy policy = fixed_count_policy(c.steps);
+  policy.warmup_iterations = c.warmup;
+  policy.stops_on_interrupt = false;
+  return policy;
+}
+
+// One step a sample, not held behind the stream blocker: a step is hundreds
+// to thousands of launches, more than a held stream's launch queue takes,
+// and the host's enqueue pace between its kernels is part of a real step.
+// After each sample (the step is finished then): its loss, the phase times
+// and the memory in use.
 StepFigures timed_steps(TrainStack& stack, const CheckedRun& c, cudaStream_t stream, std::int64_t free_at_start) {
+  struct AfterStep {
+    float loss;
+    PhaseTimes phases;
+    std::int64_t used;
+  };
+  std::vector<AfterStep> after;  // every sample's, the warm-up's first
+  SampleTimer timer(stream, SampleShape{.sample_seconds = 0, .max_calls = 1, .held = false});
+  const Measurement m =
+      timer
+          .time(step_policy(c), [&](int) { enqueue_train_step(stack, c); }, {},
+                [&] { after.push_back({stack.last_loss(), stack.last_phase_times(), used_device_bytes(free_at_start)}); })
+          .measurement;
   StepFigures f;
-  for (int i = 0; i < c.steps; ++i) {
-    EventTimer timer;
-    timer.start(stream);
-    enqueue_train_step(stack, c);
-    timer.stop(stream);
-    f.losses.push_back(stack.last_loss());  // the step's one wait
+  for (double seconds : m.samples) f.step_ms.push_back(seconds * 1e3);
+  for (std::size_t i = after.size() - m.samples.size(); i < after.size(); ++i) {
+    f.losses.push_back(after[i].loss);
     // Every micro-batch's forward and backward (the stack keeps a timer pair
     // per micro-batch of the accumulation) and the optimizer.
-    add_phase_times(f.phases, stack.last_phase_times());
-    f.step_ms.push_back(timer.elapsed_seconds() * 1e3);
-    f.peak_used = std::max(f.peak_used, used_device_bytes(free_at_start));
+    add_phase_times(f.phases, after[i].phases);
+    f.peak_used = std::max(f.peak_used, after[i].used);
   }
   return f;
 }
 
-// Each GEMM and attention call of a micro-batch timed alone this many times
-// (after one untimed run): they are milliseconds each at real shapes.
-constexpr int kAloneRepetitions = 5;
+// Each GEMM and attention call of a micro-batch timed alone: milliseconds
+// each at real shapes, so a few samples after one warm-up sample settle
+// them (a 2% spread); the caps keep a stack of hundreds of calls to seconds
+// when the GPU is noisy.
+MeasurementPolicy alone_policy() {
+  MeasurementPolicy policy;
+  policy.warmup_iterations = 1;
+  policy.warmup_seconds = 0;
+  policy.min_repetitions = 3;
+  policy.max_repetitions = 20;
+  policy.target_cv = 0.02;
+  policy.min_seconds = 0;
+  policy.max_seconds = 2;
+  return policy;
+}
 
 // The step's calls timed alone, last (it changes the gradients). A failure
 // costs this figure only: the step's own figures are already measured.
 std::optional<PartsAlone> parts_alone(TrainStack& stack, std::string& note) {
   try {
-    return stack.time_parts_alone(kAloneRepetitions);
+    return stack.time_parts_alone(alone_policy());
   } catch (const std::exception& e) {
     note += std::string(note.empty() ? "" : "; ") + "parts alone not measured: " + e.what();
     return std::nullopt;
@@ -234,8 +272,6 @@ int run_step(const RunFlags& f) {
     const Batch batch = fixed_batch(c);
     stack.set_batch(batch.tokens, batch.targets);
     stack.set_gradient_accumulation(c.ga);
-    for (int i = 0; i < c.warmup; ++i) enqueue_train_step(stack, c);
-    REDLINE_CUDA_CHECK(cudaStreamSynchronize(stream));  // a warm-up failure surfaces here, not in a timed step
     const StepFigures figures = timed_steps(stack, c, stream, static_cast<std::int64_t>(free_at_start));
     std::string split_note;
     std::map<KernelCategory, double> split;

@@ -232,7 +232,7 @@ void TrainStack::optimizer_step(const AdamWSettings& settings) {
 
 std::int64_t TrainStack::optimizer_steps() const { return state_->parameters.steps(); }
 
-PartsAlone TrainStack::time_parts_alone(int repetitions) {
+PartsAlone TrainStack::time_parts_alone(const MeasurementPolicy& policy) {
   State& s = *state_;
   RecordedCalls gemm_calls, attention_calls;
   {
@@ -252,8 +252,8 @@ PartsAlone TrainStack::time_parts_alone(int repetitions) {
   PartsAlone parts;
   parts.gemm_calls = static_cast<std::int64_t>(gemm_calls.size());
   parts.attention_calls = static_cast<std::int64_t>(attention_calls.size());
-  parts.gemm_ms = time_each_alone(gemm_calls, repetitions, s.stream);
-  parts.attention_ms = time_each_alone(attention_calls, repetitions, s.stream);
+  parts.gemm_ms = time_each_alone(gemm_calls, policy, s.stream);
+  parts.attention_ms = time_each_alone(attention_calls, policy, s.stream);
   return parts;
 }
 

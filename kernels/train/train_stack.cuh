@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/measure/measurement.hpp"
 #include "harness/train/activation_memory.hpp"
 #include "harness/train/model_config.hpp"
 #include "kernels/train/adamw.cuh"
@@ -61,7 +62,7 @@ struct AllocatedBytes {
 };
 
 // One micro-batch's GEMM and attention calls, each timed alone
-// (TrainStack::time_parts_alone): the sum of each kind's mean times.
+// (TrainStack::time_parts_alone): the sum of each kind's median times.
 struct PartsAlone {
   double gemm_ms = 0, attention_ms = 0;
   std::int64_t gemm_calls = 0, attention_calls = 0;
@@ -105,11 +106,12 @@ class TrainStack {
 
   // One micro-batch's forward and backward with every GEMM and attention
   // call recorded, then each call enqueued again by itself and timed
-  // (time_each_alone, `repetitions` per call): what the step's GEMMs and
-  // attention take measured alone, on the step's own plans and tensors. It
-  // changes the gradients (the weight-gradient GEMMs accumulate again), so
-  // it comes after the figures that need them. Synchronous.
-  PartsAlone time_parts_alone(int repetitions);
+  // (time_each_alone: the runner's held samples, as many as `policy` takes
+  // per call): what the step's GEMMs and attention take measured alone, on
+  // the step's own plans and tensors. It changes the gradients (the
+  // weight-gradient GEMMs accumulate again), so it comes after the figures
+  // that need them. Synchronous.
+  PartsAlone time_parts_alone(const MeasurementPolicy& policy);
   AllocatedBytes allocated() const;
   std::int64_t allocated_bytes() const { return allocated().total(); }
 

@@ -195,7 +195,7 @@ TEST_F(TrainGpu, PartsAloneTimeEveryGemmAndAttentionCall) {
     SCOPED_TRACE(redline::recompute_name(mode));
     auto stack = make(mode, AttentionChoice::unfused);
     one_step(*stack);
-    const redline::PartsAlone parts = stack->time_parts_alone(2);
+    const redline::PartsAlone parts = stack->time_parts_alone(redline::fixed_count_policy(2));
     const bool full = mode == Recompute::full;
     EXPECT_EQ(parts.gemm_calls, layers * (full ? 27 : 21) + 3);
     EXPECT_EQ(parts.attention_calls, layers * (full ? 3 : 2));
