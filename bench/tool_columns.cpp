@@ -8,6 +8,7 @@
 #include "harness/checkpoint/checkpoint_columns.hpp"
 #include "harness/gemm/gemm_columns.hpp"
 #include "harness/plan/plan_columns.hpp"
+#include "harness/profile/profile_columns.hpp"
 #include "harness/train/train_columns.hpp"
 #include "kernels/runner/case_runner_columns.hpp"
 
@@ -48,6 +49,8 @@ std::vector<ToolDeclaration> tool_declarations() {
             training_step_with_trials()),
       named("checkpoint_bench", "what saving and restoring the model state costs", checkpoint_columns()),
       named("redline_plan", "how long a training run takes, from the suite's measured figures", plan_columns()),
+      named("redline_profile", "where a program's training step spends its GPU time, against the measured ceilings",
+            profile_columns()),
   };
 }
 

@@ -17,8 +17,10 @@ ColumnsDeclaration training_step_columns() {
        .meaning = "tokens of one optimizer step (mbs x seq x ga) / the median step time; sweep: the trial's",
        .where = "run, sweep"},
       {.name = "step_time_ms", .unit = "ms", .better = Better::lower,
-       .meaning = "run: the median step it timed (CUDA events); sweep: batch_size x seq / tokens_per_s of the "
-                 "trial",
+       .meaning = "run: the median of the `--steps` timed steps (CUDA events, a step a sample through the case "
+                 "runner's sample timer, not held behind the stream blocker: a step's thousands of launches "
+                 "would not fit a held queue, and the host's launch pace is part of a real step; after "
+                 "`--warmup` steps); sweep: batch_size x seq / tokens_per_s of the trial",
        .where = "run, sweep"},
       {.name = "params", .unit = "count", .better = Better::lower,
        .meaning = "the model's parameters (embedding, layers, final norm, untied logits)",
@@ -116,7 +118,9 @@ ColumnsDeclaration training_step_columns() {
        .where = "run"},
       {.name = "gemm_alone_ms", .unit = "ms", .better = Better::lower,
        .meaning = "one step's GEMM calls timed alone: each GEMM call of a micro-batch (the step's own plan and "
-                 "tensors) enqueued by itself 5 times after one untimed run, the mean per call, summed, times "
+                 "tensors) timed by itself as the case runner times a kernel (samples of back-to-back calls "
+                 "held behind the stream blocker, about 2 ms and at most 16 calls each; a warm-up sample, then "
+                 "3 to 20 until their CV is under 2% or 2 s have passed), the median per call, summed, times "
                  "--ga",
        .where = "run"},
       {.name = "attention_alone_ms", .unit = "ms", .better = Better::lower,

@@ -1,0 +1,156 @@
+#include "harness/profile/ceilings.hpp"
+
+#include <algorithm>
+
+#include "harness/core/units.hpp"
+
+namespace redline::profile {
+namespace {
+
+void keep_best(std::optional<double>& best, double value) { best = best ? std::max(*best, value) : value; }
+
+std::string param(const ResultRow& row, const std::string& name) {
+  const auto it = row.params.find(name);
+  return it == row.params.end() ? "" : it->second;
+}
+
+std::optional<double> metric(const ResultRow& row, const std::string& name) {
+  const auto it = row.metrics.find(name);
+  return it == row.metrics.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+std::string ms(double ns) { return format_number(ns / 1e6, 2) + " ms"; }
+
+double per_step(const ProfileTotals& t, std::int64_t ns) { return static_cast<double>(ns) / static_cast<double>(t.steps); }
+
+std::int64_t time_of(const ProfileTotals& t, Category c) {
+  const auto it = t.sum.category_ns.find(c);
+  return it == t.sum.category_ns.end() ? 0 : it->second;
+}
+
+CeilingFinding gemm_finding(const ProfileTotals& t, const Ceilings& c) {
+  const double time_ns = per_step(t, time_of(t, Category::gemm));
+  if (t.gemm_flop.empty())
+    return {"GEMM: " + ms(time_ns) + " a step; the GEMM shapes are unknown (the trace records no cuBLAS calls), so "
+            "their rate is not set against the measured MAMF", 0};
+  const auto dominant = std::max_element(t.gemm_flop.begin(), t.gemm_flop.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+  double flop = 0;
+  for (const auto& [dtype, f] : t.gemm_flop) flop += f;
+  flop /= static_cast<double>(t.steps);
+  const double tflops = flop / (time_ns / 1e9) / 1e12;
+  const auto mamf = c.mamf_tflops.find(dominant->first);
+  if (mamf == c.mamf_tflops.end())
+    return {"GEMM: " + ms(time_ns) + " a step at " + format_number(tflops, 1) + " TFLOPS; no measured " +
+            dominant->first + " MAMF in the ceilings", 0};
+  const double floor_ns = flop / (mamf->second * 1e12) * 1e9;
+  return {"GEMMs run at " + format_percent(tflops / mamf->second, 0) + " of this GPU's measured " + dominant->first +
+              " MAMF (" + format_number(tflops, 1) + " of " + format_number(mamf->second, 1) + " TFLOPS; " +
+              ms(time_ns) + " a step)",
+          std::max(0.0, time_ns - floor_ns)};
+}
+
+CeilingFinding nccl_finding(const ProfileTotals& t, const Ceilings& c) {
+  const double time_ns = per_step(t, time_of(t, Category::nccl));
+  const double overlap = t.sum.nccl_ns > 0 ? static_cast<double>(t.sum.nccl_overlap_ns) / t.sum.nccl_ns : 0;
+  std::string text = "NCCL: " + ms(time_ns) + " a step, " + format_percent(overlap, 0) +
+                     " of it overlapped with compute; the message sizes are unknown (the trace records no NCCL "
+                     "calls), so its rate is not set against ";
+  text += c.busbw_GBps ? "the measured busbw (" + format_number(*c.busbw_GBps, 1) + " GB/s)" : "a measured busbw";
+  return {text, 0};
+}
+
+// A copy's rate against its measured ceiling; a device-to-device copy reads
+// and writes each byte, as the HBM figure counts them.
+CeilingFinding copy_finding(const ProfileTotals& t, Category category, const std::optional<double>& ceiling,
+                            const std::string& ceiling_name) {
+  const double time_ns = per_step(t, time_of(t, category));
+  const auto bytes_it = t.bytes.find(category);
+  const double bytes = bytes_it == t.bytes.end() ? 0 : per_step(t, bytes_it->second) * (category == Category::memcpy_d2d ? 2 : 1);
+  const double gbps = time_ns > 0 ? bytes / time_ns : 0;  // bytes per ns = GB/s
+  std::string text = std::string(category_name(category)) + ": " + ms(time_ns) + " a step at " + format_number(gbps, 1) + " GB/s";
+  if (!ceiling) return {text + "; no measured " + ceiling_name + " in the ceilings", 0};
+  const double floor_ns = bytes / *ceiling;
+  return {text + ", " + format_percent(gbps / *ceiling, 0) + " of the measured " + ceiling_name + " (" +
+              format_number(*ceiling, 1) + " GB/s)",
+          std::max(0.0, time_ns - floor_ns)};
+}
+
+}  // namespace
+
+Ceilings ceilings_from(const RunResults& run) {
+  Ceilings c;
+  c.source = run.source;
+  for (const ResultRow& row : run.rows) {
+    if (row.status != RowStatus::ok) continue;
+    if (const auto t = metric(row, "tflops"); t && param(row, "result") == "mamf") {
+      double& best = c.mamf_tflops[param(row, "dtype")];
+      best = std::max(best, *t);
+    }
+    if (const auto v = metric(row, "hbm_GBps")) keep_best(c.hbm_GBps, *v);
+    if (const auto v = metric(row, "busbw_GBps"); v && param(row, "collective") == "all_reduce") keep_best(c.busbw_GBps, *v);
+    const std::string stage = param(row, "stage");
+    if (const auto v = metric(row, "GBps"); v && param(row, "memory") == "pinned") {
+      if (stage.rfind("gpu.d2h", 0) == 0) keep_best(c.d2h_GBps, *v);
+      if (stage.rfind("gpu.h2d", 0) == 0) keep_best(c.h2d_GBps, *v);
+    }
+  }
+  return c;
+}
+
+ProfileTotals total_over(const Trace& trace, const std::vector<StepWindow>& steps) {
+  ProfileTotals t;
+  t.steps = steps.size();
+  for (const StepWindow& s : steps) {
+    const StepBreakdown b = break_down(trace, s);
+    t.sum.wall_ns += b.wall_ns, t.sum.busy_ns += b.busy_ns;
+    t.sum.idle_before_ns += b.idle_before_ns, t.sum.idle_between_ns += b.idle_between_ns;
+    t.sum.idle_after_ns += b.idle_after_ns;
+    t.sum.nccl_ns += b.nccl_ns, t.sum.nccl_overlap_ns += b.nccl_overlap_ns;
+    for (const auto& [c, ns] : b.category_ns) t.sum.category_ns[c] += ns;
+  }
+  const auto in_steps = [&](std::int64_t at) {
+    return std::any_of(steps.begin(), steps.end(), [&](const StepWindow& s) { return at >= s.start_ns && at < s.end_ns; });
+  };
+  for (const Activity& a : trace.activities)
+    if ((a.kind == ActivityKind::memcpy || a.kind == ActivityKind::memset) && in_steps(a.start_ns))
+      t.bytes[category_of(a)] += a.bytes;
+  for (const GemmCall& g : trace.gemms)
+    if (in_steps(g.time_ns)) t.gemm_flop[g.dtype] += g.flop();
+  return t;
+}
+
+CeilingFinding idle_finding(const ProfileTotals& t) {
+  const double idle = static_cast<double>(t.sum.idle_ns()), wall = static_cast<double>(t.sum.wall_ns);
+  const std::pair<double, const char*> parts[] = {
+      {static_cast<double>(t.sum.idle_between_ns), "between kernels (launch-bound: the host does not keep the GPU fed)"},
+      {static_cast<double>(t.sum.idle_before_ns), "before the step's first GPU work (the host's work first: data loading, a sync)"},
+      {static_cast<double>(t.sum.idle_after_ns), "after the step's last GPU work (the host ends the step: a sync, logging)"}};
+  const auto& most = *std::max_element(std::begin(parts), std::end(parts),
+                                       [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (idle <= 0 || wall <= 0) return {"the GPU is busy the whole step", 0};
+  return {"the GPU is idle " + format_percent(idle / wall, 0) + " of the step, mostly " + most.second,
+          idle / static_cast<double>(t.steps)};
+}
+
+std::vector<CeilingFinding> ceiling_findings(const ProfileTotals& t, const Ceilings& c) {
+  std::vector<CeilingFinding> findings;
+  if (t.steps == 0) return findings;
+  if (time_of(t, Category::gemm) > 0) findings.push_back(gemm_finding(t, c));
+  if (time_of(t, Category::nccl) > 0) findings.push_back(nccl_finding(t, c));
+  if (time_of(t, Category::memcpy_h2d) > 0) findings.push_back(copy_finding(t, Category::memcpy_h2d, c.h2d_GBps, "pinned H2D bandwidth"));
+  if (time_of(t, Category::memcpy_d2h) > 0) findings.push_back(copy_finding(t, Category::memcpy_d2h, c.d2h_GBps, "pinned D2H bandwidth"));
+  if (time_of(t, Category::memcpy_d2d) > 0) findings.push_back(copy_finding(t, Category::memcpy_d2d, c.hbm_GBps, "HBM bandwidth"));
+  findings.push_back(idle_finding(t));
+  return findings;
+}
+
+std::optional<std::string> largest_gap(const std::vector<CeilingFinding>& findings) {
+  const CeilingFinding* largest = nullptr;
+  for (const CeilingFinding& f : findings)
+    if (f.excess_ns > 0 && (!largest || f.excess_ns > largest->excess_ns)) largest = &f;
+  if (!largest) return std::nullopt;
+  return largest->text + " (" + ms(largest->excess_ns) + " a step lost)";
+}
+
+}  // namespace redline::profile

@@ -1,0 +1,36 @@
+// The trace file the injection library writes and `redline profile` reads:
+// text, one record a line, tab-separated, after a header line. Written as
+// the program runs (a line per record as CUPTI hands its buffers back), so a
+// program killed by a signal leaves every completed buffer behind.
+//   # redline profile trace 1
+//   kernel  START END DEVICE STREAM NAME
+//   memcpy  START END DEVICE STREAM h2d|d2h|d2d|other BYTES
+//   memset  START END DEVICE STREAM BYTES
+//   range   START END NAME
+//   gemm    TIME M N K BATCH DTYPE
+//   clock   ACTIVITY_NS MONOTONIC_NS   (the two clocks read together)
+//   dropped COUNT
+//   problem TEXT
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "harness/profile/activity.hpp"
+
+namespace redline::profile {
+
+std::string trace_header();                  // "# redline profile trace 1\n"
+std::string trace_line(const Activity& a);   // one record, newline-terminated; tabs and newlines in names become spaces
+std::string gemm_line(const GemmCall& g);
+std::string clock_line(std::int64_t activity_ns, std::int64_t monotonic_ns);
+std::string dropped_line(std::int64_t count);
+std::string problem_line(const std::string& text);
+
+// Reads a trace back. Throws std::runtime_error naming the file and line for
+// a file that is not a trace or a malformed line; a last line cut short (the
+// program was killed mid-write) is ignored and counted as dropped.
+Trace read_trace(const std::filesystem::path& file);
+Trace parse_trace(const std::string& text, const std::string& source);
+
+}  // namespace redline::profile

@@ -1,0 +1,314 @@
+// redline profile's pure parts on synthetic activity records: the trace
+// file, step detection (NVTX ranges, output lines, the repeating kernel
+// sequence), each step's idle split, categories and NCCL overlap, the top
+// kernels, and the categories against measured ceilings.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/profile/ceilings.hpp"
+#include "harness/profile/intervals.hpp"
+#include "harness/profile/profile_report.hpp"
+#include "harness/profile/step_breakdown.hpp"
+#include "harness/profile/step_detection.hpp"
+#include "harness/profile/trace_file.hpp"
+#include "tests/support.hpp"
+
+using namespace redline;
+using namespace redline::profile;
+
+// `statement` throws `type` whose message holds `part`.
+#define EXPECT_THROW_WITH(statement, type, part) \
+  do {                                           \
+    try {                                        \
+      statement;                                 \
+      ADD_FAILURE() << "no exception: " #statement; \
+    } catch (const type& e) {                    \
+      EXPECT_CONTAINS(e.what(), part);           \
+    }                                            \
+  } while (0)
+
+namespace {
+
+constexpr const char* kGemm = "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT";
+constexpr const char* kNccl = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+
+Activity kernel(std::string name, std::int64_t start, std::int64_t end, std::uint32_t stream = 7) {
+  return {.kind = ActivityKind::kernel, .start_ns = start, .end_ns = end, .stream = stream, .name = std::move(name)};
+}
+
+Activity copy(CopyKind kind, std::int64_t start, std::int64_t end, std::int64_t bytes) {
+  return {.kind = ActivityKind::memcpy, .start_ns = start, .end_ns = end, .copy = kind, .bytes = bytes};
+}
+
+Activity range(std::string name, std::int64_t start, std::int64_t end) {
+  return {.kind = ActivityKind::range, .start_ns = start, .end_ns = end, .name = std::move(name)};
+}
+
+TEST(ProfileTrace, RecordsReadBackAsWritten) {
+  Trace trace;
+  trace.activities = {kernel("void k<float>(int)\twith a tab", 10, 20), copy(CopyKind::d2h, 30, 40, 4096),
+                      {.kind = ActivityKind::memset, .start_ns = 41, .end_ns = 42, .bytes = 64}, range("step 1", 5, 50)};
+  std::string text = trace_header();
+  for (const Activity& a : trace.activities) text += trace_line(a);
+  text += gemm_line({.time_ns = 9, .m = 4096, .n = 4096, .k = 1024, .batch = 1, .dtype = "bf16"});
+  text += clock_line(1000, 51000) + dropped_line(3) + problem_line("cuptiActivityEnable(MARKER): not supported");
+  const Trace back = parse_trace(text, "t.trace");
+  ASSERT_EQ(back.activities.size(), 4u);
+  EXPECT_EQ(back.activities[0].name, "void k<float>(int) with a tab");
+  EXPECT_EQ(back.activities[0].stream, 7u);
+  EXPECT_EQ(back.activities[1].copy, CopyKind::d2h);
+  EXPECT_EQ(back.activities[1].bytes, 4096);
+  EXPECT_EQ(back.activities[2].kind, ActivityKind::memset);
+  EXPECT_EQ(back.activities[3].name, "step 1");
+  ASSERT_EQ(back.gemms.size(), 1u);
+  EXPECT_DOUBLE_EQ(back.gemms[0].flop(), 2.0 * 4096 * 4096 * 1024);
+  EXPECT_TRUE(back.has_clock);
+  EXPECT_EQ(back.clock_offset_ns, 50000);
+  EXPECT_EQ(back.dropped, 3);
+  EXPECT_EQ(back.problems, std::vector<std::string>{"cuptiActivityEnable(MARKER): not supported"});
+}
+
+TEST(ProfileTrace, BadInputNamesTheLine) {
+  const std::string header = trace_header();
+  EXPECT_THROW_WITH(parse_trace("kernel\t1\t2\t0\t0\tk\n", "t"), std::runtime_error, "t:1: not a redline profile trace");
+  EXPECT_THROW_WITH(parse_trace(header + "kernel\t1\tx\t0\t0\tk\n", "t"), std::runtime_error, "t:2: \"x\" is not an integer");
+  EXPECT_THROW_WITH(parse_trace(header + "kernel\t5\t2\t0\t0\tk\n", "t"), std::runtime_error, "t:2: the record ends before");
+  EXPECT_THROW_WITH(parse_trace(header + "bogus\t1\n", "t"), std::runtime_error, "t:2: unknown record \"bogus\"");
+  EXPECT_THROW_WITH(parse_trace(header + "memcpy\t1\t2\t0\t0\tsideways\t8\n", "t"), std::runtime_error, "sideways");
+  // A program killed mid-write leaves its last line short: dropped, not an error.
+  const Trace cut = parse_trace(header + "kernel\t1\t2\t0\t0\tk\nkernel\t3\t", "t");
+  EXPECT_EQ(cut.activities.size(), 1u);
+  EXPECT_EQ(cut.dropped, 1);
+}
+
+TEST(ProfileIntervals, UnionAndSharedTime) {
+  const auto a = merged({{0, 10}, {5, 15}, {20, 30}, {30, 31}, {40, 40}});
+  EXPECT_EQ(a, (std::vector<Interval>{{0, 15}, {20, 31}}));
+  EXPECT_EQ(covered(a), 26);
+  EXPECT_EQ(shared(a, merged({{10, 25}, {29, 100}})), 5 + 5 + 2);
+  EXPECT_EQ(clipped({5, 50}, 10, 20), (Interval{10, 20}));
+  EXPECT_EQ(clipped({30, 50}, 10, 20).first, clipped({30, 50}, 10, 20).second);
+}
+
+TEST(ProfileCategories, KernelsCopiesAndNccl) {
+  EXPECT_EQ(category_of(kernel(kGemm, 0, 1)), Category::gemm);
+  EXPECT_EQ(category_of(kernel(kNccl, 0, 1)), Category::nccl);
+  EXPECT_EQ(category_of(kernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3", 0, 1)),
+            Category::attention);
+  EXPECT_EQ(category_of(kernel("void rmsnorm_forward_kernel<__nv_bfloat16>(...)", 0, 1)), Category::elementwise);
+  EXPECT_EQ(category_of(copy(CopyKind::h2d, 0, 1, 8)), Category::memcpy_h2d);
+  EXPECT_EQ(category_of(copy(CopyKind::d2d, 0, 1, 8)), Category::memcpy_d2d);
+  EXPECT_FALSE(is_compute(Category::nccl));
+  EXPECT_TRUE(is_compute(Category::gemm));
+}
+
+// Steps marked by NVTX: the outermost matching ranges, nested and unrelated
+// ones left out; the default pattern takes torch.profiler's names too.
+TEST(ProfileSteps, FromRanges) {
+  Trace trace;
+  trace.activities = {range("ProfilerStep#0", 0, 100), range("forward", 10, 40), range("optimizer step", 60, 90),
+                      range("ProfilerStep#1", 100, 210), range("stepper", 300, 400), range("train_step", 400, 500)};
+  const auto steps = steps_from_ranges(trace, std::regex(kDefaultStepRange));
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].end_ns, 100);
+  EXPECT_EQ(steps[1].start_ns, 100);
+  EXPECT_EQ(steps[2].start_ns, 400);
+}
+
+// A step per output line, placed on the GPU's clock by the clock line.
+TEST(ProfileSteps, FromOutputLines) {
+  Trace trace;
+  trace.activities = {kernel("a", 1000, 1100), kernel("a", 2000, 2100), kernel("a", 3000, 3100)};
+  trace.has_clock = true;
+  trace.clock_offset_ns = 500000;
+  const auto steps = steps_from_marks(trace, {500000 + 500, 500000 + 1900, 500000 + 2900});
+  ASSERT_EQ(steps.size(), 2u);  // the first line came before any GPU work
+  EXPECT_EQ(steps[0].start_ns, 1000);
+  EXPECT_EQ(steps[0].end_ns, 1900);
+  EXPECT_EQ(steps[1].end_ns, 2900);
+  trace.has_clock = false;
+  EXPECT_TRUE(steps_from_marks(trace, {501900}).empty());
+}
+
+// Six steps of four kernels with a host gap before each step's "embed";
+// warm-up launches an extra kernel first. Steps start at "embed", not at the
+// sequence's first kernel.
+Trace periodic_trace(int steps) {
+  Trace trace;
+  trace.activities.push_back(kernel("autotune", 0, 50));
+  std::int64_t t = 100;
+  for (int s = 0; s < steps; ++s) {
+    t += 5000;  // the host between steps
+    for (const char* name : {"embed", kGemm, "softmax", kGemm}) {
+      trace.activities.push_back(kernel(name, t, t + 1000));
+      t += 1100;
+    }
+  }
+  return trace;
+}
+
+TEST(ProfileSteps, FromTheRepeatingKernelSequence) {
+  const Trace trace = periodic_trace(6);
+  std::size_t period = 0;
+  const auto steps = steps_from_kernel_period(trace, &period);
+  EXPECT_EQ(period, 4u);
+  ASSERT_EQ(steps.size(), 6u);
+  EXPECT_EQ(steps[0].start_ns, 5100);                    // the first "embed"
+  EXPECT_EQ(steps[1].start_ns, 5100 + 4 * 1100 + 5000);  // the next one
+  EXPECT_EQ(steps[5].end_ns, trace.activities.back().end_ns);
+  EXPECT_TRUE(steps_from_kernel_period(periodic_trace(2)).empty());  // repeats only twice
+}
+
+TEST(ProfileSteps, TheFirstWayThatFindsStepsWins) {
+  Trace trace = periodic_trace(6);
+  const std::regex pattern(kDefaultStepRange);
+  EXPECT_CONTAINS(find_steps(trace, pattern, "step", {}).method, "repeating kernel sequence (4 kernels a step)");
+  trace.activities.push_back(range("step", 0, 100000));
+  EXPECT_CONTAINS(find_steps(trace, pattern, "step", {}).method, "NVTX ranges");
+  const FoundSteps none = find_steps(Trace{}, pattern, "step", {});
+  EXPECT_TRUE(none.steps.empty());
+  EXPECT_CONTAINS(none.why_none, "does not repeat 3 times");
+  const auto kept = steps_to_profile(std::vector<StepWindow>(5), 2, 2);
+  EXPECT_EQ(kept.size(), 2u);
+  EXPECT_TRUE(steps_to_profile(std::vector<StepWindow>(2), 2, 0).empty());
+}
+
+// Idle before the first record, between records and after the last; busy as
+// the union over streams; NCCL's overlap with compute on another stream.
+TEST(ProfileBreakdown, IdleSplitCategoriesAndOverlap) {
+  Trace trace;
+  trace.activities = {kernel(kGemm, 100, 400, 1),  kernel("rmsnorm_forward", 300, 500, 2), kernel(kNccl, 450, 700, 3),
+                      copy(CopyKind::h2d, 800, 900, 1 << 20), kernel(kGemm, 1500, 1600, 1),
+                      range("step", 0, 2000)};
+  const StepBreakdown b = break_down(trace, {0, 2000});
+  EXPECT_EQ(b.wall_ns, 2000);
+  EXPECT_EQ(b.busy_ns, 600 + 100 + 100);  // [100,700), [800,900), [1500,1600)
+  EXPECT_EQ(b.idle_before_ns, 100);
+  EXPECT_EQ(b.idle_after_ns, 400);
+  EXPECT_EQ(b.idle_between_ns, 100 + 600);
+  EXPECT_EQ(b.idle_ns() + b.busy_ns, b.wall_ns);
+  EXPECT_EQ(b.category_ns.at(Category::gemm), 400);
+  EXPECT_EQ(b.category_ns.at(Category::elementwise), 200);
+  EXPECT_EQ(b.category_ns.at(Category::memcpy_h2d), 100);
+  EXPECT_EQ(b.nccl_ns, 250);
+  EXPECT_EQ(b.nccl_overlap_ns, 50);  // the norm ran until 500
+  // A window cuts records at its edges.
+  const StepBreakdown half = break_down(trace, {350, 1000});
+  EXPECT_EQ(half.category_ns.at(Category::gemm), 50);
+  EXPECT_EQ(half.idle_before_ns, 0);
+  const StepBreakdown empty = break_down(trace, {2000, 3000});
+  EXPECT_EQ(empty.idle_before_ns, 1000);
+}
+
+TEST(ProfileBreakdown, TopKernelsByTotalTime) {
+  const Trace trace = periodic_trace(6);
+  const auto steps = steps_from_kernel_period(trace);
+  const auto top = top_kernels(trace, steps, 2);
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top[0].name, kGemm);
+  EXPECT_EQ(top[0].count, 12);
+  EXPECT_EQ(top[0].total_ns, 12000);
+  EXPECT_DOUBLE_EQ(top[0].mean_ns(), 1000);
+  EXPECT_EQ(top[0].category, Category::gemm);
+}
+
+RunResults measured_ceilings() {
+  RunResults run;
+  run.source = "results/references/H200";
+  ResultRow mamf;
+  mamf.params = {{"result", "mamf"}, {"dtype", "bf16"}};
+  mamf.metrics = {{"tflops", 700}};
+  ResultRow shape = mamf;
+  shape.params = {{"dtype", "bf16"}, {"m", "4096"}};  // a shape row, not the MAMF
+  shape.metrics = {{"tflops", 750}};
+  ResultRow hbm;
+  hbm.metrics = {{"hbm_GBps", 4000}};
+  ResultRow d2h;
+  d2h.params = {{"stage", "gpu.d2h"}, {"memory", "pinned"}};
+  d2h.metrics = {{"GBps", 50}};
+  ResultRow busbw;
+  busbw.params = {{"collective", "all_reduce"}};
+  busbw.metrics = {{"busbw_GBps", 400}};
+  ResultRow failed = busbw;
+  failed.status = RowStatus::error;
+  failed.metrics = {{"busbw_GBps", 9000}};
+  run.rows = {mamf, shape, hbm, d2h, busbw, failed};
+  return run;
+}
+
+TEST(ProfileCeilings, ReadByWhatTheRowsHold) {
+  const Ceilings c = ceilings_from(measured_ceilings());
+  EXPECT_EQ(c.mamf_tflops.at("bf16"), 700);
+  EXPECT_EQ(*c.hbm_GBps, 4000);
+  EXPECT_EQ(*c.d2h_GBps, 50);
+  EXPECT_EQ(*c.busbw_GBps, 400);  // the failed row is not a ceiling
+  EXPECT_FALSE(c.h2d_GBps);
+}
+
+// One step of 10 ms: 5 ms of GEMMs that do 1.75 TFLOP (350 TFLOPS, half the
+// 700 TFLOPS MAMF: 2.5 ms beyond it), 1 ms D2H copying 25 MB (25 GB/s of
+// 50), idle 4 ms, 3 of them between records.
+Trace one_step_trace() {
+  Trace trace;
+  const std::int64_t ms = 1000000;
+  trace.activities = {kernel(kGemm, 1 * ms / 2, 3 * ms), kernel(kGemm, 4 * ms, 6 * ms + ms / 2),
+                      copy(CopyKind::d2h, 8 * ms + ms / 2, 9 * ms + ms / 2, 25000000), range("step", 0, 10 * ms)};
+  trace.gemms = {{.time_ns = 1, .m = 1000, .n = 1000, .k = 875000, .batch = 1, .dtype = "bf16"}};
+  return trace;
+}
+
+TEST(ProfileCeilings, EachCategoryAgainstItsCeiling) {
+  const Trace trace = one_step_trace();
+  const ProfileTotals totals = total_over(trace, {{0, 10000000}});
+  const auto findings = ceiling_findings(totals, ceilings_from(measured_ceilings()));
+  ASSERT_EQ(findings.size(), 3u);
+  EXPECT_CONTAINS(findings[0].text, "GEMMs run at 50% of this GPU's measured bf16 MAMF (350.0 of 700.0 TFLOPS");
+  EXPECT_NEAR(findings[0].excess_ns, 2.5e6, 1);
+  EXPECT_CONTAINS(findings[1].text, "memcpy_d2h: 1.00 ms a step at 25.0 GB/s, 50% of the measured pinned D2H");
+  EXPECT_NEAR(findings[1].excess_ns, 0.5e6, 1);
+  EXPECT_CONTAINS(findings[2].text, "the GPU is idle 40% of the step, mostly between kernels (launch-bound");
+  EXPECT_NEAR(findings[2].excess_ns, 4e6, 1);
+  EXPECT_CONTAINS(*largest_gap(findings), "idle 40%");
+}
+
+// Never a guessed FLOP count: without the GEMMs' shapes, or without NCCL's
+// message sizes, the finding says what is missing.
+TEST(ProfileCeilings, UnknownShapesAreSaidSo) {
+  Trace trace = one_step_trace();
+  trace.gemms.clear();
+  trace.activities.push_back(kernel(kNccl, 8 * 1000000, 9 * 1000000));
+  const auto findings = ceiling_findings(total_over(trace, {{0, 10000000}}), ceilings_from(measured_ceilings()));
+  EXPECT_CONTAINS(findings[0].text, "the GEMM shapes are unknown");
+  EXPECT_EQ(findings[0].excess_ns, 0);
+  EXPECT_CONTAINS(findings[1].text, "NCCL: 1.00 ms a step, 0% of it overlapped with compute; the message sizes are unknown");
+  EXPECT_CONTAINS(findings[1].text, "the measured busbw (400.0 GB/s)");
+  const auto no_ceiling = ceiling_findings(total_over(one_step_trace(), {{0, 10000000}}), Ceilings{});
+  EXPECT_CONTAINS(no_ceiling[0].text, "no measured bf16 MAMF");
+}
+
+TEST(ProfileReport, RowsPerStepAndCategory) {
+  const Trace trace = periodic_trace(6);
+  Report report;
+  report.tool = "redline_profile";
+  ProfileInput input{.trace = trace, .found = find_steps(trace, std::regex(kDefaultStepRange), "step", {}), .skip = 1, .limit = 3};
+  add_profile(report, input);
+  // Three steps, each a step row and rows for gemm, attention (the softmax)
+  // and elementwise (the embedding).
+  ASSERT_EQ(report.rows.size(), 12u);
+  EXPECT_EQ(report.rows[0].param_value("step"), "1");
+  EXPECT_EQ(report.rows[0].param_value("category"), "step");
+  EXPECT_NEAR(*report.rows[0].metric_value("wall_ms"), (4 * 1100 + 5000) / 1e6, 1e-9);
+  EXPECT_EQ(report.rows[1].param_value("category"), "gemm");
+  EXPECT_NEAR(*report.rows[1].metric_value("time_ms"), 2000 / 1e6, 1e-12);
+  ProfileInput skipped_all = input;
+  skipped_all.skip = 6;
+  EXPECT_THROW_WITH(add_profile(report, skipped_all), std::runtime_error, "--skip 6 skips them all");
+  ProfileInput none{.trace = Trace{}, .found = find_steps(Trace{}, std::regex("step"), "step", {})};
+  EXPECT_THROW_WITH(add_profile(report, none), std::runtime_error, "no steps found");
+}
+
+}  // namespace
