@@ -1,13 +1,15 @@
 #include "kernels/checkpoint_copy.cuh"
 
 #include <algorithm>
-#include <chrono>
+#include <functional>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <limits>
 #include <vector>
 
+#include "harness/core/clock.hpp"
+#include "harness/measure/measurement.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/device_buffer.cuh"
 #include "kernels/gpu_availability.cuh"
@@ -15,10 +17,6 @@
 
 namespace redline {
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 class Streams {
  public:
@@ -57,7 +55,7 @@ class Streams {
 // enqueue and the final synchronize (pageable copies block while enqueued).
 double split_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, const Streams& streams) {
   REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
-  const double t0 = now_s();
+  const double t0 = steady_seconds();
   const std::size_t n = static_cast<std::size_t>(streams.size());
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t begin = bytes * i / n, end = bytes * (i + 1) / n;
@@ -65,15 +63,18 @@ double split_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind 
                                        end - begin, kind, streams[i]));
   }
   REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
-  return now_s() - t0;
+  return steady_seconds() - t0;
 }
 
-template <typename F>
-double best_of(int repetitions, F&& run) {
-  double best = std::numeric_limits<double>::infinity();
-  run();  // warm-up: first-touch of host pages, lazy context work
-  for (int r = 0; r < repetitions; ++r) best = std::min(best, run());
-  return best;
+// The fastest of `repetitions` timed copies after one untimed one (first
+// touch of host pages, lazy context work), sampled by the harness's one
+// policy for wall-clock samples. All of them even at Ctrl-C: a stage is a
+// few copies of seconds at most, and a figure needs its samples.
+double best_of(int repetitions, const std::function<double()>& run) {
+  MeasurementPolicy policy = fixed_count_policy(repetitions);
+  policy.warmup_iterations = 1;
+  policy.stops_on_interrupt = false;
+  return measure(policy, run).summary.min;
 }
 
 constexpr std::uint64_t kStateSeed = 0xC0FFEEull;
@@ -108,9 +109,9 @@ double restore_to_gpu(const std::byte* host, std::size_t bytes) {
   require_free_gpu_memory(bytes);
   DeviceBuffer<std::byte> device(bytes);
   REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
-  const double t0 = now_s();
+  const double t0 = steady_seconds();
   REDLINE_CUDA_CHECK(cudaMemcpy(device.data(), host, bytes, cudaMemcpyHostToDevice));
-  const double seconds = now_s() - t0;
+  const double seconds = steady_seconds() - t0;
   // Back in 64 MiB slices (bounded host memory), compared with what was sent.
   constexpr std::size_t kSlice = std::size_t{64} << 20;
   std::vector<std::byte> back(std::min(bytes, kSlice));
@@ -148,9 +149,9 @@ std::vector<GpuCopyTiming> measure_checkpoint_copies(std::size_t bytes) {
   }
   out.push_back({"d2h_ceiling", "pinned", 1, best_of(kRepetitions, [&] {
                    REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
-                   const double t0 = now_s();
+                   const double t0 = steady_seconds();
                    REDLINE_CUDA_CHECK(cudaMemcpy(pinned.data(), device.data(), n, cudaMemcpyDeviceToHost));
-                   return now_s() - t0;
+                   return steady_seconds() - t0;
                  }),
                  "plain cudaMemcpy loop"});
   for (int s : {1, 4}) {
