@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "bench/profile/trial_profiler.hpp"
 #include "bench/tool_columns.hpp"
 #include "harness/batch/batch_sweep.hpp"
 #include "harness/core/axis.hpp"
@@ -36,7 +37,7 @@ struct Flags {
   std::vector<std::string> oom_regexes;
   std::set<std::string> given;  // the flags typed, filled after parsing
   std::string global_batch, data_parallel = "1";
-  bool bisect = false, verbose = false;
+  bool bisect = false, verbose = false, profile = false;
   OutputOptions output;
 };
 
@@ -176,6 +177,9 @@ int main(int argc, char** argv) {
   app.add_option("--global-batch", f.global_batch, "Global batch size, to plan gradient accumulation");
   app.add_option("--data-parallel", f.data_parallel, "Data-parallel degree for --global-batch (default 1)");
   app.add_flag("--verbose", f.verbose, "Echo each trial's output to stderr");
+  app.add_flag("--profile", f.profile,
+               "Profile each trial (CUPTI): its GPU busy and idle %, the top category, and why saturation is where "
+               "it is (docs/profile.md)");
   add_output_flags(app, f.output);
 
   return run_tool(app, own_argc, argv, [&] {
@@ -183,7 +187,11 @@ int main(int argc, char** argv) {
     BatchSweepOptions options = to_options(f, command);
     validate_output_paths(f.output);
     // NVML only: creating a CUDA context here would take GPU memory from the trials.
-    BatchSweepOutcome outcome = run_batch_sweep("batch_sweep", options, capture_environment());
+    Environment env = capture_environment();
+    std::optional<profile::TrialProfiler> profiler;
+    if (f.profile) profiler.emplace(env), profiler->watch(options);
+    BatchSweepOutcome outcome = run_batch_sweep("batch_sweep", options, std::move(env));
+    if (profiler) profiler->summarize(outcome);
     add_sweep_charts(outcome.report);  // for its JSON, as `redline report` draws them
     write_reports(outcome.report, f.output);
     if (interrupted()) return 128 + interrupt_signal();

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bench/plan/plan_flags.hpp"
+#include "bench/profile/profile_flags.hpp"
 #include "harness/core/atomic_file.hpp"
 #include "harness/tracking/compare.hpp"
 #include "harness/report/console_table.hpp"
@@ -308,7 +309,9 @@ int cmd_baseline(const std::string& run, const std::string& root, bool name_only
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"redline: run suites, compare results, track history, write reports and plan a training run", "redline"};
+  CLI::App app{"redline: run suites, compare results, track history, write reports, plan a training run and "
+               "profile one",
+               "redline"};
   app.require_subcommand(1);
 
   std::string suite_file, runs_dir = "results/runs", history = "results/history.csv", run_dir_file;
@@ -360,12 +363,15 @@ int main(int argc, char** argv) {
 
   plan::PlanFlags plan_flags;
   auto* plan = plan::add_plan_subcommand(app, plan_flags);
+  profile::ProfileFlags profile_flags;
+  auto* profile = profile::add_profile_subcommand(app, profile_flags);
 
   return run_tool(app, argc, argv, [&] {
     // These only read and write files (atomically): a Ctrl-C has nothing to
     // save, so it stops them (exit 130) instead of letting them finish.
     if (*compare || *hist || *report) install_exit_on_interrupt();
     if (*plan) return plan::run_plan(plan_flags);
+    if (*profile) return profile::run_profile(profile_flags);
     if (*suite) return cmd_suite(suite_file, quick, runs_dir, history, run_dir_file);
     if (*compare) return cmd_compare(baseline, current, threshold, alpha, format, all_metrics, schema);
     if (*hist) return cmd_history(history, case_filter, metric_filter, threshold, schema);

@@ -28,6 +28,12 @@ ColumnsDeclaration training_step_with_trials() {
   return columns;
 }
 
+ColumnsDeclaration batch_sweep_with_profile() {
+  ColumnsDeclaration columns = batch_sweep_columns();
+  add_columns(columns, profiled_trial_columns());
+  return columns;
+}
+
 ToolDeclaration named(std::string tool, std::string summary, ColumnsDeclaration columns) {
   for (ChartHints& chart : columns.chart) chart.tool = tool;
   for (HeadlineSpec& headline : columns.headlines) headline.tool = tool;
@@ -38,7 +44,7 @@ ToolDeclaration named(std::string tool, std::string summary, ColumnsDeclaration 
 
 std::vector<ToolDeclaration> tool_declarations() {
   return {
-      named("batch_sweep", "any training command, swept over its batch size", batch_sweep_columns()),
+      named("batch_sweep", "any training command, swept over its batch size", batch_sweep_with_profile()),
       named("allreduce_bench", "collective bus bandwidth over message sizes, across ranks and nodes",
             collective_columns()),
       named("gemm_bench", "GEMM throughput, tile and wave quantization, MAMF per dtype",

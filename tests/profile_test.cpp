@@ -15,6 +15,7 @@
 #include "harness/profile/step_breakdown.hpp"
 #include "harness/profile/step_detection.hpp"
 #include "harness/profile/trace_file.hpp"
+#include "harness/profile/trial_profile.hpp"
 #include "tests/support.hpp"
 
 using namespace redline;
@@ -309,6 +310,45 @@ TEST(ProfileReport, RowsPerStepAndCategory) {
   EXPECT_THROW_WITH(add_profile(report, skipped_all), std::runtime_error, "--skip 6 skips them all");
   ProfileInput none{.trace = Trace{}, .found = find_steps(Trace{}, std::regex("step"), "step", {})};
   EXPECT_THROW_WITH(add_profile(report, none), std::runtime_error, "no steps found");
+}
+
+// A profiled trial: its steps after the first, busy and idle over them, the
+// category with the most time; on the row as metrics and in the note.
+TEST(ProfileTrial, BusyIdleAndTheTopCategory) {
+  const auto p = profile_trial(periodic_trace(6), 1);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->steps, 5u);
+  // A step: 4 kernels of 1000 ns over 4 x 1100 + 5000 ns; the last ends
+  // with its last kernel (4 x 1100 - 100 ns).
+  const double wall = 4 * 9400 + 4300;
+  EXPECT_NEAR(p->busy_pct, 100.0 * 5 * 4000 / wall, 1e-9);
+  EXPECT_NEAR(p->idle_pct, 100 - p->busy_pct, 1e-9);
+  EXPECT_EQ(p->top_category, "gemm");
+  EXPECT_NEAR(p->top_pct, 100.0 * 5 * 2000 / wall, 1e-9);
+  EXPECT_FALSE(profile_trial(periodic_trace(6), 6));
+  Row row;
+  add_trial_profile(row, p, "");
+  EXPECT_NEAR(*row.metric_value("gpu_idle_pct"), p->idle_pct, 1e-12);
+  EXPECT_CONTAINS(row.note, "top: gemm 24% (5 steps profiled)");
+  Row unprofiled;
+  add_trial_profile(unprofiled, std::nullopt, "the trial wrote no trace");
+  EXPECT_FALSE(unprofiled.metric_value("gpu_idle_pct"));
+  EXPECT_EQ(unprofiled.note, "not profiled: the trial wrote no trace");
+}
+
+TEST(ProfileTrial, WhySaturationIsWhereItIs) {
+  std::vector<Row> rows;
+  for (const auto& [batch, idle] : std::vector<std::pair<int, double>>{{1, 60}, {2, 48}, {4, 35}, {8, 8}, {16, 4}}) {
+    Row row;
+    row.param("batch_size", std::to_string(batch)).metric("gpu_idle_pct", idle);
+    rows.push_back(row);
+  }
+  Row failed;
+  failed.param("batch_size", "32").metric("gpu_idle_pct", 99);
+  failed.status = RowStatus::oom;
+  rows.push_back(failed);
+  EXPECT_EQ(idle_around_saturation(rows, 8), "below batch 8 the GPU is idle 35-60% of the step; from 8 on 4-8%");
+  EXPECT_FALSE(idle_around_saturation(rows, 1));  // nothing below
 }
 
 }  // namespace

@@ -190,6 +190,7 @@ BatchSweepOutcome run_batch_sweep(std::string tool, const BatchSweepOptions& opt
   const Saturation sat = analyze_saturation(
       passed_readings(outcome.report, trials.median_throughput(), named.metric_name), options.saturation);
   outcome.any_ok = !trials.median_throughput().empty();
+  if (sat.point) outcome.saturation_batch = static_cast<std::int64_t>(sat.point->size);
   summarize_limits(named, trials, outcome.sweep, outcome.report.summary);
   summarize_sweep(named, sat, outcome);
   for (const auto& warning : summarize_memory_and_warnings(named, trials, outcome.sweep, outcome.report.summary))

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,6 +45,11 @@ struct BatchSweepOptions {
   // of its row (empty when it printed none). A tool whose trials print
   // their measured memory reads it this way.
   std::vector<std::pair<std::string, std::string>> extra_metrics;
+  // Watches each trial from outside the engine (a profiler): the variables
+  // the trial's process gets beside the batch's, and what it adds to the
+  // trial's row once the trial has ended (before the row is kept).
+  std::function<std::vector<std::pair<std::string, std::string>>(std::int64_t batch, int repetition)> trial_environment;
+  std::function<void(Row& row, std::int64_t batch, int repetition)> trial_ended;
   bool echo_output = false;  // stream each trial's output to stderr
   int progress = -1;         // -1: when stderr is a terminal
 };
@@ -53,6 +59,7 @@ struct BatchSweepOutcome {
   SweepResult sweep;
   std::string metric_name;  // the throughput's column (samples_per_s, or what --metric-name or the trainer said)
   std::optional<std::int64_t> recommended_batch;
+  std::optional<std::int64_t> saturation_batch;  // the saturation point, where one was placed
   bool any_ok = false;
 };
 

@@ -87,6 +87,8 @@ BatchTrials::Trial BatchTrials::run_trial(std::int64_t batch, int repetition, bo
   ChildSpec spec;
   spec.argv = substitute_batch(options_.command, batch);
   spec.extra_env = {{kBatchVariable, std::to_string(batch)}};
+  if (options_.trial_environment)
+    for (auto& variable : options_.trial_environment(batch, repetition)) spec.extra_env.push_back(std::move(variable));
   spec.timeout_seconds = options_.timeout_seconds;
   if (options_.echo_output) spec.on_output = [](std::string_view text) { std::cerr << text << std::flush; };
   if (nvml_)
@@ -196,6 +198,7 @@ void BatchTrials::record(const Trial& trial, std::int64_t batch, int repetition,
   if (trial.gpu_peak_bytes) row.metric("peak_mem_GiB", static_cast<double>(*trial.gpu_peak_bytes) / kGiB);
   for (const auto& [name, pattern] : options_.extra_metrics)
     row.metric(name, last_printed_number(trial.child.output, pattern).value_or(kNotMeasured));
+  if (options_.trial_ended) options_.trial_ended(row, batch, repetition);
   report_.rows.push_back(row);
 
   // Memory says where the limit is only for trials that fit or ran out of it.

@@ -39,4 +39,17 @@ ColumnsDeclaration profile_columns() {
                 "against `--ceilings` and the largest gap (docs/profile.md)."}};
 }
 
+ColumnsDeclaration profiled_trial_columns() {
+  const char* where = "`--profile`";
+  return {.metrics = {{.name = "gpu_busy_pct", .unit = "%", .better = Better::higher,
+                       .meaning = "the share of the trial's steps (the first skipped) some kernel, copy or memset ran; "
+                                  "the top category and its share are in the note",
+                       .where = where},
+                      {.name = "gpu_idle_pct", .unit = "%", .better = Better::lower,
+                       .meaning = "100 - gpu_busy_pct", .where = where},
+                      {.name = "top_category_pct", .unit = "%", .better = Better::higher,
+                       .meaning = "the category that took the most GPU time (named in the note) over the steps' wall time",
+                       .where = where}}};
+}
+
 }  // namespace redline

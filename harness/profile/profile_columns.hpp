@@ -7,5 +7,7 @@
 namespace redline {
 
 ColumnsDeclaration profile_columns();
+// What a profiled batch-sweep trial's row gains (--profile).
+ColumnsDeclaration profiled_trial_columns();
 
 }  // namespace redline

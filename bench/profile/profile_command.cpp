@@ -1,0 +1,167 @@
+// redline profile -- COMMAND: runs the command with redline's CUPTI
+// injection library (the CUDA driver loads it into the program through
+// CUDA_INJECTION64_PATH; the program is not changed), reads the trace it
+// wrote, finds the steps and reports where each step's GPU time goes, set
+// against the ceilings a suite run measured. Exit 77 where it cannot run (no
+// GPU, no injection library); 1 when the program failed (its profile is
+// still written).
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <regex>
+
+#include "bench/profile/profile_flags.hpp"
+#include "bench/profile/profile_launch.hpp"
+#include "harness/core/child_process.hpp"
+#include "harness/core/environment.hpp"
+#include "harness/core/interrupt.hpp"
+#include "harness/core/units.hpp"
+#include "harness/core/usage_error.hpp"
+#include "harness/profile/profile_report.hpp"
+#include "harness/profile/trace_file.hpp"
+#include "harness/report/run_results.hpp"
+
+namespace redline::profile {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kTool = "redline_profile";
+
+struct CheckedProfile {
+  std::size_t steps = 0, skip = 0, top = 0;
+  std::regex step_range, step_regex;
+  bool has_step_regex = false;
+  std::optional<Ceilings> ceilings;
+};
+
+std::regex checked_regex(const char* flag, const std::string& text) {
+  try {
+    return std::regex(text);
+  } catch (const std::regex_error& e) {
+    throw UsageError(flag, text, std::string("is not a regular expression (") + e.what() + ")");
+  }
+}
+
+CheckedProfile checked(const ProfileFlags& f) {
+  if (f.command.empty()) throw UsageError("COMMAND: give the program to profile after --");
+  CheckedProfile c;
+  c.steps = static_cast<std::size_t>(parse_count_between("--steps", f.steps, 0, 1 << 30));
+  c.skip = static_cast<std::size_t>(parse_count_between("--skip", f.skip, 0, 1 << 30));
+  c.top = static_cast<std::size_t>(parse_count_between("--top", f.top, 0, 10000));
+  c.step_range = checked_regex("--step-range", f.step_range);
+  if ((c.has_step_regex = !f.step_regex.empty())) c.step_regex = checked_regex("--step-regex", f.step_regex);
+  if (!f.ceilings.empty()) {
+    try {
+      c.ceilings = ceilings_from(load_results(f.ceilings));
+    } catch (const std::exception& e) {
+      throw UsageError("--ceilings", f.ceilings, e.what());
+    }
+  }
+  validate_output_paths(f.output);
+  if (!f.trace.empty()) validate_output_path("--trace", f.trace);
+  return c;
+}
+
+std::int64_t monotonic_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The program's output echoed to stderr (stdout carries the profile), and
+// the steady-clock time of each whole line matching the step pattern.
+struct OutputMarks {
+  const std::regex* pattern = nullptr;
+  std::string partial;
+  std::vector<std::int64_t> marks;
+  void take(std::string_view chunk) {
+    std::cerr << chunk << std::flush;
+    if (!pattern) return;
+    const std::int64_t now = monotonic_ns();
+    partial.append(chunk);
+    for (auto end = partial.find('\n'); end != std::string::npos; end = partial.find('\n')) {
+      if (std::regex_search(partial.substr(0, end), *pattern)) marks.push_back(now);
+      partial.erase(0, end + 1);
+    }
+  }
+};
+
+ChildResult run_program(const std::vector<std::string>& command, const std::vector<std::pair<std::string, std::string>>& env,
+                        OutputMarks& marks) {
+  ChildSpec spec;
+  spec.argv = command;
+  spec.extra_env = env;
+  spec.output_limit = 1 << 20;
+  spec.on_output = [&](std::string_view chunk) { marks.take(chunk); };
+  ChildResult result = run_child(spec);
+  if (!result.started) throw UsageError("COMMAND", command.front(), "cannot be started: " + result.start_error);
+  return result;
+}
+
+fs::path trace_path(const ProfileFlags& f) {
+  if (!f.trace.empty()) return fs::absolute(f.trace);
+  return fs::temp_directory_path() / ("redline_profile." + std::to_string(::getpid()) + ".trace");
+}
+
+// The command again without the profiler: its wall time against the
+// profiled run's, and the steps' when --step-regex marks them.
+void add_overhead(Report& report, const ProfileFlags& f, const CheckedProfile& c, const ChildResult& profiled,
+                  const std::vector<std::int64_t>& profiled_marks) {
+  std::cerr << "redline profile: running the command again without the profiler (--overhead)\n";
+  OutputMarks marks{c.has_step_regex ? &c.step_regex : nullptr, {}, {}};
+  const ChildResult plain = run_program(f.command, {}, marks);
+  const auto median_gap = [](const std::vector<std::int64_t>& m) -> std::optional<double> {
+    if (m.size() < 3) return std::nullopt;
+    std::vector<double> gaps;
+    for (std::size_t i = 1; i < m.size(); ++i) gaps.push_back(static_cast<double>(m[i] - m[i - 1]));
+    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+    return gaps[gaps.size() / 2];
+  };
+  const auto with = median_gap(profiled_marks), without = median_gap(marks.marks);
+  if (with && without)
+    report.summary.emplace_back("profiler overhead", format_percent(*with / *without - 1) +
+                                                         " on the median step time (between --step-regex lines), one run each");
+  report.summary.emplace_back("profiler overhead, whole run",
+                              format_percent(profiled.wall_seconds / plain.wall_seconds - 1) +
+                                  " of the wall time (start-up included), one run each");
+}
+
+}  // namespace
+
+int run_profile(const ProfileFlags& f) {
+  const CheckedProfile c = checked(f);
+  Environment env = capture_environment();
+  const fs::path library = require_profiling_here(env);
+  const fs::path trace_file = trace_path(f);
+  const auto injection = profiling_environment(library, trace_file);
+  OutputMarks marks{c.has_step_regex ? &c.step_regex : nullptr, {}, {}};
+  const ChildResult result = run_program(f.command, injection, marks);
+  struct RemoveTemporary {
+    const fs::path& path;
+    bool keep;
+    ~RemoveTemporary() {
+      std::error_code ec;
+      if (!keep) fs::remove(path, ec);
+    }
+  } remove{trace_file, !f.trace.empty()};
+  std::error_code ec;
+  if (!fs::exists(trace_file, ec))
+    throw std::runtime_error("the program wrote no trace (" + result.describe_end() +
+                             "): CUDA never loaded the injection library; did the program use the GPU?");
+  const Trace trace = read_trace(trace_file);
+  Report report = start_report(kTool, std::move(env));
+  add_profile(report, {.trace = trace,
+                       .found = find_steps(trace, c.step_range, f.step_range, marks.marks),
+                       .skip = c.skip,
+                       .limit = c.steps,
+                       .ceilings = c.ceilings,
+                       .top = c.top});
+  report.summary.emplace_back("program", result.describe_end() + ", " + format_number(result.wall_seconds, 1) + " s");
+  if (f.overhead && !interrupted()) add_overhead(report, f, c, result, marks.marks);
+  write_reports(report, f.output);
+  return result.succeeded() ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace redline::profile

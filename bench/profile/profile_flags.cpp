@@ -1,0 +1,35 @@
+#include "bench/profile/profile_flags.hpp"
+
+#include "bench/tool_columns.hpp"
+#include "harness/report/schema_document.hpp"
+#include "harness/report/tool_main.hpp"
+
+namespace redline::profile {
+
+CLI::App* add_profile_subcommand(CLI::App& app, ProfileFlags& f) {
+  CLI::App* p = app.add_subcommand(
+      "profile", "Where a program's training step spends its GPU time (CUPTI, no change to the program), against "
+                 "what this GPU was measured to do: redline profile [OPTIONS] -- COMMAND [ARGS...] (docs/profile.md)");
+  p->footer(columns_help(tool_declaration("redline_profile")));
+  p->add_option("--steps", f.steps, "Profile at most N steps after the skipped ones (default 0: all)")->type_name("N");
+  p->add_option("--skip", f.skip, "Skip the first K steps found: warm-up (default 1)")->type_name("K");
+  p->add_option("--ceilings", f.ceilings,
+                "A suite run folder, or results/references/<GPU>: set each category against its measured ceiling")
+      ->type_name("RUN_DIR");
+  p->add_option("--step-range", f.step_range,
+                "Steps are the NVTX ranges whose name matches REGEX (default: a step or Step word, "
+                "torch.profiler's ProfilerStep#N)")
+      ->type_name("REGEX");
+  p->add_option("--step-regex", f.step_regex,
+                "Without step ranges: a step ends at each output line matching REGEX (a trainer's per-step log)")
+      ->type_name("REGEX");
+  p->add_option("--top", f.top, "Kernels listed by total time (default 10)")->type_name("N");
+  p->add_option("--trace", f.trace, "Keep the raw trace in FILE (default: a temporary file, removed)")->type_name("FILE");
+  p->add_flag("--overhead", f.overhead,
+              "Run the command a second time without the profiler and print the profiler's overhead");
+  add_output_flags(*p, f.output);
+  p->add_option("COMMAND", f.command, "The program to profile and its arguments, after --")->expected(-1);
+  return p;
+}
+
+}  // namespace redline::profile

@@ -1,0 +1,57 @@
+#include "bench/profile/profile_launch.hpp"
+
+#include <cstdlib>
+#include <optional>
+
+#include "harness/core/usage_error.hpp"
+
+namespace redline::profile {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kInjectionName = "libredline_profile_injection.so";
+
+// REDLINE_PROFILE_INJECTION, else beside this binary as the build and an
+// install lay it out.
+std::optional<fs::path> injection_library() {
+  if (const char* named = std::getenv("REDLINE_PROFILE_INJECTION"); named && *named)
+    return fs::exists(named) ? std::optional<fs::path>(named) : std::nullopt;
+  std::error_code ec;
+  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  if (ec) return std::nullopt;
+  for (const fs::path& candidate : {exe_dir / ".." / "kernels" / kInjectionName, exe_dir / kInjectionName,
+                                    exe_dir / ".." / "lib" / kInjectionName})
+    if (fs::exists(candidate, ec)) return fs::weakly_canonical(candidate, ec);
+  return std::nullopt;
+}
+
+// Where CUPTI is, for NVTX_INJECTION64_PATH: CUPTI records the program's
+// NVTX ranges only when NVTX loads it.
+std::string cupti_library() {
+  if (const char* named = std::getenv("REDLINE_CUPTI_LIBRARY"); named && *named) return named;
+#ifdef REDLINE_CUPTI_LIBRARY
+  return REDLINE_CUPTI_LIBRARY;
+#else
+  return "libcupti.so";
+#endif
+}
+
+}  // namespace
+
+fs::path require_profiling_here(const Environment& env) {
+  if (env.gpus.empty()) throw CannotRun("no GPU to profile on (" + env.gpu_source + ")");
+  const auto library = injection_library();
+  if (!library)
+    throw CannotRun(std::string("no ") + kInjectionName +
+                    ": redline was built without CUPTI, or the library is not beside the redline binary "
+                    "(REDLINE_PROFILE_INJECTION names it)");
+  return *library;
+}
+
+std::vector<std::pair<std::string, std::string>> profiling_environment(const fs::path& library, const fs::path& trace) {
+  return {{"CUDA_INJECTION64_PATH", library.string()},
+          {"NVTX_INJECTION64_PATH", cupti_library()},
+          {"REDLINE_PROFILE_OUT", trace.string()}};
+}
+
+}  // namespace redline::profile

@@ -1,0 +1,40 @@
+// The batch-sweep engine's trial hooks, on real child processes: each
+// trial's process gets the variables the hook gives for its batch, and the
+// hook that sees each ended trial can add to its row (batch_sweep --profile
+// runs each trial under the profiler this way).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "harness/batch/batch_sweep.hpp"
+
+namespace redline {
+namespace {
+
+TEST(BatchTrialHooks, EachTrialGetsItsVariablesAndItsRowIsSeen) {
+  BatchSweepOptions options;
+  // Fails unless the variable holds the trial's own batch size.
+  options.command = {"sh", "-c", "test \"$WATCHED_BATCH\" = {bs}"};
+  options.axis = {1, 2, 4};
+  options.repeats = 2;
+  options.progress = 0;
+  std::set<std::pair<std::int64_t, int>> ended;
+  options.trial_environment = [](std::int64_t batch, int) {
+    return std::vector<std::pair<std::string, std::string>>{{"WATCHED_BATCH", std::to_string(batch)}};
+  };
+  options.trial_ended = [&](Row& row, std::int64_t batch, int repetition) {
+    EXPECT_EQ(row.param_value("batch_size"), std::to_string(batch));
+    ended.insert({batch, repetition});
+    row.metric("gpu_idle_pct", static_cast<double>(batch));
+  };
+  const BatchSweepOutcome outcome = run_batch_sweep("hooks_test", options, Environment{});
+  EXPECT_EQ(ended.size(), 6u);
+  ASSERT_EQ(outcome.report.rows.size(), 6u);
+  for (const Row& row : outcome.report.rows) {
+    EXPECT_EQ(row.status, RowStatus::ok) << row.note;  // the variable reached every trial
+    EXPECT_EQ(row.metric_value("gpu_idle_pct"), std::stod(*row.param_value("batch_size")));
+  }
+}
+
+}  // namespace
+}  // namespace redline
