@@ -11,11 +11,11 @@
 
 #if defined(REDLINE_HAVE_CUPTI)
 #include <cupti.h>
-#include <cxxabi.h>
+
+#include "kernels/demangled_name.hpp"
 
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #endif
 
@@ -55,17 +55,6 @@ std::mutex& trace_mutex() {
 constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
 constexpr std::size_t kBufferAlignment = 8;
 
-std::string demangled(const char* name) {
-  if (name == nullptr) return "(unnamed)";
-  if (std::strncmp(name, "_Z", 2) != 0) return name;
-  int status = 0;
-  char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || readable == nullptr) return name;
-  std::string text = readable;
-  std::free(readable);
-  return text;
-}
-
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(kBufferAlignment, kBufferBytes));
   *size = *buffer != nullptr ? kBufferBytes : 0;
@@ -87,7 +76,7 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::
       const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       TracedKernel traced;
       traced.correlation_id = kernel->correlationId;
-      traced.kernel.name = demangled(kernel->name);
+      traced.kernel.name = demangled_name(kernel->name);
       traced.kernel.grid_x = static_cast<unsigned>(kernel->gridX);
       traced.kernel.grid_y = static_cast<unsigned>(kernel->gridY);
       traced.kernel.grid_z = static_cast<unsigned>(kernel->gridZ);

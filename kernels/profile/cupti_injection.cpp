@@ -1,0 +1,451 @@
+// The injection library a profiled program runs with: the CUDA driver loads
+// it (CUDA_INJECTION64_PATH) and calls InitializeInjection during cuInit. It
+// turns on CUPTI's activity records for kernels, copies, memsets and NVTX
+// markers, and writes them to the trace file named by REDLINE_PROFILE_OUT
+// (harness/profile/trace_file.hpp) as CUPTI hands back each full buffer; at
+// exit, and on SIGINT/SIGTERM where the program leaves them to the default
+// action, the rest is flushed. Only activity records touch the program's hot
+// path: no API callbacks, so the overhead is CUPTI's record keeping alone.
+//
+// Nothing here may take the program down: every failure becomes a `problem`
+// line in the trace, and the program runs on untraced.
+#include <cupti.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/profile/trace_file.hpp"
+#include "kernels/profile/activity_records.hpp"
+
+namespace redline::profile {
+namespace {
+
+// 8 MiB holds some 30,000 kernel records; a bounded number outstanding
+// bounds the host memory a profiled program loses to the profiler (256 MiB
+// at worst, and calloc's pages cost nothing until CUPTI fills them). CUPTI
+// keeps a buffer per thread that records activity, hence more than a few.
+constexpr std::size_t kBufferBytes = std::size_t{8} << 20;
+constexpr int kMaxOutstandingBuffers = 32;
+// How long a signal waits for the flush before the default action ends the
+// program anyway: a flush that cannot finish (the interrupted thread held a
+// lock it needs) must not turn Ctrl-C into a hang.
+constexpr int kSignalFlushTimeoutMs = 10000;
+
+// Filled from the program's threads and CUPTI's worker. Never destroyed:
+// CUPTI may hand a buffer back while the process exits, after statics die.
+struct Injection {
+  std::mutex mutex;  // the file and the reader
+  int fd = -1;       // the trace; -1 once closed (or never opened)
+  RecordReader reader;
+  std::vector<Activity> converted;  // one buffer's records, reused
+  pid_t pid = 0;                    // a forked child must not write into its parent's trace
+  std::atomic<int> outstanding{0};  // buffers handed to CUPTI and not yet back
+  std::atomic<bool> finished{false};
+  int request_pipe[2] = {-1, -1};   // signal handler -> flusher thread
+  int done_pipe[2] = {-1, -1};      // flusher thread -> signal handler
+  bool flusher_running = false;
+};
+
+Injection& injection() {
+  static Injection* const instance = new Injection;
+  return *instance;
+}
+
+bool in_traced_process() { return injection().pid == getpid(); }
+
+// write(2) straight to the file, no stdio buffer: a line is on disk (in the
+// page cache) as soon as it is written, so a killed program leaves it.
+void write_locked(const std::string& text) {
+  Injection& s = injection();
+  std::size_t done = 0;
+  while (s.fd >= 0 && done < text.size()) {
+    const ssize_t n = ::write(s.fd, text.data() + done, text.size() - done);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno != EINTR) {
+      return;  // a full disk: nothing else to report it to
+    }
+  }
+}
+
+void note_problem(const std::string& text) {
+  const std::lock_guard lock(injection().mutex);
+  write_locked(problem_line(text));
+}
+
+std::string cupti_failure(const std::string& call, CUptiResult result) {
+  const char* text = nullptr;
+  if (cuptiGetResultString(result, &text) != CUPTI_SUCCESS || text == nullptr) text = "unknown CUPTI error";
+  return call + ": " + text;
+}
+
+// True on success; a failure is noted in the trace.
+bool cupti_ok(const std::string& call, CUptiResult result) {
+  if (result == CUPTI_SUCCESS) return true;
+  note_problem(cupti_failure(call, result));
+  return false;
+}
+
+// CUPTI's dropped count reads (and resets) the global queue's tally.
+void write_dropped_locked() {
+  std::size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0)
+    write_locked(dropped_line(static_cast<std::int64_t>(dropped)));
+}
+
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  *buffer = nullptr;  // declining makes CUPTI drop records, and count them
+  *size = 0;
+  *max_records = 0;  // as many as fit
+  Injection& s = injection();
+  if (s.finished.load()) return;  // the trace is closed: nowhere to write them
+  if (s.outstanding.fetch_add(1) >= kMaxOutstandingBuffers) {
+    s.outstanding.fetch_sub(1);
+    return;
+  }
+  // Zeroed, as CUPTI was told (ZEROED_OUT_ACTIVITY_BUFFER), so it does not
+  // clear 8 MiB on the program's thread. calloc's alignment (16) covers
+  // the 8 bytes CUPTI needs.
+  void* memory = std::calloc(1, kBufferBytes);
+  if (memory == nullptr) {
+    s.outstanding.fetch_sub(1);
+    return;
+  }
+  *buffer = static_cast<std::uint8_t*>(memory);
+  *size = kBufferBytes;
+}
+
+// Reads the records under the lock: marker halves pair across buffers.
+void convert_and_write_locked(std::uint8_t* buffer, std::size_t valid_size) {
+  Injection& s = injection();
+  s.converted.clear();
+  CUpti_Activity* record = nullptr;
+  CUptiResult status = CUPTI_SUCCESS;
+  while ((status = cuptiActivityGetNextRecord(buffer, valid_size, &record)) == CUPTI_SUCCESS)
+    s.reader.read(*record, s.converted);
+  std::string text;
+  for (const Activity& a : s.converted) text += trace_line(a);
+  // Only MAX_LIMIT_REACHED is the end of the buffer; any other status cut the
+  // walk short, so the records after it are lost and the trace must say so.
+  if (status != CUPTI_ERROR_MAX_LIMIT_REACHED)
+    text += problem_line(cupti_failure("cuptiActivityGetNextRecord", status) + " (rest of a buffer lost)");
+  write_locked(text);
+  write_dropped_locked();
+}
+
+// A C callback: nothing may propagate out of it.
+void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t, std::size_t valid_size) {
+  Injection& s = injection();
+  if (in_traced_process()) {
+    try {
+      const std::lock_guard lock(s.mutex);
+      convert_and_write_locked(buffer, valid_size);
+    } catch (...) {
+      // Out of memory while converting: the buffer's records are lost.
+    }
+  }
+  std::free(buffer);
+  s.outstanding.fetch_sub(1);
+}
+
+// What the reader still holds at the end is lost; the trace says how much.
+void write_losses_locked() {
+  const RecordReader& reader = injection().reader;
+  if (reader.untimed() > 0) {
+    write_locked(dropped_line(reader.untimed()));
+    write_locked(problem_line(std::to_string(reader.untimed()) +
+                              " activity records had no timestamps (CUPTI's device buffers were full), counted "
+                              "as dropped"));
+  }
+  if (reader.open_ranges() > 0)
+    write_locked(problem_line(std::to_string(reader.open_ranges()) + " NVTX ranges still open at the end, left out"));
+}
+
+// The final counts, then the file closed; later buffers find it closed.
+void close_trace() {
+  Injection& s = injection();
+  const std::lock_guard lock(s.mutex);
+  write_dropped_locked();
+  write_losses_locked();
+  if (s.fd >= 0) ::close(s.fd);
+  s.fd = -1;
+}
+
+// Every buffer back (forced: also those with records CUPTI has not
+// completed), then the trace closed. Once only, and only in the process
+// that opened it.
+void finish() {
+  Injection& s = injection();
+  if (!in_traced_process() || s.finished.exchange(true)) return;
+  try {
+    cupti_ok("cuptiActivityFlushAll", cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    close_trace();
+  } catch (...) {
+  }
+}
+
+void finish_at_exit() { finish(); }
+
+// --- Signals ---------------------------------------------------------------
+// A signal whose default action ends the program would skip atexit and lose
+// every buffer CUPTI still holds. The flush cannot run in the handler itself
+// (the interrupted thread may hold the lock it needs), so a thread of ours
+// runs it while the handler waits, at most kSignalFlushTimeoutMs.
+
+struct SignalSlot {
+  int signo;
+  struct sigaction previous;
+  bool installed;
+};
+SignalSlot g_signals[] = {{SIGINT, {}, false}, {SIGTERM, {}, false}};
+
+void flusher_loop() {
+  Injection& s = injection();
+  for (;;) {
+    char byte = 0;
+    const ssize_t n = ::read(s.request_pipe[0], &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 1) return;
+    finish();
+    while (::write(s.done_pipe[1], &byte, 1) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+// In the handler: only async-signal-safe calls (write, poll, getpid).
+void flush_from_signal() {
+  Injection& s = injection();
+  if (!s.flusher_running || !in_traced_process() || s.finished.load()) return;
+  char byte = 1;
+  if (::write(s.request_pipe[1], &byte, 1) != 1) return;
+  pollfd done{s.done_pipe[0], POLLIN, 0};
+  for (int waited = 0; waited < kSignalFlushTimeoutMs; waited += 100) {
+    if (::poll(&done, 1, 100) > 0) return;
+  }
+}
+
+void on_signal(int signo, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  for (SignalSlot& slot : g_signals) {
+    if (slot.signo != signo || !slot.installed) continue;
+    const struct sigaction& previous = slot.previous;
+    if ((previous.sa_flags & SA_SIGINFO) != 0) {
+      // The program handles it (and may well run on): its exit will flush.
+      if (previous.sa_sigaction != nullptr) previous.sa_sigaction(signo, info, context);
+    } else if (previous.sa_handler == SIG_DFL) {
+      flush_from_signal();
+      struct sigaction fallback = {};
+      fallback.sa_handler = SIG_DFL;
+      sigemptyset(&fallback.sa_mask);
+      sigaction(signo, &fallback, nullptr);
+      raise(signo);  // blocked while this handler runs; ends the program on return
+    } else if (previous.sa_handler != SIG_IGN) {
+      previous.sa_handler(signo);
+    }
+  }
+  errno = saved_errno;
+}
+
+// The flusher thread must never take SIGINT/SIGTERM itself: its handler
+// would wait on the thread it interrupted. A new thread inherits the mask.
+bool start_flusher() {
+  Injection& s = injection();
+  if (pipe2(s.request_pipe, O_CLOEXEC) != 0 || pipe2(s.done_pipe, O_CLOEXEC) != 0) return false;
+  sigset_t blocked, before;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &blocked, &before);
+  bool started = true;
+  try {
+    std::thread(flusher_loop).detach();
+  } catch (...) {
+    started = false;
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  s.flusher_running = started;
+  return started;
+}
+
+void install_signal_handlers() {
+  if (!start_flusher()) {
+    note_problem("no thread to flush on SIGINT/SIGTERM: a signal ends the trace at the last full buffer");
+    return;
+  }
+  for (SignalSlot& slot : g_signals) {
+    struct sigaction ours = {};
+    if (sigaction(slot.signo, nullptr, &slot.previous) != 0) continue;
+    ours.sa_sigaction = on_signal;
+    // Keep the program's restart and alternate-stack choices for the
+    // handler it installed before us.
+    ours.sa_flags = SA_SIGINFO | (slot.previous.sa_flags & (SA_RESTART | SA_ONSTACK));
+    sigemptyset(&ours.sa_mask);
+    sigaddset(&ours.sa_mask, SIGINT);
+    sigaddset(&ours.sa_mask, SIGTERM);
+    slot.installed = true;  // before the handler can run
+    if (sigaction(slot.signo, &ours, nullptr) != 0) slot.installed = false;
+  }
+}
+
+// --- Start -----------------------------------------------------------------
+
+// "%p" in REDLINE_PROFILE_OUT becomes the process id: every CUDA process of
+// a program that starts several (ranks, workers) inherits the variable, and
+// each needs a file of its own.
+std::string trace_path(const char* pattern) {
+  std::string path;
+  for (const char* c = pattern; *c != '\0'; ++c) {
+    if (c[0] == '%' && c[1] == 'p') {
+      path += std::to_string(getpid());
+      ++c;
+    } else {
+      path += *c;
+    }
+  }
+  return path;
+}
+
+// CUPTI sees NVTX only when NVTX loads it as the program's NVTX tool, and
+// only the very libcupti loaded here has the MARKER kind enabled.
+void check_nvtx_injection() {
+  Dl_info info = {};
+  const char* nvtx = std::getenv("NVTX_INJECTION64_PATH");
+  const bool found = dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 && info.dli_fname != nullptr;
+  const std::string cupti = found ? info.dli_fname : "libcupti.so";
+  if (nvtx == nullptr || *nvtx == '\0') {
+    note_problem("NVTX_INJECTION64_PATH is unset: NVTX ranges are not recorded (set it to " + cupti + ")");
+    return;
+  }
+  struct stat named = {}, loaded = {};
+  if (!found || std::strchr(nvtx, '/') == nullptr || ::stat(info.dli_fname, &loaded) != 0) return;
+  if (::stat(nvtx, &named) != 0 || named.st_dev != loaded.st_dev || named.st_ino != loaded.st_ino)
+    note_problem(std::string("NVTX_INJECTION64_PATH is ") + nvtx + ", not the libcupti in use (" + cupti +
+                 "): NVTX ranges may not be recorded");
+}
+
+struct Kind {
+  CUpti_ActivityKind kind;
+  const char* name;
+};
+constexpr Kind kKinds[] = {{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL"},
+                           {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+                           {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
+                           {CUPTI_ACTIVITY_KIND_MARKER, "MARKER"}};
+
+// The activities' clock beside CLOCK_MONOTONIC (std::chrono::steady_clock),
+// so host events the launcher times (a step's output line) can be placed
+// among the GPU's records. The midpoint of two monotonic reads halves the
+// error of reading the clocks one after the other.
+void write_clock() {
+  timespec before = {}, after = {};
+  std::uint64_t activity_ns = 0;
+  clock_gettime(CLOCK_MONOTONIC, &before);
+  const CUptiResult read = cuptiGetTimestamp(&activity_ns);
+  clock_gettime(CLOCK_MONOTONIC, &after);
+  if (!cupti_ok("cuptiGetTimestamp", read)) return;
+  const auto ns = [](const timespec& t) { return std::int64_t{t.tv_sec} * 1000000000 + t.tv_nsec; };
+  const std::int64_t monotonic_ns = ns(before) + (ns(after) - ns(before)) / 2;
+  const std::lock_guard lock(injection().mutex);
+  write_locked(clock_line(static_cast<std::int64_t>(activity_ns), monotonic_ns));
+}
+
+// False when no kind could be enabled: nothing would ever arrive.
+bool start_cupti() {
+  std::uint8_t zeroed = 1;
+  std::size_t size = sizeof(zeroed);
+  cupti_ok("cuptiActivitySetAttribute(ZEROED_OUT_ACTIVITY_BUFFER)",
+           cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &zeroed));
+  if (!cupti_ok("cuptiActivityRegisterCallbacks", cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)))
+    return false;
+  bool any = false;
+  for (const Kind& k : kKinds) {
+    // Typically another CUPTI client (Nsight Systems, a framework's own
+    // profiler) holds the kind.
+    any |= cupti_ok(std::string("cuptiActivityEnable(") + k.name + ")", cuptiActivityEnable(k.kind));
+  }
+  return any;
+}
+
+// Opens the trace; false (and a line on stderr, as there is no trace to
+// say it in) when it cannot be. The lock keeps a second CUDA process of
+// the same program (a rank, a worker) from truncating and interleaving a
+// trace in use: without "%p" the first one holding it is traced, the rest
+// are not. A trace left by a process that has ended is replaced.
+bool open_trace(const char* pattern) {
+  Injection& s = injection();
+  const std::string path = trace_path(pattern);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    std::fprintf(stderr, "redline profile: cannot write the trace %s: %s\n", path.c_str(), std::strerror(errno));
+    return false;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    std::fprintf(stderr,
+                 "redline profile: %s is another process's trace; process %d is not traced (a \"%%p\" in "
+                 "REDLINE_PROFILE_OUT gives each process its own)\n",
+                 path.c_str(), static_cast<int>(getpid()));
+    ::close(fd);
+    return false;
+  }
+  if (ftruncate(fd, 0) != 0) {
+    std::fprintf(stderr, "redline profile: cannot write the trace %s: %s\n", path.c_str(), std::strerror(errno));
+    ::close(fd);
+    return false;
+  }
+  s.fd = fd;
+  s.pid = getpid();
+  const std::lock_guard lock(s.mutex);
+  write_locked(trace_header());
+  return true;
+}
+
+void start() {
+  const char* out = std::getenv("REDLINE_PROFILE_OUT");
+  if (out == nullptr || *out == '\0') return;  // not under the profiler: stay out of the way
+  if (!open_trace(out)) return;
+  check_nvtx_injection();
+  if (!start_cupti()) {
+    // Nothing will arrive: the trace says why and is complete as it is.
+    injection().finished = true;
+    close_trace();
+    return;
+  }
+  write_clock();
+  if (std::atexit(finish_at_exit) != 0) note_problem("atexit failed: records after the last full buffer are lost");
+  install_signal_handlers();
+}
+
+}  // namespace
+}  // namespace redline::profile
+
+// The CUDA driver's entry point for CUDA_INJECTION64_PATH, called once per
+// process during cuInit. Always 1 (success, as CUPTI's own injection sample
+// returns): also when REDLINE_PROFILE_OUT is unset and it does nothing, or
+// when tracing could not start, since the program must run either way.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  static std::atomic<bool> started{false};
+  if (started.exchange(true)) return 1;
+  try {
+    redline::profile::start();
+  } catch (...) {
+    // Out of memory this early: the program runs untraced.
+  }
+  return 1;
+}
