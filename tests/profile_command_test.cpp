@@ -1,14 +1,20 @@
 // redline profile end to end where it can run here: bad input is exit 2
 // naming the flag and the value, printed once; without a GPU it exits 77
 // with the reason (on a GPU machine, a program that never uses CUDA leaves
-// no trace, and the profile says so).
+// no trace, and the profile says so); a saved trace is profiled without a
+// GPU, its rows and summary written.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "harness/core/child_process.hpp"
+#include "harness/profile/trace_file.hpp"
+#include "harness/report/csv_reader.hpp"
 #include "tests/support.hpp"
 
 using namespace redline;
@@ -64,6 +70,79 @@ TEST_F(ProfileCommand, SaysWhyItCannotRunHere) {
     EXPECT_CONTAINS(r.output, "the program wrote no trace");
   }
   EXPECT_FALSE(std::filesystem::exists(csv));
+}
+
+// Three steps marked by NVTX, each a GEMM, a copy to the host and an NCCL
+// all-reduce beside a norm kernel, written in the injection library's format.
+std::filesystem::path write_trace(const std::filesystem::path& dir) {
+  using namespace redline::profile;
+  std::string text = trace_header() + clock_line(0, 1000);
+  for (std::int64_t s = 0; s < 3; ++s) {
+    const std::int64_t t = s * 10000000;  // 10 ms a step
+    text += trace_line({.kind = ActivityKind::range, .start_ns = t, .end_ns = t + 10000000, .name = "train step"});
+    text += trace_line({.kind = ActivityKind::kernel, .start_ns = t + 1000000, .end_ns = t + 5000000, .stream = 7,
+                        .name = "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT"});
+    text += trace_line({.kind = ActivityKind::kernel, .start_ns = t + 5000000, .end_ns = t + 7000000, .stream = 9,
+                        .name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"});
+    text += trace_line({.kind = ActivityKind::kernel, .start_ns = t + 5000000, .end_ns = t + 6000000, .stream = 7,
+                        .name = "void rmsnorm_forward<__nv_bfloat16>(...)"});
+    text += trace_line({.kind = ActivityKind::memcpy, .start_ns = t + 8000000, .end_ns = t + 9000000, .stream = 7,
+                        .copy = CopyKind::d2h, .bytes = 25000000});
+  }
+  text += dropped_line(0);
+  const auto path = dir / "saved.trace";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST_F(ProfileCommand, ASavedTraceIsProfiledWithoutAGpu) {
+  const std::string trace = write_trace(dir_).string(), csv = (dir_ / "p.csv").string(),
+                    json = (dir_ / "p.json").string();
+  const std::string references = std::string(SOURCE_DIR) + "/results/references/H200";
+  const ChildResult r =
+      profile({"--from-trace", trace, "--skip", "1", "--ceilings", references, "--csv", csv, "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "3 found by NVTX ranges matching");
+  EXPECT_CONTAINS(r.output, "2 profiled after skipping 1");
+  // The H200's references hold its MAMF but no copy or collective figure,
+  // and the trace no GEMM shapes: each finding says what it lacks.
+  EXPECT_CONTAINS(r.output, "the GEMM shapes are unknown");
+  EXPECT_CONTAINS(r.output, "NCCL: 2.00 ms a step, 50% of it overlapped with compute");
+  EXPECT_CONTAINS(r.output, "no measured pinned D2H bandwidth in the ceilings");
+  EXPECT_CONTAINS(r.output, "largest gap:");
+  EXPECT_CONTAINS(r.output, "the GPU is idle 30% of the step, mostly between kernels");
+  const CsvTable table = read_csv(csv);
+  std::size_t steps = 0;
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    EXPECT_EQ(table.value(i, "tool"), "redline_profile");
+    if (table.value(i, "category") != "step") continue;
+    ++steps;
+    EXPECT_EQ(std::stod(table.value(i, "wall_ms")), 10);
+    EXPECT_EQ(std::stod(table.value(i, "idle_pct")), 30);  // busy 1-7 ms and 8-9 ms of 10
+    EXPECT_EQ(std::stod(table.value(i, "idle_between_ms")), 1);
+  }
+  EXPECT_EQ(steps, 2u);
+  std::ifstream in(json);
+  const auto doc = nlohmann::json::parse(in);
+  EXPECT_FALSE(doc["benchmarks"].empty());
+}
+
+TEST_F(ProfileCommand, ASavedTraceTakesNoProgramFlags) {
+  const std::string trace = write_trace(dir_).string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--from-trace", trace, "--", "true"}, "--from-trace '" + trace + "': reads a saved trace: give no COMMAND"},
+      {{"--from-trace", trace, "--step-regex", "step"}, "--step-regex 'step': needs the program's output"},
+      {{"--from-trace", trace, "--overhead"}, "--overhead"},
+      {{"--from-trace", (dir_ / "none").string()}, "is not a file"}};
+  for (const auto& [args, names] : cases) {
+    const ChildResult r = profile(args);
+    EXPECT_EQ(r.exit_code, 2) << names << "\n" << r.output;
+    EXPECT_CONTAINS(r.output, names);
+  }
+  std::ofstream(dir_ / "bad.trace") << "not a trace\n";
+  const ChildResult bad = profile({"--from-trace", (dir_ / "bad.trace").string()});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_CONTAINS(bad.output, "not a redline profile trace");
 }
 
 }  // namespace

@@ -45,8 +45,24 @@ std::regex checked_regex(const char* flag, const std::string& text) {
   }
 }
 
+// A saved trace is read instead of running a program: what needs the
+// program's run has nothing to work on.
+void check_saved_trace_flags(const ProfileFlags& f) {
+  if (!f.command.empty())
+    throw UsageError("--from-trace", f.from_trace, "reads a saved trace: give no COMMAND with it");
+  if (!f.step_regex.empty())
+    throw UsageError("--step-regex", f.step_regex, "needs the program's output: not with --from-trace");
+  if (f.overhead) throw UsageError("--overhead", "", "runs the program: not with --from-trace");
+  if (!f.trace.empty()) throw UsageError("--trace", f.trace, "keeps a new trace: not with --from-trace");
+  std::error_code ec;
+  if (!fs::is_regular_file(f.from_trace, ec)) throw UsageError("--from-trace", f.from_trace, "is not a file");
+}
+
 CheckedProfile checked(const ProfileFlags& f) {
-  if (f.command.empty()) throw UsageError("COMMAND: give the program to profile after --");
+  if (!f.from_trace.empty())
+    check_saved_trace_flags(f);
+  else if (f.command.empty())
+    throw UsageError("COMMAND: give the program to profile after --");
   CheckedProfile c;
   c.steps = static_cast<std::size_t>(parse_count_between("--steps", f.steps, 0, 1 << 30));
   c.skip = static_cast<std::size_t>(parse_count_between("--skip", f.skip, 0, 1 << 30));
@@ -128,10 +144,37 @@ void add_overhead(Report& report, const ProfileFlags& f, const CheckedProfile& c
                                   " of the wall time (start-up included), one run each");
 }
 
+ProfileInput profile_input(const Trace& trace, const ProfileFlags& f, const CheckedProfile& c,
+                           const std::vector<std::int64_t>& marks) {
+  return {.trace = trace,
+          .found = find_steps(trace, c.step_range, f.step_range, marks),
+          .skip = c.skip,
+          .limit = c.steps,
+          .ceilings = c.ceilings,
+          .top = c.top};
+}
+
+// The profile of a saved trace (--trace kept it, or another tool's records
+// converted): no program runs, so no GPU is needed.
+int profile_saved_trace(const ProfileFlags& f, const CheckedProfile& c) {
+  Report report = start_report(kTool, capture_environment());
+  Trace trace;
+  try {
+    trace = read_trace(f.from_trace);
+  } catch (const std::exception& e) {
+    throw UsageError("--from-trace", f.from_trace, e.what());
+  }
+  add_profile(report, profile_input(trace, f, c, {}));
+  report.summary.emplace_back("trace", f.from_trace);
+  write_reports(report, f.output);
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_profile(const ProfileFlags& f) {
   const CheckedProfile c = checked(f);
+  if (!f.from_trace.empty()) return profile_saved_trace(f, c);
   Environment env = capture_environment();
   const fs::path library = require_profiling_here(env);
   const fs::path trace_file = trace_path(f);
@@ -150,14 +193,13 @@ int run_profile(const ProfileFlags& f) {
   if (!fs::exists(trace_file, ec))
     throw std::runtime_error("the program wrote no trace (" + result.describe_end() +
                              "): CUDA never loaded the injection library; did the program use the GPU?");
-  const Trace trace = read_trace(trace_file);
   Report report = start_report(kTool, std::move(env));
-  add_profile(report, {.trace = trace,
-                       .found = find_steps(trace, c.step_range, f.step_range, marks.marks),
-                       .skip = c.skip,
-                       .limit = c.steps,
-                       .ceilings = c.ceilings,
-                       .top = c.top});
+  try {
+    add_profile(report, profile_input(read_trace(trace_file), f, c, marks.marks));
+  } catch (const std::runtime_error& e) {
+    if (!f.trace.empty()) throw;
+    throw std::runtime_error(std::string(e.what()) + " (keep the trace with --trace FILE to look into it)");
+  }
   report.summary.emplace_back("program", result.describe_end() + ", " + format_number(result.wall_seconds, 1) + " s");
   if (f.overhead && !interrupted()) add_overhead(report, f, c, result, marks.marks);
   write_reports(report, f.output);

@@ -25,6 +25,9 @@ CLI::App* add_profile_subcommand(CLI::App& app, ProfileFlags& f) {
       ->type_name("REGEX");
   p->add_option("--top", f.top, "Kernels listed by total time (default 10)")->type_name("N");
   p->add_option("--trace", f.trace, "Keep the raw trace in FILE (default: a temporary file, removed)")->type_name("FILE");
+  p->add_option("--from-trace", f.from_trace,
+                "Profile a saved trace (--trace kept it) instead of running a program: no GPU needed")
+      ->type_name("FILE");
   p->add_flag("--overhead", f.overhead,
               "Run the command a second time without the profiler and print the profiler's overhead");
   add_output_flags(*p, f.output);

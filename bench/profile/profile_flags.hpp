@@ -15,7 +15,7 @@ namespace redline::profile {
 
 struct ProfileFlags {
   std::string steps = "0", skip = "1", top = "10";
-  std::string ceilings, trace;
+  std::string ceilings, trace, from_trace;
   std::string step_range = kDefaultStepRange, step_regex;
   bool overhead = false;
   std::vector<std::string> command;
