@@ -61,6 +61,9 @@ TEST(Declarations, TheDocumentReadsBackAsTheSchema) {
   EXPECT_FALSE(schema.declares("a", "time_us"));
   ASSERT_TRUE(schema.chart_hints("b"));
   EXPECT_EQ(schema.chart_hints("b")->x, std::vector<std::string>{"size"});
+  EXPECT_TRUE(schema.chart_hints("b")->saturation);
+  a.columns.chart[0].saturation = false;
+  EXPECT_FALSE(Schema::parse(schema_document(kDocument, {a}), "generated").chart_hints("a")->saturation);
   ASSERT_EQ(schema.headlines("a").size(), 1u);
   EXPECT_EQ(schema.headlines("a")[0].from, HeadlineFrom::best);
   EXPECT_THROW(schema_document("# no placeholders\n", {a}), std::invalid_argument);

@@ -92,6 +92,33 @@ Schema schema_with_my_sweeper() {
       "test schema");
 }
 
+// A chart whose x is no size to saturate along (a profile's steps): its
+// curves without saturation markers or findings; the oom row still marks
+// the memory limit.
+TEST(SweepCharts, ATimelineHasNoSaturationPoint) {
+  Report report = made_up_report();
+  const Schema schema = Schema::parse(
+      "## Metrics\n\n| metric | unit | better | tracked |\n|---|---|---|---|\n"
+      "| `*_per_s` | 1/s | higher | yes |\n\n"
+      "## Charts\n\n| tool | x | x scale | metric | prediction | series | series labels | not grouping | saturation |\n"
+      "|---|---|---|---|---|---|---|---|---|\n"
+      "| `my_sweeper` | `size` | log2 | `*_per_s` | - | `mode` | - | `attempt` | no |\n",
+      "test schema");
+  add_sweep_charts(report, schema);
+  ASSERT_TRUE(report.charts);
+  ASSERT_EQ(report.charts->size(), 1u);
+  const SweepChart& chart = report.charts->front();
+  EXPECT_EQ(chart.series.size(), 2u);
+  for (const auto& marker : chart.markers) EXPECT_EQ(marker.label.find("saturation"), std::string::npos) << marker.label;
+  for (const auto& finding : chart.findings) EXPECT_EQ(finding.find("saturation"), std::string::npos) << finding;
+  EXPECT_THROW(Schema::parse("## Metrics\n\n| metric | unit | better | tracked |\n|---|---|---|---|\n"
+                             "| `a_ms` | ms | lower | no |\n\n## Charts\n\n| tool | x | x scale | metric | prediction "
+                             "| series | series labels | not grouping | saturation |\n|---|---|---|---|---|---|---|---|---|\n"
+                             "| `t` | `size` | log2 | `a_ms` | - | - | - | - | maybe |\n",
+                             "bad.md"),
+               std::runtime_error);
+}
+
 TEST(SweepCharts, PlannedFromTheToolsChartHints) {
   Report report = made_up_report();
   add_sweep_charts(report, schema_with_my_sweeper());

@@ -34,7 +34,8 @@ ColumnsDeclaration profile_columns() {
                    .where = category_rows},
                   {.name = "share_pct", .unit = "%", .better = Better::lower,
                    .meaning = "time_ms / the step's wall time", .where = category_rows}},
-      .chart = {{.x = {"step"}, .x_scale = AxisScale::linear, .metric = {"time_ms"}, .series = "category"}},
+      .chart = {{.x = {"step"}, .x_scale = AxisScale::linear, .metric = {"time_ms"}, .series = "category",
+                 .saturation = false}},
       .notes = {"The summary holds what the rows do not: how the steps were found, the top kernels, each category "
                 "against `--ceilings` and the largest gap (docs/profile.md)."}};
 }

@@ -50,6 +50,9 @@ struct ChartHints {
   std::string series;      // a parameter whose values are separate lines on one chart; empty: none
   std::vector<std::pair<std::string, std::string>> series_labels;  // value -> line name
   std::vector<std::string> not_grouping;  // parameters that follow from others: they split no chart
+  // Whether a saturation point means something on this x (false: steps of a
+  // profile, a timeline rather than a sweep): no markers or findings then.
+  bool saturation = true;
 };
 
 // What a headline figure is read from, run by run.

@@ -235,6 +235,12 @@ ChartHints parse_chart_hints(const Table& table, std::size_t line, const std::ve
   if (!hints.series_labels.empty() && hints.series.empty())
     fail(table.source, line, "series labels for " + hints.tool + " without a series parameter");
   hints.not_grouping = name_list(table, line, cells, "not grouping", false);
+  if (table.has_column("saturation")) {  // optional: older documents lack it
+    const std::string& saturation = cells[table.column("saturation")];
+    if (saturation != "yes" && saturation != "no")
+      fail(table.source, line, "saturation is \"" + saturation + "\" for " + hints.tool + ", expected yes or no");
+    hints.saturation = saturation == "yes";
+  }
   return hints;
 }
 

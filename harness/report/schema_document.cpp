@@ -91,12 +91,12 @@ std::string labels_text(const std::vector<std::pair<std::string, std::string>>& 
 
 std::string charts_table(const std::vector<ToolDeclaration>& tools) {
   std::string table =
-      header({"tool", "x", "x scale", "metric", "prediction", "series", "series labels", "not grouping"});
+      header({"tool", "x", "x scale", "metric", "prediction", "series", "series labels", "not grouping", "saturation"});
   for (const ToolDeclaration& tool : tools)
     for (const ChartHints& c : tool.columns.chart)
       table += row({code(tool.tool), code_list(c.x), scale_text(c.x_scale), code_list(c.metric),
                     c.prediction.empty() ? "-" : code(c.prediction), c.series.empty() ? "-" : code(c.series),
-                    labels_text(c.series_labels), code_list(c.not_grouping)});
+                    labels_text(c.series_labels), code_list(c.not_grouping), c.saturation ? "yes" : "no"});
   return table;
 }
 

@@ -86,6 +86,7 @@ struct ChartPlan {
   std::string series_param;                          // splits a chart into series
   std::map<std::string, std::string> series_labels;  // series value -> line name
   std::set<std::string> not_grouping;                // parameters that neither split charts nor series
+  bool saturation = true;                            // markers and findings of the saturation point
 };
 
 // The tool's row of the schema's charts table; a plan without x or metric
@@ -120,6 +121,7 @@ ChartPlan plan_from_hints(const ChartHints& hints, const Rows& rows, const std::
     plan.series_labels = {hints.series_labels.begin(), hints.series_labels.end()};
   }
   plan.not_grouping = {hints.not_grouping.begin(), hints.not_grouping.end()};
+  plan.saturation = hints.saturation;
   return plan;
 }
 
@@ -310,10 +312,12 @@ SweepChart group_chart(const std::string& tool, const RowGroup& group, const std
     ChartSeries series{series_name(plan, value), median_curve(series_rows, plan.x, metric), false};
     if (series.points.empty()) continue;  // a series whose rows all failed
     if (series.name.empty()) series.name = plan.prediction.empty() ? metric : "measured " + metric;
-    const Saturation s = analyze_saturation(readings(series_rows, plan.x, metric));
-    if (chart.series.empty()) chart.markers = saturation_markers(s, plan.x, plan.log_x);
-    chart.findings.push_back((by_series.size() > 1 ? series.name + ": " : std::string()) +
-                             saturation_text(s, plan.x, plan.log_x, chart.unit));
+    if (plan.saturation) {
+      const Saturation s = analyze_saturation(readings(series_rows, plan.x, metric));
+      if (chart.series.empty()) chart.markers = saturation_markers(s, plan.x, plan.log_x);
+      chart.findings.push_back((by_series.size() > 1 ? series.name + ": " : std::string()) +
+                               saturation_text(s, plan.x, plan.log_x, chart.unit));
+    }
     chart.series.push_back(std::move(series));
   }
   if (!plan.prediction.empty())
