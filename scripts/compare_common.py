@@ -141,11 +141,15 @@ def stop_group(child):
             continue
 
 
-def run_tool(prog, build, tool, args, json_path, env=None, accept=(0,), timeout=3600, json_required=True):
-    """(JSON report, stdout) of `build/bench/tool args --json json_path --quiet`. Raises BenchFailed: 77 where the
-    tool cannot run here, 2 (its message) where it refused a flag, 1 where it exited otherwise outside `accept`,
-    ran past `timeout` or wrote no JSON (unless not `json_required`: then the report is None)."""
+def run_tool(prog, build, tool, args, json_path, env=None, accept=(0,), timeout=3600, json_required=True,
+             program=None):
+    """(JSON report, stdout) of `build/bench/tool args --json json_path --quiet [-- program...]` (`program`: the
+    command a tool such as `redline profile` runs, after its own flags). Raises BenchFailed: 77 where the tool
+    cannot run here, 2 (its message) where it refused a flag, 1 where it exited otherwise outside `accept`, ran
+    past `timeout` or wrote no JSON (unless not `json_required`: then the report is None)."""
     cmd = [tool_path(build, tool)] + list(args) + ["--json", json_path, "--quiet"]
+    if program:
+        cmd += ["--"] + list(program)
     if os.path.exists(json_path):
         os.remove(json_path)  # a run that writes none must not be read as the last one's
     try:
@@ -232,6 +236,20 @@ def verdict_of(ratio, target):
     if mid >= target:
         return "met" + (" (every round)" if low >= target else f" (not every round: lowest {low:.3f}x)")
     return "missed" + (f" (some rounds met it: highest {high:.3f}x)" if high >= target else "")
+
+
+def band_verdict(ratio, tolerance):
+    """A median ratio against 1 +- tolerance (two figures that should agree), and whether every round's did."""
+    mid, low, high, _ = ratio
+
+    def inside(x):
+        return abs(x - 1) <= tolerance + 1e-12  # 1.05 - 1 is a hair over 0.05 in binary
+
+    if inside(mid):
+        return "met" + (" (every round)" if inside(low) and inside(high) else
+                        f" (not every round: {low:.3f}x-{high:.3f}x)")
+    reaches = low <= 1 + tolerance and high >= 1 - tolerance
+    return "missed" + (f" (the rounds' spread {low:.3f}x-{high:.3f}x reaches the band)" if reaches else "")
 
 
 def median_interval(values, confidence=0.95):

@@ -9,12 +9,16 @@ The scripts are programs, not modules, so each is loaded from its file. Their GP
 GPU subcommands) are not run here; without a GPU or torch each script exits 77, which is checked.
 """
 import csv
+import decimal
+import glob
 import importlib.machinery
 import importlib.util
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +40,7 @@ train = load("compare-train-step")
 attention = load("compare-attention")
 gemm = load("compare-gemm")
 attention_gemms = load("compare-attention-gemms")
+profile = load("compare-profile")
 
 
 def run_script(name, *flags):
@@ -92,6 +97,14 @@ class CommonTest(unittest.TestCase):
         with self.assertRaisesRegex(common.BenchFailed, "ran past 1 s") as caught:
             common.run_command(["sleep", "30"], timeout=1)
         self.assertEqual(caught.exception.status, 1)
+
+    def test_band_verdict_holds_both_sides_of_one(self):
+        self.assertEqual(common.band_verdict((1.02, 0.99, 1.04, 3), 0.05), "met (every round)")
+        self.assertEqual(common.band_verdict((0.95, 0.95, 1.05, 2), 0.05), "met (every round)")  # the edges count
+        self.assertEqual(common.band_verdict((1.03, 0.97, 1.08, 3), 0.05), "met (not every round: 0.970x-1.080x)")
+        self.assertEqual(common.band_verdict((1.07, 1.01, 1.10, 3), 0.05),
+                         "missed (the rounds' spread 1.010x-1.100x reaches the band)")
+        self.assertEqual(common.band_verdict((0.90, 0.88, 0.93, 3), 0.05), "missed")
 
     def test_write_csv_from_dicts_and_from_lists(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -323,6 +336,344 @@ class AttentionGemmsTest(unittest.TestCase):
             status, err = run_script("compare-attention-gemms", "--build", BUILD, *flags)
             self.assertEqual(status, 2, (flags, err))
             self.assertIn(named, err)
+
+
+def from_trace_supported():
+    """Whether this build's redline profile reads a saved trace (--from-trace)."""
+    try:
+        done = subprocess.run([os.path.join(BUILD, "bench", "redline"), "profile", "--help"], capture_output=True,
+                              text=True, timeout=60)
+    except OSError:
+        return False
+    return "--from-trace" in done.stdout
+
+
+def redline_from_trace(trace_path, folder):
+    """(exit status, stderr, Profile) of `redline profile --from-trace trace_path --step-range ProfilerStep
+    --skip 0`."""
+    csv_path, json_path = os.path.join(folder, "t.csv"), os.path.join(folder, "t.json")
+    done = subprocess.run([os.path.join(BUILD, "bench", "redline"), "profile", "--from-trace", trace_path,
+                           "--step-range", "ProfilerStep", "--skip", "0", "--csv", csv_path, "--json", json_path,
+                           "--quiet"], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        return done.returncode, done.stderr, None
+    summary = common.report_summary(common.read_json(json_path))
+    return 0, done.stderr, profile.Profile(profile.csv_rows(csv_path), summary)
+
+
+# A FORMAT CHECK, not captured output: a minimal torch.profiler Chrome trace typed here from Kineto's writer
+# (libkineto/src/output_json.cpp's event layout, CuptiActivity.cpp's args, cupti_strings.cpp's copy kinds,
+# torch/profiler/profiler.py's ProfilerStep#N), the noise a real trace carries among its GPU records included.
+# CapturedTorchTraceTest below runs the converter on what torch really wrote, once tests/captured/ holds it.
+FORMAT_CHECK_TRACE = """{
+  "schemaVersion": 1,
+  "deviceProperties": [{"id": 0, "name": "NVIDIA H200", "computeMajor": 9, "computeMinor": 0}],
+  "displayTimeUnit": "ms",
+  "baseTimeNanoseconds": 1765000000000000000,
+  "traceEvents": [
+  {"name": "process_name", "ph": "M", "ts": 0.000, "pid": 0, "tid": 0, "args": {"name": "python3"}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#5", "pid": 4242, "tid": 4242,
+   "ts": 1000.000, "dur": 500.250, "args": {"External id": 1, "Record function id": 0, "Ev Idx": 0}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 4242, "tid": 4242, "ts": 1001.500, "dur": 20.000,
+   "args": {"External id": 2, "Ev Idx": 1}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4242, "tid": 4242, "ts": 1005.000,
+   "dur": 4.000, "args": {"External id": 2, "cbid": 211, "correlation": 99}},
+  {"ph": "s", "id": 99, "pid": 4242, "tid": 4242, "ts": 1005.000, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "X", "cat": "kernel", "name": "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT", "pid": 0, "tid": 7,
+   "ts": 1010.125, "dur": 100.500, "args": {"External id": 2, "queued": 0, "device": 0, "context": 1, "stream": 7,
+   "correlation": 99, "registers per thread": 168, "shared memory": 213000, "blocks per SM": 1, "warps per SM": 12,
+   "grid": [132, 1, 1], "block": [384, 1, 1], "est. achieved occupancy %": 19}},
+  {"ph": "f", "id": 99, "pid": 0, "tid": 7, "ts": 1010.125, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#5", "pid": 0, "tid": 7, "ts": 1010.124,
+   "dur": 400.000, "args": {"External id": 1}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7,
+   "ts": 1200.000, "dur": 10.000, "args": {"device": 0, "context": 1, "stream": 7, "correlation": 100,
+   "bytes": 4096, "memory bandwidth (GB/s)": 0.4096}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD (Device -> Device)", "pid": 0, "tid": 7,
+   "ts": 1220.000, "dur": 2.000, "args": {"device": 0, "context": 1, "stream": 7, "correlation": 101,
+   "bytes": 8192, "memory bandwidth (GB/s)": 4.096}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy PtoP (Device -> Device)", "pid": 0, "tid": 9,
+   "ts": 1230.000, "dur": 3.000, "args": {"fromDevice": 1, "inDevice": 0, "toDevice": 0, "fromContext": 2,
+   "inContext": 1, "toContext": 1, "stream": 9, "correlation": 102, "bytes": 1024,
+   "memory bandwidth (GB/s)": 0.341}},
+  {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 1300.000, "dur": 1.000,
+   "args": {"device": 0, "context": 1, "stream": 7, "correlation": 103, "bytes": 512,
+   "memory bandwidth (GB/s)": 0.512}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#6", "pid": 4242, "tid": 4242,
+   "ts": 1500.250, "dur": 500.000, "args": {"External id": 5, "Record function id": 0, "Ev Idx": 4}},
+  {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>(int)\\twith a tab",
+   "pid": 0, "tid": 7, "ts": 1510.000, "dur": 200.000, "args": {"device": 0, "context": 1, "stream": 7,
+   "correlation": 104}},
+  {"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": 2100.000}
+  ],
+  "traceName": "/tmp/trace.json"
+}"""
+
+FORMAT_CHECK_CONVERTED = (
+    "# redline profile trace 1\n"
+    "range\t1000000\t1500250\tProfilerStep#5\n"
+    "kernel\t1010125\t1110625\t0\t7\tnvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT\n"
+    "memcpy\t1200000\t1210000\t0\t7\th2d\t4096\n"
+    "memcpy\t1220000\t1222000\t0\t7\td2d\t8192\n"
+    "memcpy\t1230000\t1233000\t0\t9\tother\t1024\n"
+    "memset\t1300000\t1301000\t0\t7\t512\n"
+    "range\t1500250\t2000250\tProfilerStep#6\n"
+    "kernel\t1510000\t1710000\t0\t7\tvoid at::native::vectorized_elementwise_kernel<4>(int) with a tab\n")
+
+
+def format_check_trace():
+    return json.loads(FORMAT_CHECK_TRACE, parse_float=decimal.Decimal)
+
+
+def profile_rows(*rows):
+    """redline profile CSV rows: (step, category, wall_ms or time_ms[, status])."""
+    out = []
+    for step, category, ms, *status in rows:
+        out.append({"tool": "redline_profile", "step": str(step), "category": category,
+                    "wall_ms" if category == "step" else "time_ms": str(ms), "status": status[0] if status else "ok"})
+    return out
+
+
+class ProfileTest(unittest.TestCase):
+    def test_category_means_are_over_every_profiled_step(self):
+        p = profile.Profile(profile_rows((3, "step", 10.0), (3, "gemm", 6.0), (3, "memset", 0.5),
+                                         (4, "step", 12.0), (4, "gemm", 8.0), (5, "step", 11.0, "error")),
+                            {"steps": "7 found by the repeating kernel sequence (41 kernels a step); 2 profiled after "
+                                      "skipping 3", "trace problem": "cuptiActivityEnable failed"})
+        self.assertEqual(p.steps, 2)
+        self.assertEqual(p.category_ms, {"gemm": 7.0, "memset": 0.25})  # step 4 had no memset: it counts 0
+        self.assertEqual(p.wall_ms, 11.0)
+        self.assertEqual((p.found, p.method), (7, "the repeating kernel sequence (41 kernels a step)"))
+        self.assertEqual(p.problems, ["trace problem: cuptiActivityEnable failed"])
+        self.assertEqual(p.steps_note("redline profile", 7, 2), "")
+        self.assertEqual(p.steps_note("redline profile", 13, 2),
+                         "redline profile found 7 steps by the repeating kernel sequence (41 kernels a step), the "
+                         "program ran 13: the skipped ones may not be exactly the warm-up")
+        self.assertEqual(p.steps_note("x", 7, 10), "x profiled 2 steps, not 10 (7 found by the repeating kernel "
+                                                   "sequence (41 kernels a step))")
+        empty = profile.Profile([], {})
+        self.assertEqual((empty.steps, empty.category_ms, empty.wall_ms, empty.found), (0, {}, None, None))
+
+    def test_chrome_trace_format_check(self):
+        # Not captured output: FORMAT_CHECK_TRACE is typed from Kineto's writer (see above it).
+        text, counts = profile.chrome_to_redline(format_check_trace())
+        self.assertEqual(text, FORMAT_CHECK_CONVERTED)
+        self.assertEqual(counts, {"kernel": 2, "memcpy": 3, "memset": 1, "range": 2})
+
+    def test_nanoseconds_stay_exact_beyond_a_doubles_digits(self):
+        # Older releases wrote microseconds since the epoch: 19 digits of nanoseconds.
+        doc = json.loads('[{"ph": "X", "cat": "kernel", "name": "k", "ts": 1740461679470813.123, "dur": 0.001, '
+                         '"args": {"device": 1, "stream": 13}}]', parse_float=decimal.Decimal)
+        text, _ = profile.chrome_to_redline(doc)
+        self.assertEqual(text.splitlines()[1], "kernel\t1740461679470813123\t1740461679470813124\t1\t13\tk")
+        self.assertEqual(profile.to_ns(1712667379482786, "ts"), 1712667379482786000)  # whole microseconds
+
+    def test_converter_names_a_record_it_cannot_place(self):
+        doc = {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "pid": "Spans",
+                                "args": {"correlation": 4}}]}
+        with self.assertRaisesRegex(ValueError, r"event 0 \(kernel 'k'\) has no device and stream"):
+            profile.chrome_to_redline(doc)
+        with self.assertRaisesRegex(ValueError, "not a Chrome trace"):
+            profile.chrome_to_redline({"events": []})
+        # pid and tid carry the device and stream where args lack them (Kineto writes both)
+        text, _ = profile.chrome_to_redline([{"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "ts": 2,
+                                              "dur": 1, "pid": 0, "tid": 7, "args": {"bytes": 8}}])
+        self.assertEqual(text.splitlines()[1], "memset\t2000\t3000\t0\t7\t8")
+
+    @unittest.skipUnless(from_trace_supported(), "this build's redline profile has no --from-trace")
+    def test_the_converted_trace_reads_back_through_redline_profile(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "converted.trace")
+            with open(path, "w") as f:
+                f.write(profile.chrome_to_redline(format_check_trace())[0])
+            status, err, p = redline_from_trace(path, tmp)
+        self.assertEqual(status, 0, err)
+        self.assertEqual((p.steps, p.found, p.method), (2, 2, 'NVTX ranges matching "ProfilerStep"'))
+        self.assertAlmostEqual(p.wall_ms, 0.500125)
+        # Kernel time, whichever C++ category each kernel falls in: (100.5 + 200) us over 2 steps.
+        kernels = sum(p.category_ms.get(c, 0.0) for c in ("gemm", "attention", "elementwise", "nccl"))
+        self.assertAlmostEqual(kernels, 0.30050 / 2)
+        for category, ms in (("memcpy_h2d", 0.010), ("memcpy_d2d", 0.002), ("memcpy_other", 0.003), ("memset", 0.001)):
+            self.assertAlmostEqual(p.category_ms[category], ms / 2, msg=category)
+
+    def test_trimmed_trace_keeps_the_first_gpu_records_and_their_steps(self):
+        doc = format_check_trace()
+        kept = profile.trimmed_trace(doc, gpu_records=2, others=1, metadata=5)
+        events = kept["traceEvents"]
+        # The first two GPU records, their step, the first other event in that step (the CPU op), the metadata.
+        self.assertEqual([e.get("name") for e in events],
+                         ["process_name", "ProfilerStep#5", "aten::mm", "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT",
+                          "Memcpy HtoD (Pageable -> Device)"])
+        self.assertEqual((kept["baseTimeNanoseconds"], kept["traceName"]), (1765000000000000000, "/tmp/trace.json"))
+        _, counts = profile.chrome_to_redline(kept)
+        self.assertEqual(counts, {"kernel": 1, "memcpy": 1, "memset": 0, "range": 1})
+        with self.assertRaisesRegex(ValueError, "no GPU record"):
+            profile.trimmed_trace({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "x", "ts": 1}]})
+
+    def test_capture_writes_the_trimmed_trace_with_what_made_it(self):
+        fake_torch = types.SimpleNamespace(__version__="2.99.0", version=types.SimpleNamespace(cuda="13.0"))
+        args = types.SimpleNamespace(steps=20, warmup=5, layers=4, seq=2048, mbs=4)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = profile.capture(format_check_trace(), tmp, fake_torch, "NVIDIA H200", args)
+            self.assertEqual(os.path.basename(path), "torch_profiler_trace.json")
+            with open(path) as f:
+                kept = json.load(f, parse_float=decimal.Decimal)
+        made = kept["redline_capture"]
+        self.assertEqual((made["torch"], made["cuda"], made["gpu"]), ("2.99.0", "13.0", "NVIDIA H200"))
+        self.assertEqual(made["command"], "python3 tests/torch_profile_train.py --steps 20 --warmup 5 --layers 4 "
+                                          "--seq 2048 --batch 4 --torch-profile OUT.json")
+        self.assertEqual(profile.chrome_to_redline(kept)[0], FORMAT_CHECK_CONVERTED)  # small: all of it kept
+
+    def test_own_figures_read_train_step_bench_runs_row(self):
+        row = {"tool": "train_step_bench", "gpu": "NVIDIA H200", "status": "ok", "note": "", "gemm_ms": "80.5",
+               "attention_ms": "30", "elementwise_ms": "12", "step_time_ms": "125", "forward_ms": "40",
+               "backward_ms": "75", "optimizer_ms": "9"}
+        figures, gpu, note = profile.own_figures([row])
+        self.assertEqual((figures["gemm_ms"], figures["step_time_ms"], gpu, note), (80.5, 125.0, "NVIDIA H200", ""))
+        figures, _, note = profile.own_figures([dict(row, status="oom", note="out of memory")])
+        self.assertEqual((figures["gemm_ms"], note), (None, "train_step_bench's row is oom: out of memory"))
+        self.assertEqual(profile.own_figures([])[2], "train_step_bench wrote no row")
+
+    @staticmethod
+    def profiled(gemm, attention, elementwise, wall, memset=0.0):
+        rows = [(0, "step", wall), (0, "gemm", gemm), (0, "attention", attention), (0, "elementwise", elementwise)]
+        return profile.Profile(profile_rows(*(rows + ([(0, "memset", memset)] if memset else []))))
+
+    def test_train_step_summary_judges_each_category_the_step_and_the_overhead(self):
+        own = {"gemm_ms": 100.0, "attention_ms": 50.0, "elementwise_ms": 30.0, "step_time_ms": 190.0}
+        rounds = [{"profile": self.profiled(101, 50.5, 29, 191), "own": own, "inner": {"step_time_ms": 192.0}},
+                  {"profile": self.profiled(99, 49, 35, 189), "own": own, "inner": {"step_time_ms": 197.0}}]
+        lines, rows = profile.train_step_summary(rounds)
+        by = {row["figure"]: row for row in rows}
+        self.assertEqual(list(by), ["gemm", "attention", "elementwise", "step", "step, same run", "profiler overhead"])
+        self.assertEqual((by["gemm"]["ratio"], by["gemm"]["target"], by["gemm"]["verdict"]),
+                         ("1.0000", "0.95-1.05", "met (every round)"))
+        self.assertEqual(by["elementwise"]["verdict"], "missed (the rounds' spread 0.967x-1.167x reaches the band)")
+        self.assertEqual((by["step, same run"]["target"], by["step, same run"]["verdict"]),
+                         ("", "shown: step detection apart from the overhead"))
+        overhead = by["profiler overhead"]
+        self.assertEqual((overhead["ratio"], overhead["target"], overhead["verdict"]),
+                         ("1.0237", "< 3%", "met (not every round: highest +3.7%)"))
+        self.assertIn("  profiler overhead          194.500           190.000  +2.37% (spread +1.05% to +3.68%, "
+                      "2 rounds)   < 3%       met (not every round: highest +3.7%)", lines)
+        self.assertTrue(lines[0].split()[:3] == ["figure", "redline", "ms"], lines[0])
+
+    def test_a_missing_figure_is_not_judged(self):
+        own = {"gemm_ms": None, "attention_ms": 50.0, "elementwise_ms": 30.0, "step_time_ms": 190.0}
+        rounds = [{"profile": self.profiled(101, 50, 30, 190), "own": own, "inner": {"step_time_ms": None}}]
+        _, rows = profile.train_step_summary(rounds)
+        by = {row["figure"]: row for row in rows}
+        self.assertEqual(by["gemm"]["verdict"], "not judged: no round with both figures")
+        self.assertEqual(by["profiler overhead"]["verdict"], "not judged: no round with both figures")
+
+    def test_torch_summary_judges_the_categories_that_matter(self):
+        rounds = [{"profile": self.profiled(101, 50, 30, 190, memset=0.02),
+                   "torch": self.profiled(100, 52, 30, 196, memset=0.01)}]
+        lines, rows = profile.torch_summary(rounds)
+        by = {row["figure"]: row for row in rows}
+        self.assertEqual(list(by), ["gemm", "attention", "elementwise", "memset", "step"])  # by size, the step last
+        self.assertEqual((by["attention"]["ratio"], by["attention"]["verdict"]), ("0.9615", "met (every round)"))
+        self.assertEqual((by["memset"]["target"], by["memset"]["verdict"]),
+                         ("", "shown: under 1% of the step on both sides"))
+        self.assertEqual(by["step"]["verdict"], "shown: each side's wall holds its own profiler's host-side cost")
+        self.assertIn("torch.profiler ms", lines[0])
+        # A large category on one side only: missed, whichever side lacks it.
+        rounds[0]["torch"].category_ms.pop("attention")
+        _, rows = profile.torch_summary(rounds)
+        self.assertEqual({r["figure"]: r["verdict"] for r in rows}["attention"],
+                         "missed: only redline profile's breakdown has it")
+        rounds[0]["torch"].category_ms["nccl"] = 20.0
+        _, rows = profile.torch_summary(rounds)
+        self.assertEqual({r["figure"]: r["verdict"] for r in rows}["nccl"], "missed")
+
+    def test_bad_flags_exit_2_naming_the_flag(self):
+        for flags, named in ((["--against", "nsys"], "--against 'nsys'"), (["--rounds", "0"], "--rounds '0'"),
+                             (["--warmup", "0"], "--warmup '0'"), (["--steps", "x"], "--steps 'x'"),
+                             (["--preset", "gpt5"], "--preset 'gpt5'"), (["--layers", "0"], "--layers '0'"),
+                             (["--against", "torch", "--preset", "llama3-8b"], "--preset 'llama3-8b'"),
+                             (["--against", "torch", "--seq", "x"], "--seq 'x'"),
+                             (["--capture-torch-trace", ROOT], "--capture-torch-trace"),
+                             (["--against", "torch", "--capture-torch-trace", "/no/such"], "--capture-torch-trace "
+                                                                                           "'/no/such'"),
+                             (["--csv", "/no/such/x.csv"], "--csv"), (["--bogus"], "--bogus")):
+            status, err = run_script("compare-profile", "--build", BUILD, *flags)
+            self.assertEqual(status, 2, (flags, err))
+            self.assertIn(named, err)
+        status, err = run_script("compare-profile", "--build", "/no/such")
+        self.assertEqual((status, "--build '/no/such'" in err), (2, True), err)
+
+    def test_without_a_gpu_or_torch_it_skips(self):
+        status, err = run_script("compare-profile", "--build", BUILD, "--layers", "1", "--seq", "128")
+        self.assertEqual(status, 77, err)
+        self.assertIn("skipped", err)
+        status, err = run_script("compare-profile", "--build", BUILD, "--against", "torch")
+        self.assertEqual(status, 77, err)
+
+    def test_the_training_loop_refuses_bad_flags_and_skips_without_torch(self):
+        loop = os.path.join(ROOT, "tests", "torch_profile_train.py")
+        for flags in (["--steps", "0"], ["--hidden", "100", "--heads", "3"], ["--torch-profile", "/no/such/t.json"]):
+            done = subprocess.run([sys.executable, loop] + flags, capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 2, (flags, done.stderr))
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            done = subprocess.run([sys.executable, loop, "--steps", "1"], capture_output=True, text=True, timeout=60)
+            self.assertEqual((done.returncode, "PyTorch is not installed" in done.stderr), (77, True), done.stderr)
+
+
+CAPTURED_TORCH_TRACES = sorted(glob.glob(os.path.join(ROOT, "tests", "captured", "torch_profiler*.json")))
+
+
+@unittest.skipUnless(CAPTURED_TORCH_TRACES, "no torch.profiler trace captured yet: the next GPU session captures one "
+                                            "(scripts/compare-profile --capture-torch-trace)")
+class CapturedTorchTraceTest(unittest.TestCase):
+    """The converter on what torch.profiler really wrote (tests/captured/, made by --capture-torch-trace)."""
+
+    def traces(self):
+        for path in CAPTURED_TORCH_TRACES:
+            yield path, profile.load_chrome_trace(path)
+
+    def test_gpu_records_carry_the_fields_the_converter_reads(self):
+        for path, doc in self.traces():
+            gpu = [e for e in profile.trace_events(doc) if isinstance(e, dict) and e.get("ph") == "X"
+                   and e.get("cat") in profile.GPU_RECORDS]
+            self.assertTrue(gpu, f"{path}: no kernel, gpu_memcpy or gpu_memset event")
+            for e in gpu:
+                args = e.get("args", {})
+                self.assertIsInstance(args.get("stream"), int, (path, e))
+                self.assertIsInstance(args.get("device", args.get("inDevice")), int, (path, e))
+                if e["cat"] != "kernel":
+                    self.assertIsInstance(args.get("bytes"), int, (path, e))
+                if e["cat"] == "gpu_memcpy":
+                    m = profile.COPY.match(e["name"])
+                    self.assertTrue(m, (path, e["name"]))
+                    self.assertIn(m.group(1), ("HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH",
+                                               "PtoP"), (path, e["name"]))
+            self.assertTrue(any(profile.is_step_span(e) for e in profile.trace_events(doc)),
+                            f"{path}: no ProfilerStep#N span on the CPU")
+
+    def test_every_gpu_record_and_step_converts(self):
+        for path, doc in self.traces():
+            events = [e for e in profile.trace_events(doc) if isinstance(e, dict) and e.get("ph") == "X"]
+            text, counts = profile.chrome_to_redline(doc)
+            self.assertEqual(counts["kernel"], sum(e.get("cat") == "kernel" for e in events), path)
+            self.assertEqual(counts["memcpy"], sum(e.get("cat") == "gpu_memcpy" for e in events), path)
+            self.assertEqual(counts["memset"], sum(e.get("cat") == "gpu_memset" for e in events), path)
+            self.assertEqual(counts["range"], sum(profile.is_step_span(e) for e in events), path)
+            self.assertEqual(len(text.splitlines()), 1 + sum(counts.values()), path)
+
+    @unittest.skipUnless(from_trace_supported(), "this build's redline profile has no --from-trace")
+    def test_redline_profile_finds_its_steps(self):
+        for path, doc in self.traces():
+            with tempfile.TemporaryDirectory() as tmp:
+                converted = os.path.join(tmp, "converted.trace")
+                with open(converted, "w") as f:
+                    f.write(profile.chrome_to_redline(doc)[0])
+                status, err, p = redline_from_trace(converted, tmp)
+            self.assertEqual(status, 0, (path, err))
+            self.assertGreaterEqual(p.steps, 1, path)
+            self.assertTrue(p.method.startswith("NVTX ranges"), (path, p.method))
+            self.assertTrue(p.category_ms, path)
 
 
 class AllreduceFlagsTest(unittest.TestCase):
