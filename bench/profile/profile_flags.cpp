@@ -17,8 +17,8 @@ CLI::App* add_profile_subcommand(CLI::App& app, ProfileFlags& f) {
                 "A suite run folder, or results/references/<GPU>: set each category against its measured ceiling")
       ->type_name("RUN_DIR");
   p->add_option("--step-range", f.step_range,
-                "Steps are the NVTX ranges whose name matches REGEX (default: a step or Step word, "
-                "torch.profiler's ProfilerStep#N)")
+                "Steps are the NVTX ranges whose name matches REGEX (default: a step or Step word: train_step, "
+                "step 3, ProfilerStep#3)")
       ->type_name("REGEX");
   p->add_option("--step-regex", f.step_regex,
                 "Without step ranges: a step ends at each output line matching REGEX (a trainer's per-step log)")
