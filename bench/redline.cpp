@@ -309,9 +309,7 @@ int cmd_baseline(const std::string& run, const std::string& root, bool name_only
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"redline: run suites, compare results, track history, write reports, plan a training run and "
-               "profile one",
-               "redline"};
+  CLI::App app{"redline: suites, comparisons, history, reports, and a training run's plan and profile", "redline"};
   app.require_subcommand(1);
 
   std::string suite_file, runs_dir = "results/runs", history = "results/history.csv", run_dir_file;
