@@ -164,6 +164,37 @@ TEST(ProfileSteps, FromTheRepeatingKernelSequence) {
   EXPECT_TRUE(steps_from_kernel_period(periodic_trace(2)).empty());  // repeats only twice
 }
 
+// A transformer's step: the forward's layers, the loss, the backward's
+// layers, the optimizer, six kernels a layer both ways. At the layer's
+// period (6) 98% of the sequence repeats, failing only at the passes' and
+// steps' boundaries; only the whole step (3 + 2 x 64 x 6 kernels) repeats
+// everywhere.
+TEST(ProfileSteps, TheStepNotALayerIsThePeriod) {
+  Trace trace;
+  std::int64_t t = 0;
+  const auto launch = [&](const std::string& name) {
+    trace.activities.push_back(kernel(name, t, t + 100));
+    t += 150;
+  };
+  constexpr int kLayers = 64, kSteps = 6;
+  for (int s = 0; s < kSteps; ++s) {
+    t += 10000;
+    launch("embed");
+    for (int l = 0; l < kLayers; ++l)
+      for (const char* name : {"norm_fwd", kGemm, "flash_fwd", kGemm, "swiglu_fwd", kGemm}) launch(name);
+    launch("loss");
+    for (int l = 0; l < kLayers; ++l)
+      for (const char* name : {"flash_bwd", kGemm, kGemm, "norm_bwd", kGemm, "add"}) launch(name);
+    launch("adam");
+  }
+  std::size_t period = 0;
+  const auto steps = steps_from_kernel_period(trace, &period);
+  EXPECT_EQ(period, 3u + 2 * kLayers * 6);
+  ASSERT_EQ(steps.size(), static_cast<std::size_t>(kSteps));
+  EXPECT_EQ(trace.activities[period].name, "embed");
+  EXPECT_EQ(steps[1].start_ns, trace.activities[period].start_ns);  // at "embed"
+}
+
 TEST(ProfileSteps, TheFirstWayThatFindsStepsWins) {
   Trace trace = periodic_trace(6);
   const std::regex pattern(kDefaultStepRange);

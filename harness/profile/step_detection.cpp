@@ -26,18 +26,31 @@ std::vector<int> name_ids(const std::vector<const Activity*>& kernels) {
   return out;
 }
 
-// The shortest period p at which at least 95% of the sequence's second half
-// repeats (name i equals name i + p): the first steps may differ (warm-up
-// launches extra kernels), the later ones repeat. At least 3 periods.
-std::optional<std::size_t> repeating_period(const std::vector<int>& names) {
+// How much of the sequence's second half repeats at period p (name i equals
+// name i + p); nullopt once more than 5% has failed, so the many periods
+// that repeat nothing cost a few comparisons each.
+std::optional<double> repeat_share(const std::vector<int>& names, std::size_t p) {
   const std::size_t n = names.size();
-  for (std::size_t p = 1; p * 3 <= n; ++p) {
-    const std::size_t from = n / 2 >= p ? n / 2 - p : 0;
-    std::size_t same = 0, compared = 0;
-    for (std::size_t i = from; i + p < n; ++i, ++compared) same += names[i] == names[i + p];
-    if (compared > 0 && same >= 0.95 * static_cast<double>(compared)) return p;
-  }
-  return std::nullopt;
+  const std::size_t from = n / 2 >= p ? n / 2 - p : 0;
+  const std::size_t compared = n - p - from;
+  const auto allowed = static_cast<std::size_t>(0.05 * static_cast<double>(compared));
+  std::size_t failed = 0;
+  for (std::size_t i = from; i + p < n; ++i)
+    if (names[i] != names[i + p] && ++failed > allowed) return std::nullopt;
+  return compared ? std::optional<double>(1.0 - static_cast<double>(failed) / static_cast<double>(compared)) : std::nullopt;
+}
+
+// The step's period: of the periods at which at least 95% of the second half
+// repeats (the first steps may differ: warm-up launches extra kernels), the
+// one that repeats most, the shortest of equals. A layer's kernels repeat
+// too, at a shorter period, but not across the forward/backward and
+// step boundaries, where the step's own period holds. At least 3 periods.
+std::optional<std::size_t> repeating_period(const std::vector<int>& names) {
+  std::optional<std::size_t> best;
+  double best_share = 0;
+  for (std::size_t p = 1; p * 3 <= names.size(); ++p)
+    if (const auto share = repeat_share(names, p); share && *share > best_share + 1e-12) best = p, best_share = *share;
+  return best;
 }
 
 // Where in the period steps start: the phase with the longest mean idle gap

@@ -6,10 +6,11 @@
 //  2. lines of its output matching --step-regex (a trainer's per-step log
 //     line), placed on the GPU's clock through the trace's clock line: each
 //     line ends a step;
-//  3. the repeating kernel sequence: the shortest period at which the
-//     kernel names repeat, each step starting at the kernel of that period
-//     with the longest idle gap before it on average (the host's wait
-//     between steps).
+//  3. the repeating kernel sequence: the period at which the kernel names
+//     repeat most (a layer's period repeats less: not across the forward,
+//     backward and step boundaries), each step starting at the kernel of
+//     that period with the longest idle gap before it on average (the
+//     host's wait between steps).
 #pragma once
 
 #include <cstdint>
