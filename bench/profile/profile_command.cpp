@@ -4,7 +4,7 @@
 // wrote, finds the steps and reports where each step's GPU time goes, set
 // against the ceilings a suite run measured. Exit 77 where it cannot run (no
 // GPU, no injection library); 1 when the program failed (its profile is
-// still written).
+// still written); 130 after Ctrl-C, the steps recorded so far profiled.
 #include <unistd.h>
 
 #include <chrono>
@@ -203,6 +203,9 @@ int run_profile(const ProfileFlags& f) {
   report.summary.emplace_back("program", result.describe_end() + ", " + format_number(result.wall_seconds, 1) + " s");
   if (f.overhead && !interrupted()) add_overhead(report, f, c, result, marks.marks);
   write_reports(report, f.output);
+  // Ctrl-C stopped the program: what it recorded is profiled and written,
+  // and the exit says it was interrupted, as every tool's does.
+  if (result.interrupted) return 128 + interrupt_signal();
   return result.succeeded() ? kExitOk : kExitCheckFailed;
 }
 
