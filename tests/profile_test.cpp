@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/profile/ceilings.hpp"
+#include "harness/profile/gemm_calls.hpp"
 #include "harness/profile/intervals.hpp"
 #include "harness/profile/profile_report.hpp"
 #include "harness/profile/step_breakdown.hpp"
@@ -71,6 +72,51 @@ TEST(ProfileTrace, RecordsReadBackAsWritten) {
   EXPECT_EQ(back.clock_offset_ns, 50000);
   EXPECT_EQ(back.dropped, 3);
   EXPECT_EQ(back.problems, std::vector<std::string>{"cuptiActivityEnable(MARKER): not supported"});
+}
+
+TEST(ProfileTrace, GemmCallsAndCorrelationsReadBackAsWritten) {
+  std::string text = trace_header();
+  text += gemm_call_line({.external_id = 7, .m = 4096, .n = 1024, .k = 512, .batch = 3, .dtype = "bf16"});
+  text += external_correlation_line(41, 7) + kernel_correlation_line(41, 123456789012);
+  const Trace back = parse_trace(text, "t.trace");
+  ASSERT_EQ(back.gemm_calls.size(), 1u);
+  EXPECT_EQ(back.gemm_calls[0].external_id, 7);
+  EXPECT_EQ(back.gemm_calls[0].m, 4096);
+  EXPECT_EQ(back.gemm_calls[0].n, 1024);
+  EXPECT_EQ(back.gemm_calls[0].k, 512);
+  EXPECT_EQ(back.gemm_calls[0].batch, 3);
+  EXPECT_EQ(back.gemm_calls[0].dtype, "bf16");
+  ASSERT_EQ(back.external_correlations.size(), 1u);
+  EXPECT_EQ(back.external_correlations[0].correlation_id, 41);
+  EXPECT_EQ(back.external_correlations[0].external_id, 7);
+  ASSERT_EQ(back.kernel_correlations.size(), 1u);
+  EXPECT_EQ(back.kernel_correlations[0].start_ns, 123456789012);
+  EXPECT_THROW_WITH(parse_trace(trace_header() + "gemmcall\t1\t2\t3\n", "t"), std::runtime_error,
+                    "t:2: gemmcall has 3 fields, expected 6");
+}
+
+// The join in any order the records came in: a correlation before or after
+// its kernel, a call with two kernels (at its first), one whose API calls
+// launched nothing, and one CUPTI never correlated.
+TEST(ProfileGemmCalls, EachCallAtItsFirstKernel) {
+  Trace calls;
+  calls.gemm_calls = {{.external_id = 1, .m = 8, .n = 8, .k = 8, .batch = 1, .dtype = "bf16"},
+                      {.external_id = 2, .m = 16, .n = 4, .k = 2, .batch = 5, .dtype = "fp32"},
+                      {.external_id = 3, .m = 1, .n = 1, .k = 1, .batch = 1, .dtype = "tf32"},
+                      {.external_id = 4, .m = 1, .n = 1, .k = 1, .batch = 1, .dtype = "tf32"}};
+  Trace trace;
+  trace.kernel_correlations = {{.correlation_id = 11, .start_ns = 500}, {.correlation_id = 20, .start_ns = 900},
+                               {.correlation_id = 21, .start_ns = 950}, {.correlation_id = 99, .start_ns = 10}};
+  trace.external_correlations = {{.correlation_id = 21, .external_id = 2}, {.correlation_id = 11, .external_id = 1},
+                                 {.correlation_id = 20, .external_id = 2}, {.correlation_id = 30, .external_id = 3}};
+  const GemmJoin join = gemm_calls(calls, trace);
+  ASSERT_EQ(join.gemms.size(), 2u);
+  EXPECT_EQ(join.gemms[0].time_ns, 500);
+  EXPECT_EQ(join.gemms[0].dtype, "bf16");
+  EXPECT_EQ(join.gemms[1].time_ns, 900);
+  EXPECT_EQ(join.gemms[1].batch, 5);
+  EXPECT_DOUBLE_EQ(join.gemms[1].flop(), 2.0 * 16 * 4 * 2 * 5);
+  EXPECT_EQ(join.without_kernel, 2u);
 }
 
 TEST(ProfileTrace, BadInputNamesTheLine) {
@@ -314,12 +360,34 @@ TEST(ProfileCeilings, UnknownShapesAreSaidSo) {
   trace.gemms.clear();
   trace.activities.push_back(kernel(kNccl, 8 * 1000000, 9 * 1000000));
   const auto findings = ceiling_findings(total_over(trace, {{0, 10000000}}), ceilings_from(measured_ceilings()));
-  EXPECT_CONTAINS(findings[0].text, "the GEMM shapes are unknown");
+  EXPECT_CONTAINS(findings[0].text, "the GEMM shapes are unknown (the trace records no cuBLAS calls; --gemm-shapes");
   EXPECT_EQ(findings[0].excess_ns, 0);
+  trace.gemm_calls_recorded = true;
+  EXPECT_CONTAINS(ceiling_findings(total_over(trace, {{0, 10000000}}), ceilings_from(measured_ceilings()))[0].text,
+                  "the GEMM shapes are unknown (no recorded cuBLAS call's kernel ran in the profiled steps)");
   EXPECT_CONTAINS(findings[1].text, "NCCL: 1.00 ms a step, 0% of it overlapped with compute; the message sizes are unknown");
   EXPECT_CONTAINS(findings[1].text, "the measured busbw (400.0 GB/s)");
   const auto no_ceiling = ceiling_findings(total_over(one_step_trace(), {{0, 10000000}}), Ceilings{});
   EXPECT_CONTAINS(no_ceiling[0].text, "no measured bf16 MAMF");
+}
+
+// Joined calls are what the step's GEMM FLOPs come from, each in the step
+// its kernel ran in.
+TEST(ProfileGemmCalls, JoinedCallsCountInTheirKernelsStep) {
+  Trace trace = one_step_trace();
+  trace.gemms.clear();
+  Trace calls;
+  calls.gemm_calls = {{.external_id = 1, .m = 1000, .n = 1000, .k = 875000, .batch = 1, .dtype = "bf16"},
+                      {.external_id = 2, .m = 1000, .n = 1000, .k = 875000, .batch = 1, .dtype = "bf16"}};
+  trace.external_correlations = {{.correlation_id = 5, .external_id = 1}, {.correlation_id = 6, .external_id = 2}};
+  trace.kernel_correlations = {{.correlation_id = 5, .start_ns = 500000}, {.correlation_id = 6, .start_ns = 20000000}};
+  trace.gemms = gemm_calls(calls, trace).gemms;
+  trace.gemm_calls_recorded = true;
+  const ProfileTotals totals = total_over(trace, {{0, 10000000}});
+  ASSERT_EQ(totals.gemm_flop.size(), 1u);
+  EXPECT_DOUBLE_EQ(totals.gemm_flop.at("bf16"), 2.0 * 1000 * 1000 * 875000);  // the second ran after the step
+  EXPECT_CONTAINS(ceiling_findings(totals, ceilings_from(measured_ceilings()))[0].text,
+                  "GEMMs run at 50% of this GPU's measured bf16 MAMF");
 }
 
 TEST(ProfileReport, RowsPerStepAndCategory) {

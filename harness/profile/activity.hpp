@@ -25,9 +25,9 @@ struct Activity {
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
-// A GEMM the program called, with its shape, where the trace records it
-// (the injection library does not yet: cuBLAS calls are not intercepted).
-// `time_ns` is on the activities' clock; the GEMM's kernel starts after it.
+// A GEMM the program called, with its shape: a recorded cuBLAS call joined
+// to its kernel (gemm_calls.hpp). `time_ns` is on the activities' clock: the
+// start of the call's first kernel, so it falls in the step that ran it.
 struct GemmCall {
   std::int64_t time_ns = 0;
   std::int64_t m = 0, n = 0, k = 0, batch = 1;
@@ -35,10 +35,32 @@ struct GemmCall {
   double flop() const { return 2.0 * static_cast<double>(m) * n * k * batch; }
 };
 
+// What joins a recorded cuBLAS call to the kernels it launched. The call
+// is recorded on the host with an id of its own (the external id), which
+// CUPTI ties to the correlation id of each CUDA API call made inside it;
+// a kernel carries the correlation id of the API call that launched it.
+struct GemmCallRecord {  // a cuBLAS call, as recorded before it ran
+  std::int64_t external_id = 0;
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  std::string dtype;
+};
+struct ExternalCorrelation {  // CUPTI: this API call ran inside that cuBLAS call
+  std::int64_t correlation_id = 0, external_id = 0;
+};
+struct KernelCorrelation {  // CUPTI: the kernel launched by this API call started here
+  std::int64_t correlation_id = 0, start_ns = 0;
+};
+
 // A whole trace: the records in the order written, and what was lost.
 struct Trace {
   std::vector<Activity> activities;
   std::vector<GemmCall> gemms;
+  std::vector<GemmCallRecord> gemm_calls;
+  std::vector<ExternalCorrelation> external_correlations;
+  std::vector<KernelCorrelation> kernel_correlations;
+  // cuBLAS calls were recorded for this trace, so an empty `gemms` means
+  // none matched a kernel, not that nobody looked.
+  bool gemm_calls_recorded = false;
   // The activities' clock against the host's steady clock (CLOCK_MONOTONIC),
   // read together once: monotonic = activity + clock_offset_ns. Lets host
   // events (a printed step line) be placed among the GPU's records.

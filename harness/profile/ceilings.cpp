@@ -31,8 +31,11 @@ std::int64_t time_of(const ProfileTotals& t, Category c) {
 CeilingFinding gemm_finding(const ProfileTotals& t, const Ceilings& c) {
   const double time_ns = per_step(t, time_of(t, Category::gemm));
   if (t.gemm_flop.empty())
-    return {"GEMM: " + ms(time_ns) + " a step; the GEMM shapes are unknown (the trace records no cuBLAS calls), so "
-            "their rate is not set against the measured MAMF", 0};
+    return {"GEMM: " + ms(time_ns) + " a step; the GEMM shapes are unknown (" +
+                (t.gemm_calls_recorded ? std::string("no recorded cuBLAS call's kernel ran in the profiled steps")
+                                       : std::string("the trace records no cuBLAS calls; --gemm-shapes records them")) +
+                "), so their rate is not set against the measured MAMF",
+            0};
   const auto dominant = std::max_element(t.gemm_flop.begin(), t.gemm_flop.end(),
                                          [](const auto& a, const auto& b) { return a.second < b.second; });
   double flop = 0;
@@ -101,6 +104,7 @@ Ceilings ceilings_from(const RunResults& run) {
 ProfileTotals total_over(const Trace& trace, const std::vector<StepWindow>& steps) {
   ProfileTotals t;
   t.steps = steps.size();
+  t.gemm_calls_recorded = trace.gemm_calls_recorded;
   for (const StepWindow& s : steps) {
     const StepBreakdown b = break_down(trace, s);
     t.sum.wall_ns += b.wall_ns, t.sum.busy_ns += b.busy_ns;

@@ -32,6 +32,7 @@ struct ProfileTotals {
   StepBreakdown sum;                         // every field summed over the steps
   std::map<Category, std::int64_t> bytes;    // copies and memsets
   std::map<std::string, double> gemm_flop;   // by dtype, from the trace's GEMM calls; empty: shapes unknown
+  bool gemm_calls_recorded = false;          // the trace's cuBLAS calls were recorded (Trace::gemm_calls_recorded)
 };
 
 ProfileTotals total_over(const Trace& trace, const std::vector<StepWindow>& steps);

@@ -104,6 +104,16 @@ void add_line(Trace& trace, const std::vector<std::string>& f, const std::string
     need(f, 6, where);
     trace.gemms.push_back({integer(f[1], where), integer(f[2], where), integer(f[3], where), integer(f[4], where),
                            integer(f[5], where), f[6]});
+  } else if (kind == "gemmcall") {
+    need(f, 6, where);
+    trace.gemm_calls.push_back({integer(f[1], where), integer(f[2], where), integer(f[3], where),
+                                integer(f[4], where), integer(f[5], where), f[6]});
+  } else if (kind == "extcorr") {
+    need(f, 2, where);
+    trace.external_correlations.push_back({integer(f[1], where), integer(f[2], where)});
+  } else if (kind == "kernelcorr") {
+    need(f, 2, where);
+    trace.kernel_correlations.push_back({integer(f[1], where), integer(f[2], where)});
   } else if (kind == "clock") {
     need(f, 2, where);
     trace.has_clock = true;
@@ -142,6 +152,21 @@ std::string gemm_line(const GemmCall& g) {
   out << "gemm\t" << g.time_ns << '\t' << g.m << '\t' << g.n << '\t' << g.k << '\t' << g.batch << '\t'
       << one_field(g.dtype) << '\n';
   return out.str();
+}
+
+std::string gemm_call_line(const GemmCallRecord& g) {
+  std::ostringstream out;
+  out << "gemmcall\t" << g.external_id << '\t' << g.m << '\t' << g.n << '\t' << g.k << '\t' << g.batch << '\t'
+      << one_field(g.dtype) << '\n';
+  return out.str();
+}
+
+std::string external_correlation_line(std::int64_t correlation_id, std::int64_t external_id) {
+  return "extcorr\t" + std::to_string(correlation_id) + "\t" + std::to_string(external_id) + "\n";
+}
+
+std::string kernel_correlation_line(std::int64_t correlation_id, std::int64_t start_ns) {
+  return "kernelcorr\t" + std::to_string(correlation_id) + "\t" + std::to_string(start_ns) + "\n";
 }
 
 std::string clock_line(std::int64_t activity_ns, std::int64_t monotonic_ns) {

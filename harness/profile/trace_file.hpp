@@ -8,6 +8,9 @@
 //   memset  START END DEVICE STREAM BYTES
 //   range   START END NAME
 //   gemm    TIME M N K BATCH DTYPE
+//   gemmcall   EXTERNAL_ID M N K BATCH DTYPE   (a cuBLAS call, before it ran)
+//   extcorr    CORRELATION_ID EXTERNAL_ID      (an API call inside that cuBLAS call)
+//   kernelcorr CORRELATION_ID START            (a kernel that API call launched)
 //   clock   ACTIVITY_NS MONOTONIC_NS   (the two clocks read together)
 //   dropped COUNT
 //   problem TEXT
@@ -23,6 +26,9 @@ namespace redline::profile {
 std::string trace_header();                  // "# redline profile trace 1\n"
 std::string trace_line(const Activity& a);   // one record, newline-terminated; tabs and newlines in names become spaces
 std::string gemm_line(const GemmCall& g);
+std::string gemm_call_line(const GemmCallRecord& g);
+std::string external_correlation_line(std::int64_t correlation_id, std::int64_t external_id);
+std::string kernel_correlation_line(std::int64_t correlation_id, std::int64_t start_ns);
 std::string clock_line(std::int64_t activity_ns, std::int64_t monotonic_ns);
 std::string dropped_line(std::int64_t count);
 std::string problem_line(const std::string& text);
