@@ -17,6 +17,7 @@ CUpti_BuffersCallbackCompleteFunc g_complete = nullptr;
 std::uint8_t* g_held = nullptr;
 std::size_t g_held_size = 0;
 int g_dropped_queries = 0;
+int g_pushed = 0, g_popped = 0;  // external correlation ids (the GEMM recorder's)
 
 // Records sit in fixed slots; the real layout is CUPTI's business.
 constexpr std::size_t kSlot = 512;
@@ -107,6 +108,23 @@ __attribute__((visibility("default"))) void fake_emit() {
   g_request(&buffer, &size, &max_records);
   if (buffer != nullptr) g_complete(nullptr, 0, buffer, size, fill_first(buffer));
   g_request(&g_held, &g_held_size, &max_records);
+}
+
+__attribute__((visibility("default"))) void fake_external_ids(int* pushed, int* popped) {
+  *pushed = g_pushed;
+  *popped = g_popped;
+}
+
+CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t) {
+  if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1) return CUPTI_ERROR_INVALID_PARAMETER;
+  ++g_pushed;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t*) {
+  if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1 || g_popped == g_pushed) return CUPTI_ERROR_QUEUE_EMPTY;
+  ++g_popped;
+  return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char** text) {
