@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 namespace {
 
@@ -57,7 +58,7 @@ CUpti_ActivityKernel10& kernel(std::uint8_t* buffer, std::size_t& used, std::uin
 // a range that never ends and an instantaneous mark.
 std::size_t fill_first(std::uint8_t* b) {
   std::size_t used = 0;
-  kernel(b, used, 1000, 2000, "_Z6squarePfi");
+  kernel(b, used, 1000, 2000, "_Z6squarePfi").correlationId = 21;
   kernel(b, used, 0, 0, "_Z6squarePfi");
   kernel(b, used, 2100, 2500, "ncclDevKernel_AllReduce_Sum_f32_RING_LL").deviceId = 1;
   auto& copy = slot<CUpti_ActivityMemcpy6>(b, used);
@@ -84,6 +85,15 @@ std::size_t fill_held(std::uint8_t* b) {
   std::size_t used = 0;
   marker(b, used, CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 2600, nullptr);
   marker(b, used, CUPTI_ACTIVITY_FLAG_MARKER_START, 2, 2700, "ncclAllReduce", "NCCL");
+  // The GEMM recorder's id for the first kernel's launch, after the kernel
+  // (another thread's buffer), and another tool's id, to be left alone.
+  for (const auto kind : {CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0}) {
+    auto& e = slot<CUpti_ActivityExternalCorrelation>(b, used);
+    e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    e.externalKind = kind;
+    e.externalId = 77;
+    e.correlationId = 21;
+  }
   return used;
 }
 
@@ -116,13 +126,13 @@ __attribute__((visibility("default"))) void fake_external_ids(int* pushed, int* 
 }
 
 CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t) {
-  if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2) return CUPTI_ERROR_INVALID_PARAMETER;
   ++g_pushed;
   return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t*) {
-  if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1 || g_popped == g_pushed) return CUPTI_ERROR_QUEUE_EMPTY;
+  if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2 || g_popped == g_pushed) return CUPTI_ERROR_QUEUE_EMPTY;
   ++g_popped;
   return CUPTI_SUCCESS;
 }

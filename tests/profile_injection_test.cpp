@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness/core/child_process.hpp"
+#include "harness/profile/gemm_calls.hpp"
 #include "harness/profile/trace_file.hpp"
 #include "kernels/profile/activity_records.hpp"
 #include "tests/support.hpp"
@@ -301,4 +302,26 @@ TEST(ProfileInjection, SaysWhenNvtxIsNotRoutedToThisCupti) {
   EXPECT_TRUE(has_problem(read_trace(unset.trace()), "NVTX_INJECTION64_PATH is unset"));
   const ChildRun other = run_child_mode("exit", {{"NVTX_INJECTION64_PATH", INJECTION_LIBRARY}});
   EXPECT_TRUE(has_problem(read_trace(other.trace()), "not the libcupti in use"));
+}
+
+// Under --gemm-shapes: each kernel's correlation id, and the GEMM
+// recorder's external correlations (not another tool's), which arrive
+// after the kernel; joined, the recorded call lands on its kernel.
+TEST(ProfileInjection, WithGemmShapesKernelsAndExternalIdsAreCorrelated) {
+  auto env = kNvtxOk;
+  env.emplace_back("REDLINE_PROFILE_GEMMS", "/nonexistent/gemms");
+  const ChildRun run = run_child_mode("exit", env);
+  ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end();
+  const Trace trace = read_trace(run.trace());
+  expect_whole_trace(trace);
+  ASSERT_EQ(trace.kernel_correlations.size(), 2u);  // the untimed kernel has none
+  ASSERT_EQ(trace.external_correlations.size(), 1u);
+  EXPECT_EQ(trace.external_correlations[0].external_id, 77);
+  Trace calls;
+  calls.gemm_calls = {{.external_id = 77, .m = 2, .n = 3, .k = 4, .batch = 1, .dtype = "bf16"}};
+  const GemmJoin join = gemm_calls(calls, trace);
+  ASSERT_EQ(join.gemms.size(), 1u);
+  EXPECT_EQ(join.gemms[0].time_ns, 1000);
+  const ChildRun plain = run_child_mode("exit", kNvtxOk);
+  EXPECT_TRUE(read_trace(plain.trace()).kernel_correlations.empty());
 }

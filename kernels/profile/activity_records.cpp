@@ -42,6 +42,8 @@ void RecordReader::read(const CUpti_Activity& record, std::vector<Activity>& out
       return read_memset(reinterpret_cast<const CUpti_ActivityMemset4&>(record), out);
     case CUPTI_ACTIVITY_KIND_MARKER:
       return read_marker(reinterpret_cast<const CUpti_ActivityMarker2&>(record), out);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+      return read_external(reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(record));
     default:
       return;
   }
@@ -73,7 +75,15 @@ void RecordReader::read_kernel(const CUpti_ActivityKernel10& kernel, std::vector
   a.device = static_cast<int>(kernel.deviceId);
   a.stream = kernel.streamId;
   a.name = kernel_name(kernel.name);
+  if (keep_correlations_) correlations_.kernels.push_back({kernel.correlationId, a.start_ns});
   out.push_back(std::move(a));
+}
+
+// Other kinds are other tools' ids; only kGemmCorrelationKind is the GEMM
+// recorder's.
+void RecordReader::read_external(const CUpti_ActivityExternalCorrelation& record) {
+  if (!keep_correlations_ || record.externalKind != kGemmCorrelationKind) return;
+  correlations_.external.push_back({record.correlationId, static_cast<std::int64_t>(record.externalId)});
 }
 
 void RecordReader::read_memcpy(const CUpti_ActivityMemcpy6& copy, std::vector<Activity>& out) {

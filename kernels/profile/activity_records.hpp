@@ -16,12 +16,30 @@
 
 namespace redline::profile {
 
+// The external-correlation kind the GEMM recorder (gemm_interposer.cpp)
+// pushes its ids under. PyTorch's profiler (Kineto) pushes CUSTOM0 and
+// CUSTOM1 for its own ops and annotations, so this is the one left free.
+constexpr CUpti_ExternalCorrelationKind kGemmCorrelationKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
+
 class RecordReader {
  public:
   // Appends what `record` stands for to `out`: a kernel, copy or memset at
   // once; a range when the second of its two markers arrives (they may come
   // in different buffers, in either order). Other kinds add nothing.
   void read(const CUpti_Activity& record, std::vector<Activity>& out);
+
+  // With recorded GEMM calls (their CUPTI external ids, kGemmCorrelationKind) to
+  // tie to kernels: each kernel's correlation id and start, and CUPTI's
+  // external correlations of that kind, collected apart as they come. They
+  // come in different buffers in either order (an API call's buffer is its
+  // thread's, a kernel's the device's), so the join waits for the whole
+  // trace (harness/profile/gemm_calls.hpp).
+  void keep_correlations(bool on) { keep_correlations_ = on; }
+  struct Correlations {
+    std::vector<ExternalCorrelation> external;
+    std::vector<KernelCorrelation> kernels;
+  };
+  Correlations& correlations() { return correlations_; }
 
   // Records left out because CUPTI could not time them (its device buffer
   // was full): they are lost as surely as dropped ones.
@@ -34,6 +52,7 @@ class RecordReader {
   void read_memcpy(const CUpti_ActivityMemcpy6& copy, std::vector<Activity>& out);
   void read_memset(const CUpti_ActivityMemset4& memset, std::vector<Activity>& out);
   void read_marker(const CUpti_ActivityMarker2& marker, std::vector<Activity>& out);
+  void read_external(const CUpti_ActivityExternalCorrelation& record);
   bool timed(std::uint64_t start, std::uint64_t end);
   const std::string& kernel_name(const char* symbol);
 
@@ -45,6 +64,8 @@ class RecordReader {
   std::unordered_map<std::uint32_t, HalfRange> half_ranges_;  // by marker id
   std::unordered_map<std::string, std::string> kernel_names_;  // symbol -> demangled
   std::int64_t untimed_ = 0;
+  bool keep_correlations_ = false;
+  Correlations correlations_;
 };
 
 // CUPTI's copy kinds in the profile's four.

@@ -142,6 +142,11 @@ void convert_and_write_locked(std::uint8_t* buffer, std::size_t valid_size) {
     s.reader.read(*record, s.converted);
   std::string text;
   for (const Activity& a : s.converted) text += trace_line(a);
+  RecordReader::Correlations& links = s.reader.correlations();
+  for (const ExternalCorrelation& e : links.external) text += external_correlation_line(e.correlation_id, e.external_id);
+  for (const KernelCorrelation& k : links.kernels) text += kernel_correlation_line(k.correlation_id, k.start_ns);
+  links.external.clear();
+  links.kernels.clear();
   // Only MAX_LIMIT_REACHED is the end of the buffer; any other status cut the
   // walk short, so the records after it are lost and the trace must say so.
   if (status != CUPTI_ERROR_MAX_LIMIT_REACHED)
@@ -366,6 +371,25 @@ void write_clock() {
   write_locked(clock_line(static_cast<std::int64_t>(activity_ns), monotonic_ns));
 }
 
+// Under `redline profile --gemm-shapes` the GEMM recorder (preloaded)
+// wraps each cuBLAS call in an external-correlation id, and the records
+// tying those ids to launches' correlation ids are wanted. CUPTI attaches
+// them to API records, and its own external-correlation sample enables the
+// runtime API kind for them; cuBLAS may launch through the driver API, so
+// both are on (a record per CUDA call: the flag's cost). The API records
+// themselves are not kept.
+void enable_gemm_correlation() {
+  const char* gemms = std::getenv("REDLINE_PROFILE_GEMMS");
+  if (gemms == nullptr || *gemms == '\0') return;
+  if (!cupti_ok("cuptiActivityEnable(EXTERNAL_CORRELATION)",
+                cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)))
+    return;
+  cupti_ok("cuptiActivityEnable(RUNTIME)", cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
+  cupti_ok("cuptiActivityEnable(DRIVER)", cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
+  const std::lock_guard lock(injection().mutex);
+  injection().reader.keep_correlations(true);
+}
+
 // False when no kind could be enabled: nothing would ever arrive.
 bool start_cupti() {
   std::uint8_t zeroed = 1;
@@ -380,6 +404,7 @@ bool start_cupti() {
     // profiler) holds the kind.
     any |= cupti_ok(std::string("cuptiActivityEnable(") + k.name + ")", cuptiActivityEnable(k.kind));
   }
+  if (any) enable_gemm_correlation();
   return any;
 }
 

@@ -30,6 +30,7 @@
 #include <cupti_activity.h>
 
 #include "harness/profile/trace_file.hpp"
+#include "kernels/profile/activity_records.hpp"
 #include "kernels/profile/gemm_shapes.hpp"
 
 namespace redline::profile {
@@ -164,9 +165,9 @@ cublasStatus_t recorded(const std::optional<GemmShape>& shape, Forward forward) 
   const std::int64_t id = next_external_id();
   write_line(gemm_call_line({id, shape->m, shape->n, shape->k, shape->batch, shape->dtype}));
   const bool pushed = r.push != nullptr &&
-                      r.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, static_cast<std::uint64_t>(id)) == CUPTI_SUCCESS;
+                      r.push(kGemmCorrelationKind, static_cast<std::uint64_t>(id)) == CUPTI_SUCCESS;
   const cublasStatus_t status = forward();
-  if (pushed) r.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, nullptr);
+  if (pushed) r.pop(kGemmCorrelationKind, nullptr);
   return status;
 }
 
