@@ -127,6 +127,33 @@ TEST_F(ProfileCommand, ASavedTraceIsProfiledWithoutAGpu) {
   EXPECT_FALSE(doc["benchmarks"].empty());
 }
 
+// --gemm-shapes's records kept beside a saved trace (TRACE.gemms): each
+// step's GEMM call joined to its kernel through CUPTI's correlation ids,
+// and a call without a kernel counted.
+TEST_F(ProfileCommand, ASavedTracesGemmCallsAreJoinedToItsKernels) {
+  using namespace redline::profile;
+  const std::filesystem::path trace = write_trace(dir_);
+  std::string correlations, calls = trace_header();
+  for (std::int64_t s = 0; s < 3; ++s) {
+    correlations += kernel_correlation_line(100 + s, s * 10000000 + 1000000) + external_correlation_line(100 + s, s + 1);
+    // 2*8192^3 FLOP in the 4 ms GEMM kernel: 274.9 TFLOPS.
+    calls += gemm_call_line({.external_id = s + 1, .m = 8192, .n = 8192, .k = 8192, .batch = 1, .dtype = "bf16"});
+  }
+  calls += gemm_call_line({.external_id = 99, .m = 1, .n = 1, .k = 1, .batch = 1, .dtype = "bf16"});
+  std::ofstream(trace, std::ios::app) << correlations;
+  std::ofstream(trace.string() + ".gemms") << calls;
+  const std::string references = std::string(SOURCE_DIR) + "/results/references/H200";
+  const ChildResult r = profile({"--from-trace", trace.string(), "--skip", "1", "--ceilings", references});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "GEMMs run at ");
+  EXPECT_CONTAINS(r.output, "of this GPU's measured bf16 MAMF (274.9 of ");
+  EXPECT_CONTAINS(r.output, "4 cuBLAS GEMM calls recorded, 3 of them joined to their kernels");
+  EXPECT_CONTAINS(r.output, "1 GEMM calls without a kernel in the trace");
+  const ChildResult refused = profile({"--from-trace", trace.string(), "--gemm-shapes"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_CONTAINS(refused.output, "--gemm-shapes");
+}
+
 TEST_F(ProfileCommand, ASavedTraceTakesNoProgramFlags) {
   const std::string trace = write_trace(dir_).string();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {

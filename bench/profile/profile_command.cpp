@@ -20,6 +20,7 @@
 #include "harness/core/interrupt.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/profile/gemm_calls.hpp"
 #include "harness/profile/profile_report.hpp"
 #include "harness/profile/trace_file.hpp"
 #include "harness/report/run_results.hpp"
@@ -29,6 +30,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kTool = "redline_profile";
+using SummaryLines = std::vector<std::pair<std::string, std::string>>;
 
 struct CheckedProfile {
   std::size_t steps = 0, skip = 0, top = 0;
@@ -53,6 +55,9 @@ void check_saved_trace_flags(const ProfileFlags& f) {
   if (!f.step_regex.empty())
     throw UsageError("--step-regex", f.step_regex, "needs the program's output: not with --from-trace");
   if (f.overhead) throw UsageError("--overhead", "", "runs the program: not with --from-trace");
+  if (f.gemm_shapes)
+    throw UsageError("--gemm-shapes", "", "records a program's calls: not with --from-trace (a TRACE.gemms file beside "
+                                          "the trace is read)");
   if (!f.trace.empty()) throw UsageError("--trace", f.trace, "keeps a new trace: not with --from-trace");
   std::error_code ec;
   if (!fs::is_regular_file(f.from_trace, ec)) throw UsageError("--from-trace", f.from_trace, "is not a file");
@@ -144,6 +149,27 @@ void add_overhead(Report& report, const ProfileFlags& f, const CheckedProfile& c
                                   " of the wall time (start-up included), one run each");
 }
 
+// The recorded cuBLAS calls (`calls_file`, the GEMM recorder's) joined to
+// the trace's kernels, so the GEMMs' FLOPs are known per step; what did not
+// join is said in the summary. No file: the program made no call it records.
+SummaryLines join_gemm_calls(Trace& trace, const fs::path& calls_file) {
+  trace.gemm_calls_recorded = true;
+  std::error_code ec;
+  if (!fs::exists(calls_file, ec)) return {{"gemm shapes", "no cuBLAS GEMM call was recorded"}};
+  const Trace calls = read_trace(calls_file);
+  const GemmJoin join = gemm_calls(calls, trace);
+  trace.gemms = join.gemms;
+  trace.problems.insert(trace.problems.end(), calls.problems.begin(), calls.problems.end());
+  SummaryLines summary = {
+      {"gemm shapes", std::to_string(calls.gemm_calls.size()) + " cuBLAS GEMM calls recorded, " +
+                          std::to_string(join.gemms.size()) + " of them joined to their kernels"}};
+  if (join.without_kernel > 0)
+    summary.emplace_back("gemm shapes", std::to_string(join.without_kernel) +
+                                            " GEMM calls without a kernel in the trace (failed calls, or their "
+                                            "kernels' records lost): their FLOPs are left out");
+  return summary;
+}
+
 ProfileInput profile_input(const Trace& trace, const ProfileFlags& f, const CheckedProfile& c,
                            const std::vector<std::int64_t>& marks) {
   return {.trace = trace,
@@ -159,12 +185,16 @@ ProfileInput profile_input(const Trace& trace, const ProfileFlags& f, const Chec
 int profile_saved_trace(const ProfileFlags& f, const CheckedProfile& c) {
   Report report = start_report(kTool, capture_environment());
   Trace trace;
+  SummaryLines gemm_summary;
   try {
     trace = read_trace(f.from_trace);
+    std::error_code ec;
+    if (fs::exists(gemm_calls_file(f.from_trace), ec)) gemm_summary = join_gemm_calls(trace, gemm_calls_file(f.from_trace));
   } catch (const std::exception& e) {
     throw UsageError("--from-trace", f.from_trace, e.what());
   }
   add_profile(report, profile_input(trace, f, c, {}));
+  report.summary.insert(report.summary.end(), gemm_summary.begin(), gemm_summary.end());
   report.summary.emplace_back("trace", f.from_trace);
   write_reports(report, f.output);
   return kExitOk;
@@ -178,24 +208,33 @@ int run_profile(const ProfileFlags& f) {
   Environment env = capture_environment();
   const fs::path library = require_profiling_here(env);
   const fs::path trace_file = trace_path(f);
-  const auto injection = profiling_environment(library, trace_file);
+  const fs::path calls_file = gemm_calls_file(trace_file);
+  auto injection = profiling_environment(library, trace_file);
+  if (f.gemm_shapes) {
+    const auto gemms = gemm_shapes_environment(calls_file);
+    injection.insert(injection.end(), gemms.begin(), gemms.end());
+  }
   OutputMarks marks{c.has_step_regex ? &c.step_regex : nullptr, {}, {}};
   const ChildResult result = run_program(f.command, injection, marks);
   struct RemoveTemporary {
-    const fs::path& path;
+    std::vector<fs::path> paths;
     bool keep;
     ~RemoveTemporary() {
       std::error_code ec;
-      if (!keep) fs::remove(path, ec);
+      for (const fs::path& path : paths)
+        if (!keep) fs::remove(path, ec);
     }
-  } remove{trace_file, !f.trace.empty()};
+  } remove{{trace_file, calls_file}, !f.trace.empty()};
   std::error_code ec;
   if (!fs::exists(trace_file, ec))
     throw std::runtime_error("the program wrote no trace (" + result.describe_end() +
                              "): CUDA never loaded the injection library; did the program use the GPU?");
   Report report = start_report(kTool, std::move(env));
   try {
-    add_profile(report, profile_input(read_trace(trace_file), f, c, marks.marks));
+    Trace trace = read_trace(trace_file);
+    const SummaryLines gemm_summary = f.gemm_shapes ? join_gemm_calls(trace, calls_file) : SummaryLines{};
+    add_profile(report, profile_input(trace, f, c, marks.marks));
+    report.summary.insert(report.summary.end(), gemm_summary.begin(), gemm_summary.end());
   } catch (const std::runtime_error& e) {
     if (!f.trace.empty()) throw;
     throw std::runtime_error(std::string(e.what()) + " (keep the trace with --trace FILE to look into it)");

@@ -30,6 +30,9 @@ CLI::App* add_profile_subcommand(CLI::App& app, ProfileFlags& f) {
       ->type_name("FILE");
   p->add_flag("--overhead", f.overhead,
               "Run the command a second time without the profiler and print the profiler's overhead");
+  p->add_flag("--gemm-shapes", f.gemm_shapes,
+              "Record each cuBLAS/cuBLASLt GEMM call's shape (a preloaded library; one host-side record per call, "
+              "and CUPTI's API records) so GEMM time is set against the measured MAMF");
   add_output_flags(*p, f.output);
   p->add_option("COMMAND", f.command, "The program to profile and its arguments, after --")->expected(-1);
   return p;

@@ -10,20 +10,22 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kInjectionName = "libredline_profile_injection.so";
+constexpr const char* kGemmsName = "libredline_profile_gemms.so";
 
-// REDLINE_PROFILE_INJECTION, else beside this binary as the build and an
-// install lay it out.
-std::optional<fs::path> injection_library() {
-  if (const char* named = std::getenv("REDLINE_PROFILE_INJECTION"); named && *named)
+// What `variable` names, else beside this binary as the build and an
+// install lay the libraries out.
+std::optional<fs::path> profiler_library(const char* name, const char* variable) {
+  if (const char* named = std::getenv(variable); named && *named)
     return fs::exists(named) ? std::optional<fs::path>(named) : std::nullopt;
   std::error_code ec;
   const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
   if (ec) return std::nullopt;
-  for (const fs::path& candidate : {exe_dir / ".." / "kernels" / kInjectionName, exe_dir / kInjectionName,
-                                    exe_dir / ".." / "lib" / kInjectionName})
+  for (const fs::path& candidate : {exe_dir / ".." / "kernels" / name, exe_dir / name, exe_dir / ".." / "lib" / name})
     if (fs::exists(candidate, ec)) return fs::weakly_canonical(candidate, ec);
   return std::nullopt;
 }
+
+std::optional<fs::path> injection_library() { return profiler_library(kInjectionName, "REDLINE_PROFILE_INJECTION"); }
 
 // Where CUPTI is, for NVTX_INJECTION64_PATH: CUPTI records the program's
 // NVTX ranges only when NVTX loads it.
@@ -53,5 +55,18 @@ std::vector<std::pair<std::string, std::string>> profiling_environment(const fs:
           {"NVTX_INJECTION64_PATH", cupti_library()},
           {"REDLINE_PROFILE_OUT", trace.string()}};
 }
+
+std::vector<std::pair<std::string, std::string>> gemm_shapes_environment(const fs::path& calls_file) {
+  const auto library = profiler_library(kGemmsName, "REDLINE_PROFILE_GEMMS_LIBRARY");
+  if (!library)
+    throw CannotRun(std::string("--gemm-shapes needs ") + kGemmsName +
+                    ": redline was built without CUPTI, or the library is not beside the redline binary "
+                    "(REDLINE_PROFILE_GEMMS_LIBRARY names it)");
+  std::string preload = library->string();
+  if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) preload += std::string(":") + existing;
+  return {{"LD_PRELOAD", preload}, {"REDLINE_PROFILE_GEMMS", calls_file.string()}};
+}
+
+fs::path gemm_calls_file(const fs::path& trace) { return fs::path(trace.string() + ".gemms"); }
 
 }  // namespace redline::profile

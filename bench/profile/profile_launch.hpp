@@ -23,4 +23,13 @@ std::filesystem::path require_profiling_here(const Environment& env);
 std::vector<std::pair<std::string, std::string>> profiling_environment(const std::filesystem::path& library,
                                                                        const std::filesystem::path& trace);
 
+// --gemm-shapes: the GEMM recorder (libredline_profile_gemms.so, beside the
+// injection library or where REDLINE_PROFILE_GEMMS_LIBRARY says) first in
+// the program's LD_PRELOAD, ahead of what the caller's LD_PRELOAD holds, and
+// where it writes. Throws CannotRun (exit 77) when the library is missing.
+std::vector<std::pair<std::string, std::string>> gemm_shapes_environment(const std::filesystem::path& calls_file);
+
+// The recorded calls' file beside a trace: TRACE.gemms.
+std::filesystem::path gemm_calls_file(const std::filesystem::path& trace);
+
 }  // namespace redline::profile
