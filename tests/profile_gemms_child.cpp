@@ -5,14 +5,17 @@
 // made as if from inside a recorded call (the recorder's own hook), which
 // must not be recorded again.
 //   profile_gemms_child [FAKE_CUPTI]
+//   profile_gemms_child --local CALLER
 // FAKE_CUPTI is loaded first, as the injection library loads libcupti, and
-// the external ids it was given are printed.
+// the external ids it was given are printed. --local: only CALLER (a
+// library linked to cuBLAS, loaded with RTLD_LOCAL) calls cublasGemmEx.
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <dlfcn.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 namespace {
 
@@ -48,7 +51,17 @@ void gemm_ex_call() {
 
 }  // namespace
 
+// A framework's extension module loads cuBLAS so: outside the global scope.
+int call_from_local_library(const char* caller) {
+  void* library = dlopen(caller, RTLD_NOW | RTLD_LOCAL);
+  const auto call = library ? reinterpret_cast<int (*)()>(dlsym(library, "caller_gemm_ex")) : nullptr;
+  if (call == nullptr) return 3;
+  std::printf("local status %d\n", call());
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--local") return call_from_local_library(argv[2]);
   using Fake = void (*)(int*, int*);
   Fake external_ids = nullptr;
   if (argc > 1) {

@@ -160,3 +160,17 @@ TEST(ProfileGemms, WithoutCuptiCallsAreRecordedAndTheTraceSaysSo) {
   ASSERT_EQ(run.lines.problems.size(), 1u);
   EXPECT_CONTAINS(run.lines.problems[0], "no libcupti loaded from NVTX_INJECTION64_PATH");
 }
+
+// cuBLAS loaded by a library the program loaded with RTLD_LOCAL (PyTorch's
+// extension modules load it so) is outside RTLD_NEXT's reach: the recorder
+// finds the real function among the loaded libraries and forwards to it.
+TEST(ProfileGemms, CublasLoadedLocallyIsStillFoundAndForwardedTo) {
+  const GemmsRun run = run_recorder("local", {"--local", GEMMS_CALLER}, {{"NVTX_INJECTION64_PATH", ""}});
+  ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end() << "\n" << run.result.output;
+  ASSERT_EQ(run.lines.gemm_calls.size(), 1u);
+  EXPECT_EQ(run.lines.gemm_calls[0].m, 24);
+  EXPECT_EQ(run.lines.gemm_calls[0].dtype, "fp16");
+  for (const std::string& problem : run.lines.problems) EXPECT_EQ(problem.find("was not found"), std::string::npos) << problem;
+  // The real cublasGemmEx's answer to a null handle.
+  EXPECT_CONTAINS(run.result.output, "local status " + std::to_string(CUBLAS_STATUS_NOT_INITIALIZED));
+}

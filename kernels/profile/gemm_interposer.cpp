@@ -91,24 +91,62 @@ std::string file_path(const char* pattern) {
   return path;
 }
 
+// The real entry point. RTLD_NEXT finds it where the library is in the
+// program's global scope; a library loaded with RTLD_LOCAL (a framework's
+// extension module pulls cuBLAS in so) is outside it, and is asked itself.
+struct Loaded {
+  const char* file;  // "libcublas.so", "libcublasLt.so"
+  std::string path;
+};
+
+int find_loaded(dl_phdr_info* info, std::size_t, void* data) {
+  auto* wanted = static_cast<Loaded*>(data);
+  const char* name = info->dlpi_name != nullptr ? std::strrchr(info->dlpi_name, '/') : nullptr;
+  if (name == nullptr || std::strncmp(name + 1, wanted->file, std::strlen(wanted->file)) != 0) return 0;
+  wanted->path = info->dlpi_name;
+  return 1;
+}
+
+// A handle on a library already loaded whose file name starts with
+// `library_file`; never loads one.
+void* loaded_library(const char* library_file) {
+  Loaded loaded{library_file, {}};
+  dl_iterate_phdr(find_loaded, &loaded);
+  return loaded.path.empty() ? nullptr : dlopen(loaded.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+}
+
+void* real_symbol(const char* name, const char* library_file) {
+  if (void* next = dlsym(RTLD_NEXT, name)) return next;
+  void* library = loaded_library(library_file);
+  return library != nullptr ? dlsym(library, name) : nullptr;
+}
+
 // The libcupti the injection library loaded, never a second copy: only
 // that one traces. NVTX_INJECTION64_PATH names it (redline profile sets it).
 void find_cupti() {
   Recorder& r = recorder();
   const char* path = std::getenv("NVTX_INJECTION64_PATH");
   void* cupti = path != nullptr && *path != '\0' ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  if (cupti == nullptr) cupti = loaded_library("libcupti.so");  // the variable named another path to it
   if (cupti != nullptr) {
     r.push = reinterpret_cast<PushFn>(dlsym(cupti, "cuptiActivityPushExternalCorrelationId"));
     r.pop = reinterpret_cast<PopFn>(dlsym(cupti, "cuptiActivityPopExternalCorrelationId"));
   }
   if (r.push == nullptr || r.pop == nullptr) {
     r.push = nullptr, r.pop = nullptr;
-    write_line(problem_line(std::string("no libcupti loaded from NVTX_INJECTION64_PATH (") + (path ? path : "unset") +
+    write_line(problem_line(std::string("no libcupti loaded from NVTX_INJECTION64_PATH (") + (path && *path ? path : "unset") +
                             "): GEMM calls are recorded without their kernels, so their time is unknown"));
   }
 }
 
-void write_unread_at_exit_trampoline();
+// What could not be recorded, said once at the end.
+void write_unread_at_exit() {
+  Recorder& r = recorder();
+  if (r.pid != getpid()) return;
+  if (const std::int64_t unread = r.unread.load(); unread > 0)
+    write_line(problem_line(std::to_string(unread) + " cublasLtMatmul calls whose descriptors could not be read "
+                            "were not recorded: their FLOPs are missing"));
+}
 
 // The first process to lock the file records; the rest of a program's
 // processes (ranks, workers) would interleave theirs, unless "%p" gives
@@ -135,7 +173,7 @@ void open_file() {
     write_all(fd, trace_header());
   }
   find_cupti();
-  std::atexit(write_unread_at_exit_trampoline);
+  std::atexit(write_unread_at_exit);
 }
 
 bool recording() {
@@ -151,74 +189,64 @@ std::int64_t next_external_id() {
   return (static_cast<std::int64_t>(getpid()) << 32) | recorder().next.fetch_add(1);
 }
 
-// Records the shape (nullopt: counted as unread), then forwards inside the
-// external-correlation id. `forward` runs with the depth raised, so what
-// it calls of ours forwards only.
-template <typename Forward>
-cublasStatus_t recorded(const std::optional<GemmShape>& shape, Forward forward) {
-  const Depth depth;
-  Recorder& r = recorder();
+// The call's line, and its id (0: not recorded, counted as unread).
+std::int64_t record(const std::optional<GemmShape>& shape) {
   if (!shape) {
-    r.unread.fetch_add(1);
-    return forward();
+    recorder().unread.fetch_add(1);
+    return 0;
   }
   const std::int64_t id = next_external_id();
   write_line(gemm_call_line({id, shape->m, shape->n, shape->k, shape->batch, shape->dtype}));
-  const bool pushed = r.push != nullptr &&
+  return id;
+}
+
+// Records the shape `shape_of` reads, then forwards inside the call's
+// external-correlation id. All of it runs with the depth raised, so what
+// it calls of ours (cuBLAS's own cuBLASLt calls) forwards only. Out of
+// memory while recording, the call is forwarded unrecorded.
+template <typename ShapeOf, typename Forward>
+cublasStatus_t recorded(ShapeOf shape_of, Forward forward) {
+  const Depth depth;
+  Recorder& r = recorder();
+  std::int64_t id = 0;
+  try {
+    id = record(shape_of());
+  } catch (...) {
+  }
+  const bool pushed = id != 0 && r.push != nullptr &&
                       r.push(kGemmCorrelationKind, static_cast<std::uint64_t>(id)) == CUPTI_SUCCESS;
   const cublasStatus_t status = forward();
   if (pushed) r.pop(kGemmCorrelationKind, nullptr);
   return status;
 }
 
-bool outermost() { return t_depth == 0 && recording(); }
-
-void write_unread_at_exit() {
-  Recorder& r = recorder();
-  if (r.pid != getpid()) return;
-  if (const std::int64_t unread = r.unread.load(); unread > 0)
-    write_line(problem_line(std::to_string(unread) + " cublasLtMatmul calls whose descriptors could not be read "
-                            "were not recorded: their FLOPs are missing"));
+bool outermost() {
+  try {
+    return t_depth == 0 && recording();
+  } catch (...) {
+    return false;  // the file could not be opened for want of memory: the program runs unrecorded
+  }
 }
 
-}  // namespace
-}  // namespace redline::profile
 
-namespace redline::profile {
-namespace {
-
-void write_unread_at_exit_trampoline() { write_unread_at_exit(); }
-
-// The real entry point. RTLD_NEXT finds it where the library is in the
-// program's global scope; a library loaded with RTLD_LOCAL (a framework's
-// extension module pulls cuBLAS in so) is outside it, and is asked itself.
-struct Loaded {
-  const char* file;  // "libcublas.so", "libcublasLt.so"
-  std::string path;
-};
-
-int find_loaded(dl_phdr_info* info, std::size_t, void* data) {
-  auto* wanted = static_cast<Loaded*>(data);
-  const char* name = info->dlpi_name != nullptr ? std::strrchr(info->dlpi_name, '/') : nullptr;
-  if (name == nullptr || std::strncmp(name + 1, wanted->file, std::strlen(wanted->file)) != 0) return 0;
-  wanted->path = info->dlpi_name;
-  return 1;
-}
-
-void* real_symbol(const char* name, const char* library_file) {
-  if (void* next = dlsym(RTLD_NEXT, name)) return next;
-  Loaded loaded{library_file, {}};
-  dl_iterate_phdr(find_loaded, &loaded);
-  void* library = loaded.path.empty() ? nullptr : dlopen(loaded.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  return library != nullptr ? dlsym(library, name) : nullptr;
-}
 
 constexpr const char* kCublas = "libcublas.so";
 constexpr const char* kCublasLt = "libcublasLt.so";
 
+// Looked up once per entry point (its caller keeps it in a static). Not
+// found, every call to it fails, which the file must say.
 template <typename Fn>
 Fn real(const char* name, const char* library_file) {
-  return reinterpret_cast<Fn>(real_symbol(name, library_file));
+  void* found = real_symbol(name, library_file);
+  if (found == nullptr) {
+    try {
+      if (recording())
+        write_line(problem_line(std::string(name) + " was not found in " + library_file +
+                                "* among the loaded libraries: the program's calls to it fail"));
+    } catch (...) {
+    }
+  }
+  return reinterpret_cast<Fn>(found);
 }
 
 // The handle's math mode; the default where cuBLAS cannot say (a handle
@@ -253,7 +281,7 @@ REDLINE_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperatio
                 algo);
   };
   if (!outermost()) return forward();
-  return recorded(gemm_ex_shape(m, n, k, 1, Atype, Btype, computeType, math_mode(handle)), forward);
+  return recorded([&] { return gemm_ex_shape(m, n, k, 1, Atype, Btype, computeType, math_mode(handle)); }, forward);
 }
 
 REDLINE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
@@ -272,7 +300,8 @@ REDLINE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
                 Ctype, ldc, strideC, batchCount, computeType, algo);
   };
   if (!outermost()) return forward();
-  return recorded(gemm_ex_shape(m, n, k, batchCount, Atype, Btype, computeType, math_mode(handle)), forward);
+  return recorded([&] { return gemm_ex_shape(m, n, k, batchCount, Atype, Btype, computeType, math_mode(handle)); },
+                  forward);
 }
 
 REDLINE_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -284,7 +313,8 @@ REDLINE_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperat
   if (next == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   const auto forward = [&] { return next(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); };
   if (!outermost()) return forward();
-  return recorded(gemm_ex_shape(m, n, k, 1, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, math_mode(handle)), forward);
+  return recorded([&] { return gemm_ex_shape(m, n, k, 1, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, math_mode(handle)); },
+                  forward);
 }
 
 REDLINE_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
@@ -303,8 +333,9 @@ REDLINE_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, c
                 batchCount);
   };
   if (!outermost()) return forward();
-  return recorded(gemm_ex_shape(m, n, k, batchCount, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, math_mode(handle)),
-                  forward);
+  return recorded(
+      [&] { return gemm_ex_shape(m, n, k, batchCount, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, math_mode(handle)); },
+      forward);
 }
 
 REDLINE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
@@ -326,7 +357,7 @@ REDLINE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cubla
   if (!outermost()) return forward();
   static const auto desc_get = real<MatmulDescAttributeGetter>("cublasLtMatmulDescGetAttribute", kCublasLt);
   static const auto layout_get = real<LayoutAttributeGetter>("cublasLtMatrixLayoutGetAttribute", kCublasLt);
-  return recorded(lt_matmul_shape(desc_get, layout_get, computeDesc, Adesc, Bdesc, Ddesc), forward);
+  return recorded([&] { return lt_matmul_shape(desc_get, layout_get, computeDesc, Adesc, Bdesc, Ddesc); }, forward);
 }
 
 // For the tests: runs `inside` as a recorded call's forwarding runs it, so a
