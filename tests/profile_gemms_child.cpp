@@ -30,14 +30,15 @@ cublasLtMatrixLayout_t layout(cudaDataType type, std::uint64_t rows, std::uint64
 // D (64 x 32) = A^T B with A stored 128 x 64: k = 128, fp8 e4m3 x e5m2.
 cublasStatus_t lt_call() {
   cublasLtMatmulDesc_t desc = nullptr;
-  if (cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
   const cublasOperation_t t = CUBLAS_OP_T;
   cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
   cublasLtMatrixLayout_t a = layout(CUDA_R_8F_E4M3, 128, 64, 2), b = layout(CUDA_R_8F_E5M2, 128, 32, 2);
   cublasLtMatrixLayout_t d = layout(CUDA_R_16BF, 64, 32, 2);
   const float one = 1, zero = 0;
-  const cublasStatus_t status =
-      cublasLtMatmul(nullptr, desc, &one, nullptr, a, nullptr, b, &zero, nullptr, d, nullptr, d, nullptr, nullptr, 0, nullptr);
+  const cublasStatus_t status = cublasLtMatmul(nullptr, desc, &one, nullptr, a, nullptr, b, &zero, nullptr, d, nullptr,
+                                               d, nullptr, nullptr, 0, nullptr);
   cublasLtMatrixLayoutDestroy(a), cublasLtMatrixLayoutDestroy(b), cublasLtMatrixLayoutDestroy(d);
   cublasLtMatmulDescDestroy(desc);
   return status;

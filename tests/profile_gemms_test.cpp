@@ -61,7 +61,8 @@ struct LtDescriptors {
 // D (m x n, batch) = op(A) op(B), A stored as op(A) needs: k x m transposed.
 void make(LtDescriptors& l, cublasOperation_t trans_a, cudaDataType type, cublasComputeType_t compute, int batch) {
   const std::uint64_t m = 96, n = 40, k = 200;
-  if (cublasLtMatmulDescCreate(&l.desc, compute, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return void(l.failed = "cublasLtMatmulDescCreate");
+  if (cublasLtMatmulDescCreate(&l.desc, compute, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS)
+    return void(l.failed = "cublasLtMatmulDescCreate");
   cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a));
   const bool t = trans_a != CUBLAS_OP_N;
   if (cublasLtMatrixLayoutCreate(&l.a, type, t ? k : m, t ? m : k, t ? k : m) != CUBLAS_STATUS_SUCCESS ||
@@ -83,8 +84,8 @@ TEST(GemmShapes, CublasLtShapeFromRealDescriptors) {
     LtDescriptors l;
     make(l, trans_a, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 3);
     if (!l.failed.empty()) GTEST_SKIP() << l.failed << " failed here (no GPU?)";
-    const auto shape = lt_matmul_shape(cublasLtMatmulDescGetAttribute, cublasLtMatrixLayoutGetAttribute, l.desc, l.a,
-                                       l.b, l.d);
+    const auto shape =
+        lt_matmul_shape(cublasLtMatmulDescGetAttribute, cublasLtMatrixLayoutGetAttribute, l.desc, l.a, l.b, l.d);
     ASSERT_TRUE(shape.has_value());
     EXPECT_EQ(shape->m, 96);
     EXPECT_EQ(shape->n, 40);
@@ -95,8 +96,10 @@ TEST(GemmShapes, CublasLtShapeFromRealDescriptors) {
   LtDescriptors tf32;
   make(tf32, CUBLAS_OP_T, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 1);
   ASSERT_TRUE(tf32.failed.empty()) << tf32.failed;
-  EXPECT_EQ(lt_matmul_shape(cublasLtMatmulDescGetAttribute, cublasLtMatrixLayoutGetAttribute, tf32.desc, tf32.a,
-                            tf32.b, tf32.d)->dtype, "tf32");
+  EXPECT_EQ(lt_matmul_shape(cublasLtMatmulDescGetAttribute, cublasLtMatrixLayoutGetAttribute, tf32.desc, tf32.a, tf32.b,
+                            tf32.d)
+                ->dtype,
+            "tf32");
   // A descriptor that cannot be read gives no shape: none is guessed.
   EXPECT_FALSE(lt_matmul_shape(cublasLtMatmulDescGetAttribute, refuse, tf32.desc, tf32.a, tf32.b, tf32.d));
   EXPECT_FALSE(lt_matmul_shape(cublasLtMatmulDescGetAttribute, nullptr, tf32.desc, tf32.a, tf32.b, tf32.d));
@@ -170,7 +173,8 @@ TEST(ProfileGemms, CublasLoadedLocallyIsStillFoundAndForwardedTo) {
   ASSERT_EQ(run.lines.gemm_calls.size(), 1u);
   EXPECT_EQ(run.lines.gemm_calls[0].m, 24);
   EXPECT_EQ(run.lines.gemm_calls[0].dtype, "fp16");
-  for (const std::string& problem : run.lines.problems) EXPECT_EQ(problem.find("was not found"), std::string::npos) << problem;
+  for (const std::string& problem : run.lines.problems)
+    EXPECT_EQ(problem.find("was not found"), std::string::npos) << problem;
   // The real cublasGemmEx's answer to a null handle.
   EXPECT_CONTAINS(run.result.output, "local status " + std::to_string(CUBLAS_STATUS_NOT_INITIALIZED));
 }

@@ -70,8 +70,10 @@ void write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n > 0) done += static_cast<std::size_t>(n);
-    else if (n < 0 && errno != EINTR) return;
+    if (n > 0)
+      done += static_cast<std::size_t>(n);
+    else if (n < 0 && errno != EINTR)
+      return;
   }
 }
 
@@ -85,8 +87,10 @@ void write_line(const std::string& text) {
 std::string file_path(const char* pattern) {
   std::string path;
   for (const char* c = pattern; *c != '\0'; ++c) {
-    if (c[0] == '%' && c[1] == 'p') path += std::to_string(getpid()), ++c;
-    else path += *c;
+    if (c[0] == '%' && c[1] == 'p')
+      path += std::to_string(getpid()), ++c;
+    else
+      path += *c;
   }
   return path;
 }
@@ -134,7 +138,8 @@ void find_cupti() {
   }
   if (r.push == nullptr || r.pop == nullptr) {
     r.push = nullptr, r.pop = nullptr;
-    write_line(problem_line(std::string("no libcupti loaded from NVTX_INJECTION64_PATH (") + (path && *path ? path : "unset") +
+    write_line(problem_line(std::string("no libcupti loaded from NVTX_INJECTION64_PATH (") +
+                            (path && *path ? path : "unset") +
                             "): GEMM calls are recorded without their kernels, so their time is unknown"));
   }
 }
@@ -145,7 +150,7 @@ void write_unread_at_exit() {
   if (r.pid != getpid()) return;
   if (const std::int64_t unread = r.unread.load(); unread > 0)
     write_line(problem_line(std::to_string(unread) + " cublasLtMatmul calls whose descriptors could not be read "
-                            "were not recorded: their FLOPs are missing"));
+                                                     "were not recorded: their FLOPs are missing"));
 }
 
 // The first process to lock the file records; the rest of a program's
@@ -185,9 +190,7 @@ bool recording() {
 
 // The process id in the high half: ids from two processes never meet in
 // one join, even where their files were mixed up.
-std::int64_t next_external_id() {
-  return (static_cast<std::int64_t>(getpid()) << 32) | recorder().next.fetch_add(1);
-}
+std::int64_t next_external_id() { return (static_cast<std::int64_t>(getpid()) << 32) | recorder().next.fetch_add(1); }
 
 // The call's line, and its id (0: not recorded, counted as unread).
 std::int64_t record(const std::optional<GemmShape>& shape) {
@@ -213,8 +216,8 @@ cublasStatus_t recorded(ShapeOf shape_of, Forward forward) {
     id = record(shape_of());
   } catch (...) {
   }
-  const bool pushed = id != 0 && r.push != nullptr &&
-                      r.push(kGemmCorrelationKind, static_cast<std::uint64_t>(id)) == CUPTI_SUCCESS;
+  const bool pushed =
+      id != 0 && r.push != nullptr && r.push(kGemmCorrelationKind, static_cast<std::uint64_t>(id)) == CUPTI_SUCCESS;
   const cublasStatus_t status = forward();
   if (pushed) r.pop(kGemmCorrelationKind, nullptr);
   return status;
@@ -227,8 +230,6 @@ bool outermost() {
     return false;  // the file could not be opened for want of memory: the program runs unrecorded
   }
 }
-
-
 
 constexpr const char* kCublas = "libcublas.so";
 constexpr const char* kCublasLt = "libcublasLt.so";
@@ -289,15 +290,15 @@ REDLINE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
     const void* A, cudaDataType Atype, int lda, long long int strideA, const void* B, cudaDataType Btype, int ldb,
     long long int strideB, const void* beta, void* C, cudaDataType Ctype, int ldc, long long int strideC,
     int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  using Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
-                                const void*, cudaDataType, int, long long int, const void*, cudaDataType, int,
-                                long long int, const void*, void*, cudaDataType, int, long long int, int,
-                                cublasComputeType_t, cublasGemmAlgo_t);
+  using Fn =
+      cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*,
+                         cudaDataType, int, long long int, const void*, cudaDataType, int, long long int, const void*,
+                         void*, cudaDataType, int, long long int, int, cublasComputeType_t, cublasGemmAlgo_t);
   static const Fn next = real<Fn>("cublasGemmStridedBatchedEx", kCublas);
   if (next == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   const auto forward = [&] {
-    return next(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C,
-                Ctype, ldc, strideC, batchCount, computeType, algo);
+    return next(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype,
+                ldc, strideC, batchCount, computeType, algo);
   };
   if (!outermost()) return forward();
   return recorded([&] { return gemm_ex_shape(m, n, k, batchCount, Atype, Btype, computeType, math_mode(handle)); },
@@ -313,8 +314,9 @@ REDLINE_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperat
   if (next == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   const auto forward = [&] { return next(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); };
   if (!outermost()) return forward();
-  return recorded([&] { return gemm_ex_shape(m, n, k, 1, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, math_mode(handle)); },
-                  forward);
+  return recorded(
+      [&] { return gemm_ex_shape(m, n, k, 1, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, math_mode(handle)); },
+      forward);
 }
 
 REDLINE_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
@@ -344,10 +346,10 @@ REDLINE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cubla
                                              const void* C, cublasLtMatrixLayout_t Cdesc, void* D,
                                              cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo,
                                              void* workspace, size_t workspaceSizeInBytes, cudaStream_t stream) {
-  using Fn = cublasStatus_t (*)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void*, const void*,
-                                cublasLtMatrixLayout_t, const void*, cublasLtMatrixLayout_t, const void*, const void*,
-                                cublasLtMatrixLayout_t, void*, cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t*,
-                                void*, size_t, cudaStream_t);
+  using Fn =
+      cublasStatus_t (*)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void*, const void*, cublasLtMatrixLayout_t,
+                         const void*, cublasLtMatrixLayout_t, const void*, const void*, cublasLtMatrixLayout_t, void*,
+                         cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t*, void*, size_t, cudaStream_t);
   static const Fn next = real<Fn>("cublasLtMatmul", kCublasLt);
   if (next == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   const auto forward = [&] {

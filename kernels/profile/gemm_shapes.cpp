@@ -12,8 +12,7 @@ std::string fp32_name(cublasComputeType_t compute, int math_mode) {
     case CUBLAS_COMPUTE_32F_FAST_TF32: return "tf32";
     case CUBLAS_COMPUTE_32F_FAST_16F: return "fp16";
     case CUBLAS_COMPUTE_32F_FAST_16BF: return "bf16";
-    case CUBLAS_COMPUTE_32F:
-      return (math_mode & kMathModeMask) == CUBLAS_TF32_TENSOR_OP_MATH ? "tf32" : "fp32";
+    case CUBLAS_COMPUTE_32F: return (math_mode & kMathModeMask) == CUBLAS_TF32_TENSOR_OP_MATH ? "tf32" : "fp32";
     default: return "fp32";  // pedantic, or emulated from bf16 pieces: the fp32 result at fp32's rate or below
   }
 }
@@ -45,8 +44,8 @@ GemmShape gemm_ex_shape(int m, int n, int k, int batch, cudaDataType a, cudaData
 }
 
 std::optional<GemmShape> lt_matmul_shape(MatmulDescAttributeGetter desc_get, LayoutAttributeGetter layout_get,
-                                         cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a,
-                                         cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t d) {
+                                         cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                         cublasLtMatrixLayout_t d) {
   if (desc_get == nullptr || layout_get == nullptr) return std::nullopt;
   std::int32_t compute = 0, trans_a = CUBLAS_OP_N;
   std::uint32_t a_type = 0, b_type = 0;
@@ -65,8 +64,9 @@ std::optional<GemmShape> lt_matmul_shape(MatmulDescAttributeGetter desc_get, Lay
   const std::uint64_t k = trans_a == CUBLAS_OP_N ? a_cols : a_rows;
   // cuBLASLt has no math mode: the compute type alone says how fp32 runs.
   return GemmShape{static_cast<std::int64_t>(d_rows), static_cast<std::int64_t>(d_cols), static_cast<std::int64_t>(k),
-                   batch, gemm_dtype_name(static_cast<cudaDataType>(a_type), static_cast<cudaDataType>(b_type),
-                                          static_cast<cublasComputeType_t>(compute), CUBLAS_DEFAULT_MATH)};
+                   batch,
+                   gemm_dtype_name(static_cast<cudaDataType>(a_type), static_cast<cudaDataType>(b_type),
+                                   static_cast<cublasComputeType_t>(compute), CUBLAS_DEFAULT_MATH)};
 }
 
 }  // namespace redline::profile

@@ -31,8 +31,8 @@ std::string gemm_dtype_name(cudaDataType a, cudaDataType b, cublasComputeType_t 
 GemmShape gemm_ex_shape(int m, int n, int k, int batch, cudaDataType a, cudaDataType b, cublasComputeType_t compute,
                         int math_mode);
 
-using LayoutAttributeGetter = cublasStatus_t (*)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, void*,
-                                                 size_t, size_t*);
+using LayoutAttributeGetter = cublasStatus_t (*)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, void*, size_t,
+                                                 size_t*);
 using MatmulDescAttributeGetter = cublasStatus_t (*)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void*,
                                                      size_t, size_t*);
 
@@ -40,7 +40,7 @@ using MatmulDescAttributeGetter = cublasStatus_t (*)(cublasLtMatmulDesc_t, cubla
 // memory order), k is op(A)'s columns, the batch D's. nullopt when a
 // descriptor cannot be read: a shape is never guessed.
 std::optional<GemmShape> lt_matmul_shape(MatmulDescAttributeGetter desc_get, LayoutAttributeGetter layout_get,
-                                         cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a,
-                                         cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t d);
+                                         cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                         cublasLtMatrixLayout_t d);
 
 }  // namespace redline::profile
