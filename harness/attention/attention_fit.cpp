@@ -6,18 +6,13 @@
 namespace redline {
 namespace {
 
-std::string param(const ResultRow& row, const char* name) {
-  const auto it = row.params.find(name);
-  return it == row.params.end() ? "" : it->second;
-}
-
 bool same_shape(const ResultRow& row, const MeasuredAttention& m) {
-  return row.status == RowStatus::ok && param(row, "hidden") == std::to_string(m.layout.hidden) &&
-         param(row, "heads") == std::to_string(m.layout.heads) &&
-         param(row, "kv_heads") == std::to_string(m.layout.kv_heads) && param(row, "tp") == std::to_string(m.layout.tp) &&
-         param(row, "batch") == std::to_string(m.batch) && param(row, "seq") == std::to_string(m.seq) &&
-         param(row, "causal") == (m.causal ? "yes" : "no") && param(row, "dtype") == m.dtype &&
-         param(row, "path") == m.path && param(row, "direction") == m.direction;
+  return row.status == RowStatus::ok && row.param("hidden") == std::to_string(m.layout.hidden) &&
+         row.param("heads") == std::to_string(m.layout.heads) &&
+         row.param("kv_heads") == std::to_string(m.layout.kv_heads) && row.param("tp") == std::to_string(m.layout.tp) &&
+         row.param("batch") == std::to_string(m.batch) && row.param("seq") == std::to_string(m.seq) &&
+         row.param("causal") == (m.causal ? "yes" : "no") && row.param("dtype") == m.dtype &&
+         row.param("path") == m.path && row.param("direction") == m.direction;
 }
 
 MeasuredAttention fit_shape(std::int64_t heads, std::int64_t batch, const char* path, const char* direction) {

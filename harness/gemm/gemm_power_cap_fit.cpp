@@ -23,8 +23,8 @@ std::int64_t integer_param(const ResultRow& row, const std::string& name) {
 
 // A metric that is a count (tile edges, split-K), or `fallback` when absent.
 std::int64_t count_metric(const ResultRow& row, const std::string& name, std::int64_t fallback) {
-  const auto it = row.metrics.find(name);
-  return it == row.metrics.end() ? fallback : static_cast<std::int64_t>(std::llround(it->second));
+  const auto value = row.metric(name);
+  return value ? static_cast<std::int64_t>(std::llround(*value)) : fallback;
 }
 
 }  // namespace

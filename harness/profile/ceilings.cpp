@@ -9,16 +9,6 @@ namespace {
 
 void keep_best(std::optional<double>& best, double value) { best = best ? std::max(*best, value) : value; }
 
-std::string param(const ResultRow& row, const std::string& name) {
-  const auto it = row.params.find(name);
-  return it == row.params.end() ? "" : it->second;
-}
-
-std::optional<double> metric(const ResultRow& row, const std::string& name) {
-  const auto it = row.metrics.find(name);
-  return it == row.metrics.end() ? std::nullopt : std::optional<double>(it->second);
-}
-
 std::string ms(double ns) { return format_number(ns / 1e6, 2) + " ms"; }
 
 double per_step(const ProfileTotals& t, std::int64_t ns) { return static_cast<double>(ns) / static_cast<double>(t.steps); }
@@ -86,14 +76,14 @@ Ceilings ceilings_from(const RunResults& run) {
   c.source = run.source;
   for (const ResultRow& row : run.rows) {
     if (row.status != RowStatus::ok) continue;
-    if (const auto t = metric(row, "tflops"); t && param(row, "result") == "mamf") {
-      double& best = c.mamf_tflops[param(row, "dtype")];
+    if (const auto t = row.metric("tflops"); t && row.param("result") == "mamf") {
+      double& best = c.mamf_tflops[row.param("dtype")];
       best = std::max(best, *t);
     }
-    if (const auto v = metric(row, "hbm_GBps")) keep_best(c.hbm_GBps, *v);
-    if (const auto v = metric(row, "busbw_GBps"); v && param(row, "collective") == "all_reduce") keep_best(c.busbw_GBps, *v);
-    const std::string stage = param(row, "stage");
-    if (const auto v = metric(row, "GBps"); v && param(row, "memory") == "pinned") {
+    if (const auto v = row.metric("hbm_GBps")) keep_best(c.hbm_GBps, *v);
+    if (const auto v = row.metric("busbw_GBps"); v && row.param("collective") == "all_reduce") keep_best(c.busbw_GBps, *v);
+    const std::string stage = row.param("stage");
+    if (const auto v = row.metric("GBps"); v && row.param("memory") == "pinned") {
       if (stage.rfind("gpu.d2h", 0) == 0) keep_best(c.d2h_GBps, *v);
       if (stage.rfind("gpu.h2d", 0) == 0) keep_best(c.h2d_GBps, *v);
     }

@@ -10,6 +10,16 @@
 #include "harness/report/csv_reader.hpp"
 
 namespace redline {
+
+std::string ResultRow::param(const std::string& name) const {
+  const auto it = params.find(name);
+  return it == params.end() ? std::string() : it->second;
+}
+
+std::optional<double> ResultRow::metric(const std::string& name) const {
+  const auto it = metrics.find(name);
+  return it == metrics.end() ? std::nullopt : std::optional<double>(it->second);
+}
 namespace fs = std::filesystem;
 namespace {
 

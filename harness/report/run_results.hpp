@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ struct ResultRow {
   int repetition = 0;
   std::map<std::string, std::string> params;
   std::map<std::string, double> metrics;  // empty cells are absent
+
+  // The parameter's value, "" when the row has none; the metric's, nullopt
+  // when its cell was empty or the column absent.
+  std::string param(const std::string& name) const;
+  std::optional<double> metric(const std::string& name) const;
 };
 
 struct RunResults {

@@ -20,11 +20,6 @@ namespace {
 
 using Rows = std::vector<const ResultRow*>;
 
-std::string param(const ResultRow& row, const std::string& name) {
-  const auto it = row.params.find(name);
-  return it == row.params.end() ? std::string() : it->second;
-}
-
 // Parameter names in case-key order (the tool's canonical order), then any
 // the keys did not name.
 std::vector<std::string> param_order(const Rows& rows) {
@@ -57,7 +52,7 @@ std::set<double> numeric_values(const Rows& rows, const std::string& name, bool*
   std::set<double> values;
   *all_numeric = true;
   for (const ResultRow* row : rows) {
-    const auto v = parameter_number(param(*row, name));
+    const auto v = parameter_number(row->param(name));
     if (v)
       values.insert(*v);
     else
@@ -150,8 +145,8 @@ bool follows_x(const Rows& rows, const std::string& x, const std::string& name) 
   std::map<std::string, std::set<std::string>> by_x;
   std::set<std::string> values;
   for (const ResultRow* row : rows) {
-    by_x[param(*row, x)].insert(param(*row, name));
-    values.insert(param(*row, name));
+    by_x[row->param(x)].insert(row->param(name));
+    values.insert(row->param(name));
   }
   return values.size() > 1 && std::all_of(by_x.begin(), by_x.end(), [](const auto& e) { return e.second.size() == 1; });
 }
@@ -182,7 +177,7 @@ std::string series_name(const ChartPlan& plan, const std::string& value) {
 std::vector<ThroughputPoint> readings(const Rows& rows, const std::string& x_param, const std::string& metric) {
   std::vector<ThroughputPoint> out;
   for (const ResultRow* row : rows) {
-    const auto x = parameter_number(param(*row, x_param));
+    const auto x = parameter_number(row->param(x_param));
     const auto it = row->metrics.find(metric);
     if (row->status == RowStatus::ok && x && it != row->metrics.end() && std::isfinite(it->second)) out.push_back({*x, it->second});
   }
@@ -231,7 +226,7 @@ std::vector<ChartMarker> saturation_markers(const Saturation& s, const std::stri
 void mark_memory_limit(const Rows& rows, const ChartPlan& plan, SweepChart& chart) {
   std::optional<double> max_ok, first_oom;
   for (const ResultRow* row : rows) {
-    const auto x = parameter_number(param(*row, plan.x));
+    const auto x = parameter_number(row->param(plan.x));
     if (!x) continue;
     if (row->status == RowStatus::ok) max_ok = std::max(max_ok.value_or(*x), *x);
     if (row->status == RowStatus::oom) first_oom = std::min(first_oom.value_or(*x), *x);
@@ -282,8 +277,8 @@ std::vector<RowGroup> group_rows(const Rows& rows, const std::vector<std::string
     std::string title = sources.size() > 1 ? file_stem(row->file) + (row->file.empty() ? row->run_id : "") : "";
     for (const auto& name : params) {
       if (name == plan.x || name == plan.series_param || plan.not_grouping.count(name)) continue;
-      key += "\n" + name + "=" + param(*row, name);
-      title += (title.empty() ? "" : " ") + name + "=" + param(*row, name);
+      key += "\n" + name + "=" + row->param(name);
+      title += (title.empty() ? "" : " ") + name + "=" + row->param(name);
     }
     const auto [it, added] = index.try_emplace(key, groups.size());
     if (added) groups.push_back({title, {}});
@@ -307,7 +302,7 @@ SweepChart group_chart(const std::string& tool, const RowGroup& group, const std
   chart.y_label = metric_axis_label(metric, schema);
   std::map<std::string, Rows> by_series;
   for (const ResultRow* row : group.rows)
-    by_series[plan.series_param.empty() ? "" : param(*row, plan.series_param)].push_back(row);
+    by_series[plan.series_param.empty() ? "" : row->param(plan.series_param)].push_back(row);
   for (const auto& [value, series_rows] : by_series) {
     ChartSeries series{series_name(plan, value), median_curve(series_rows, plan.x, metric), false};
     if (series.points.empty()) continue;  // a series whose rows all failed
