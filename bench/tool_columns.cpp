@@ -15,23 +15,12 @@
 namespace redline {
 namespace {
 
-// A room's columns with the case runner's after them: what a kernel
-// microbenchmark's measured rows carry.
-ColumnsDeclaration with_case_runner(ColumnsDeclaration columns) {
-  add_columns(columns, case_runner_columns());
-  return columns;
-}
-
-ColumnsDeclaration training_step_with_trials() {
-  ColumnsDeclaration columns = training_step_columns();
-  add_columns(columns, batch_trial_columns());  // sweep's trials; run's own columns come first
-  return columns;
-}
-
-ColumnsDeclaration batch_sweep_with_profile() {
-  ColumnsDeclaration columns = batch_sweep_columns();
-  add_columns(columns, profiled_trial_columns());
-  return columns;
+// A tool's columns from several rooms, the first room's own words first
+// where two declare one column: a kernel microbenchmark's and the case
+// runner's, train_step_bench run's and its sweep's batch trials'.
+ColumnsDeclaration joined(ColumnsDeclaration first, const ColumnsDeclaration& more) {
+  add_columns(first, more);
+  return first;
 }
 
 ToolDeclaration named(std::string tool, std::string summary, ColumnsDeclaration columns) {
@@ -44,15 +33,15 @@ ToolDeclaration named(std::string tool, std::string summary, ColumnsDeclaration 
 
 std::vector<ToolDeclaration> tool_declarations() {
   return {
-      named("batch_sweep", "any training command, swept over its batch size", batch_sweep_with_profile()),
+      named("batch_sweep", "any training command, swept over its batch size", joined(batch_sweep_columns(), profiled_trial_columns())),
       named("allreduce_bench", "collective bus bandwidth over message sizes, across ranks and nodes",
             collective_columns()),
       named("gemm_bench", "GEMM throughput, tile and wave quantization, MAMF per dtype",
-            with_case_runner(gemm_columns())),
+            joined(gemm_columns(), case_runner_columns())),
       named("attention_bench", "attention layouts (head size, heads, KV heads) predicted and measured",
-            with_case_runner(attention_columns())),
+            joined(attention_columns(), case_runner_columns())),
       named("train_step_bench", "a real transformer training step: throughput, MFU, memory, recompute",
-            training_step_with_trials()),
+            joined(training_step_columns(), batch_trial_columns())),
       named("checkpoint_bench", "what saving and restoring the model state costs", checkpoint_columns()),
       named("redline_plan", "how long a training run takes, from the suite's measured figures", plan_columns()),
       named("redline_profile", "where a program's training step spends its GPU time, against the measured ceilings",

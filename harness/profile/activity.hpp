@@ -23,6 +23,7 @@ struct Activity {
   CopyKind copy = CopyKind::other;  // memcpy
   std::int64_t bytes = 0;     // memcpy and memset
   std::int64_t duration_ns() const { return end_ns - start_ns; }
+  bool is_gpu_work() const { return kind != ActivityKind::range; }  // a range is the host's mark
 };
 
 // A GEMM the program called, with its shape: a recorded cuBLAS call joined

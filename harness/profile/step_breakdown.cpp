@@ -5,18 +5,12 @@
 #include "harness/profile/intervals.hpp"
 
 namespace redline::profile {
-namespace {
-
-bool is_gpu_work(const Activity& a) { return a.kind != ActivityKind::range; }
-
-}  // namespace
-
 StepBreakdown break_down(const Trace& trace, const StepWindow& step) {
   StepBreakdown b;
   b.wall_ns = step.end_ns - step.start_ns;
   std::vector<Interval> all, nccl, compute;
   for (const Activity& a : trace.activities) {
-    if (!is_gpu_work(a)) continue;
+    if (!a.is_gpu_work()) continue;
     const Interval part = clipped({a.start_ns, a.end_ns}, step.start_ns, step.end_ns);
     if (part.second <= part.first) continue;
     const Category c = category_of(a);

@@ -7,8 +7,6 @@
 namespace redline::profile {
 namespace {
 
-bool is_gpu_work(const Activity& a) { return a.kind != ActivityKind::range; }
-
 std::vector<const Activity*> kernels_in_time_order(const Trace& trace) {
   std::vector<const Activity*> kernels;
   for (const Activity& a : trace.activities)
@@ -73,14 +71,14 @@ std::size_t step_phase(const std::vector<const Activity*>& kernels, std::size_t 
 std::int64_t last_gpu_end(const Trace& trace) {
   std::int64_t end = std::numeric_limits<std::int64_t>::min();
   for (const Activity& a : trace.activities)
-    if (is_gpu_work(a)) end = std::max(end, a.end_ns);
+    if (a.is_gpu_work()) end = std::max(end, a.end_ns);
   return end;
 }
 
 std::int64_t first_gpu_start(const Trace& trace) {
   std::int64_t start = std::numeric_limits<std::int64_t>::max();
   for (const Activity& a : trace.activities)
-    if (is_gpu_work(a)) start = std::min(start, a.start_ns);
+    if (a.is_gpu_work()) start = std::min(start, a.start_ns);
   return start;
 }
 
