@@ -1,11 +1,14 @@
 // Summary statistics against values computed by hand (numpy's default
-// linear-interpolation percentiles, sample standard deviation).
+// linear-interpolation percentiles, sample standard deviation), and a
+// size curve read between its measured sizes.
 #include "harness/measure/stats.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
+
+#include "harness/measure/size_curve.hpp"
 
 namespace redline {
 namespace {
@@ -92,3 +95,22 @@ TEST(PercentileSorted, EndpointsAndInterpolation) {
 
 }  // namespace
 }  // namespace redline
+
+// A curve measured at 1 MiB and 4 MiB read at 2 MiB is halfway in log2(size);
+// outside the measured sizes there is no reading.
+TEST(ReadAtSize, ExactBetweenAndNeverOutside) {
+  const std::vector<redline::SizePoint> curve = {{1 << 20, 100}, {1 << 22, 200}};
+  const auto exact = redline::read_at_size(curve, 1 << 22);
+  ASSERT_TRUE(exact);
+  EXPECT_EQ(exact->value, 200);
+  EXPECT_EQ(exact->below, 1u);
+  EXPECT_EQ(exact->above, 1u);
+  const auto between = redline::read_at_size(curve, 1 << 21);
+  ASSERT_TRUE(between);
+  EXPECT_DOUBLE_EQ(between->value, 150);
+  EXPECT_EQ(between->below, 0u);
+  EXPECT_EQ(between->above, 1u);
+  EXPECT_FALSE(redline::read_at_size(curve, (1 << 20) - 1));
+  EXPECT_FALSE(redline::read_at_size(curve, (1 << 22) + 1));
+  EXPECT_FALSE(redline::read_at_size({}, 1));
+}

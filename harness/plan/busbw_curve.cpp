@@ -1,11 +1,10 @@
 #include "harness/plan/busbw_curve.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <map>
 
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/measure/size_curve.hpp"
 #include "harness/measure/stats.hpp"
 #include "harness/plan/csv_cells.hpp"
 
@@ -54,21 +53,21 @@ BusbwCurve read_busbw_curve(const CsvTable& t, const std::string& file, const st
 Figure busbw_at(const BusbwCurve& c, double bytes, const std::string& size_flag, const std::string& size_text) {
   const auto& pts = c.points;
   const std::string where = c.file + " (all_reduce " + c.dtype + (c.inplace ? " in place" : " out of place");
-  if (bytes < pts.front().bytes || bytes > pts.back().bytes)
+  std::vector<SizePoint> sizes;
+  for (const BusbwPoint& p : pts) sizes.push_back({p.bytes, p.busbw_GBps});
+  const auto r = read_at_size(sizes, bytes);
+  if (!r)
     throw UsageError(size_flag, size_text,
                      "the all-reduce message of " + format_number(bytes, 0) + " bytes is outside the sizes " + c.file +
                          " measured (" + format_size(static_cast<std::uint64_t>(pts.front().bytes)) + " to " +
                          format_size(static_cast<std::uint64_t>(pts.back().bytes)) +
                          "): measure the all-reduce up to it, or give --busbw");
-  const auto hi = std::lower_bound(pts.begin(), pts.end(), bytes, [](const BusbwPoint& p, double b) { return p.bytes < b; });
-  if (hi->bytes == bytes) return {hi->busbw_GBps, where + ", line " + hi->lines + ", at " + format_size(static_cast<std::uint64_t>(bytes)) + ")"};
-  const auto lo = hi - 1;
-  const double t = std::log2(bytes / lo->bytes) / std::log2(hi->bytes / lo->bytes);
-  const double value = lo->busbw_GBps + t * (hi->busbw_GBps - lo->busbw_GBps);
-  return {value, where + ", lines " + lo->lines + " and " + hi->lines + ": " + format_number(lo->busbw_GBps, 2) +
-                     " GB/s at " + format_size(static_cast<std::uint64_t>(lo->bytes)) + ", " +
-                     format_number(hi->busbw_GBps, 2) + " GB/s at " + format_size(static_cast<std::uint64_t>(hi->bytes)) +
-                     ", linear in log2(bytes))"};
+  const BusbwPoint &lo = pts[r->below], &hi = pts[r->above];
+  if (r->below == r->above) return {hi.busbw_GBps, where + ", line " + hi.lines + ", at " + format_size(static_cast<std::uint64_t>(bytes)) + ")"};
+  return {r->value, where + ", lines " + lo.lines + " and " + hi.lines + ": " + format_number(lo.busbw_GBps, 2) +
+                       " GB/s at " + format_size(static_cast<std::uint64_t>(lo.bytes)) + ", " +
+                       format_number(hi.busbw_GBps, 2) + " GB/s at " + format_size(static_cast<std::uint64_t>(hi.bytes)) +
+                       ", linear in log2(bytes))"};
 }
 
 }  // namespace redline
