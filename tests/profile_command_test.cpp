@@ -135,7 +135,8 @@ TEST_F(ProfileCommand, ASavedTracesGemmCallsAreJoinedToItsKernels) {
   const std::filesystem::path trace = write_trace(dir_);
   std::string correlations, calls = trace_header();
   for (std::int64_t s = 0; s < 3; ++s) {
-    correlations += kernel_correlation_line(100 + s, s * 10000000 + 1000000) + external_correlation_line(100 + s, s + 1);
+    correlations += kernel_correlation_line({100 + s, s * 10000000 + 1000000, s * 10000000 + 2000000}) +
+                    external_correlation_line(100 + s, s + 1);
     // 2*8192^3 FLOP in the 4 ms GEMM kernel: 274.9 TFLOPS.
     calls += gemm_call_line({.external_id = s + 1, .m = 8192, .n = 8192, .k = 8192, .batch = 1, .dtype = "bf16"});
   }
@@ -152,6 +153,60 @@ TEST_F(ProfileCommand, ASavedTracesGemmCallsAreJoinedToItsKernels) {
   const ChildResult refused = profile({"--from-trace", trace.string(), "--gemm-shapes"});
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_CONTAINS(refused.output, "--gemm-shapes");
+}
+
+// --nccl-sizes's records kept beside a saved trace (TRACE.nccl), set against
+// ceilings a real allreduce_bench run measured: two host-backend ranks over
+// real MPI processes, whose CSV and JSON (its ranks) the profile reads. Each
+// step's all-reduce of 1M floats (4M, a measured size) over two ranks is
+// compared; a call whose kernel the trace lacks is counted.
+TEST_F(ProfileCommand, ASavedTracesNcclCallsAreSetAgainstAMeasuredAllReduce) {
+#if defined(ALLREDUCE_BENCH) && defined(MPIEXEC)
+  using namespace redline::profile;
+  const std::filesystem::path ceilings = dir_ / "cluster";
+  std::filesystem::create_directories(ceilings);
+  ChildSpec bench;
+  bench.argv = {MPIEXEC, "--oversubscribe", "--allow-run-as-root", "--bind-to", "none", "-np", "2", ALLREDUCE_BENCH,
+                "--backend", "host", "-b", "1M", "-e", "16M", "-f", "4", "-n", "3", "-w", "1",
+                "--csv", (ceilings / "ar.csv").string(), "--json", (ceilings / "ar.json").string()};
+  bench.timeout_seconds = 240;
+  const ChildResult measured = redline::run_child(bench);
+  ASSERT_TRUE(measured.succeeded()) << measured.describe_end() << "\n" << measured.output;
+
+  const std::filesystem::path trace = write_trace(dir_);
+  std::string correlations, calls = trace_header();
+  for (std::int64_t s = 0; s < 3; ++s) {
+    const std::int64_t t = s * 10000000;  // the step's 2 ms NCCL kernel (write_trace's)
+    correlations += kernel_correlation_line({200 + s, t + 5000000, t + 7000000}) +
+                    external_correlation_line(200 + s, 0x80000000LL + s);
+    calls += nccl_call_line(
+        {.external_id = 0x80000000LL + s, .collective = "all_reduce", .count = 1 << 20, .element_bytes = 4, .ranks = 2});
+  }
+  calls += nccl_call_line({.external_id = 7, .collective = "all_reduce", .count = 8, .element_bytes = 4, .ranks = 2});
+  std::ofstream(trace, std::ios::app) << correlations;
+  std::ofstream(trace.string() + ".nccl") << calls;
+  const ChildResult r = profile({"--from-trace", trace.string(), "--skip", "1", "--ceilings", ceilings.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "4 NCCL calls recorded, in 3 launches joined to their kernels");
+  EXPECT_CONTAINS(r.output, "1 NCCL calls without a kernel in the trace");
+  EXPECT_CONTAINS(r.output, "of the bandwidth measured for the same collectives and sizes (2.00 ms a step where the "
+                            "measured algbw gives ");
+  EXPECT_CONTAINS(r.output, "2 of 2 launches compared");
+  // The same calls over 8 ranks were not measured: said, not compared.
+  std::string other = trace_header();
+  for (std::int64_t s = 0; s < 3; ++s)
+    other += nccl_call_line(
+        {.external_id = 0x80000000LL + s, .collective = "all_reduce", .count = 1 << 20, .element_bytes = 4, .ranks = 8});
+  std::ofstream(trace.string() + ".nccl") << other;
+  const ChildResult wider = profile({"--from-trace", trace.string(), "--skip", "1", "--ceilings", ceilings.string()});
+  ASSERT_EQ(wider.exit_code, 0) << wider.output;
+  EXPECT_CONTAINS(wider.output, "0 of 2 launches compared; 2 not compared: all_reduce over 8 ranks: not measured");
+  const ChildResult refused = profile({"--from-trace", trace.string(), "--nccl-sizes"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_CONTAINS(refused.output, "--nccl-sizes");
+#else
+  GTEST_SKIP() << "allreduce_bench or mpirun was not built here";
+#endif
 }
 
 TEST_F(ProfileCommand, ASavedTraceTakesNoProgramFlags) {

@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <string>
 
+#include "tests/fake_cupti_client.hpp"
+
 namespace {
 
 cublasLtMatrixLayout_t layout(cudaDataType type, std::uint64_t rows, std::uint64_t cols, int batch = 1) {
@@ -63,13 +65,8 @@ int call_from_local_library(const char* caller) {
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--local") return call_from_local_library(argv[2]);
-  using Fake = void (*)(int*, int*);
-  Fake external_ids = nullptr;
-  if (argc > 1) {
-    void* cupti = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (cupti == nullptr) return 3;
-    external_ids = reinterpret_cast<Fake>(dlsym(cupti, "fake_external_ids"));
-  }
+  redline::testing::FakeExternalIds external_ids = nullptr;
+  if (argc > 1 && (external_ids = redline::testing::load_fake_cupti(argv[1])) == nullptr) return 3;
   const float one = 1, zero = 0;
   gemm_ex_call();
   cublasGemmStridedBatchedEx(nullptr, CUBLAS_OP_T, CUBLAS_OP_N, 32, 16, 8, &one, nullptr, CUDA_R_32F, 8, 256, nullptr,
@@ -83,10 +80,6 @@ int main(int argc, char** argv) {
   const auto nested = reinterpret_cast<Nested>(dlsym(RTLD_DEFAULT, "redline_profile_gemms_nested_for_test"));
   if (nested == nullptr) return 4;
   nested(gemm_ex_call);
-  if (external_ids != nullptr) {
-    int pushed = 0, popped = 0;
-    external_ids(&pushed, &popped);
-    std::printf("external ids pushed %d popped %d\n", pushed, popped);
-  }
+  if (external_ids != nullptr) redline::testing::print_external_ids(external_ids);
   return 0;
 }

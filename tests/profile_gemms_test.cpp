@@ -7,20 +7,17 @@
 // ids tie to, on a GPU, are scripts/gpu-check's.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "harness/core/child_process.hpp"
 #include "harness/profile/trace_file.hpp"
 #include "kernels/profile/gemm_shapes.hpp"
+#include "tests/recorder_run.hpp"
 #include "tests/support.hpp"
 
 using namespace redline;
 using namespace redline::profile;
-namespace fs = std::filesystem;
 
 TEST(GemmShapes, PrecisionsAsTheMamfRowsNameThem) {
   EXPECT_EQ(gemm_dtype_name(CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUBLAS_DEFAULT_MATH), "bf16");
@@ -107,33 +104,16 @@ TEST(GemmShapes, CublasLtShapeFromRealDescriptors) {
 
 namespace {
 
-struct GemmsRun {
-  ChildResult result;
-  Trace lines;
-};
-
-GemmsRun run_recorder(const std::string& name, std::vector<std::string> argv,
-                      std::vector<std::pair<std::string, std::string>> env) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("profile_gemms_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  env.emplace_back("LD_PRELOAD", GEMMS_LIBRARY);
-  env.emplace_back("REDLINE_PROFILE_GEMMS", (dir / "gemms").string());
-  ChildSpec spec;
-  spec.argv = std::move(argv);
-  spec.argv.insert(spec.argv.begin(), PROFILE_GEMMS_CHILD);
-  spec.extra_env = std::move(env);
-  spec.timeout_seconds = 60;
-  GemmsRun run;
-  run.result = run_child(spec);
-  if (fs::exists(dir / "gemms")) run.lines = read_trace(dir / "gemms");
-  return run;
+redline::testing::RecorderRun run_recorder(const std::string& name, std::vector<std::string> argv,
+                                           std::vector<std::pair<std::string, std::string>> env) {
+  return redline::testing::run_with_recorder({PROFILE_GEMMS_CHILD, GEMMS_LIBRARY, "REDLINE_PROFILE_GEMMS"},
+                                             "gemms_" + name, std::move(argv), std::move(env));
 }
 
 }  // namespace
 
 TEST(ProfileGemms, EachCallRecordedOnceWithItsShapeAndAnExternalId) {
-  const GemmsRun run = run_recorder("fake_cupti", {FAKE_CUPTI}, {{"NVTX_INJECTION64_PATH", FAKE_CUPTI}});
+  const auto run = run_recorder("fake_cupti", {FAKE_CUPTI}, {{"NVTX_INJECTION64_PATH", FAKE_CUPTI}});
   ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end() << "\n" << run.result.output;
   const auto& calls = run.lines.gemm_calls;
   ASSERT_EQ(calls.size(), 5u) << run.result.output;  // the nested call is not among them
@@ -157,7 +137,7 @@ TEST(ProfileGemms, EachCallRecordedOnceWithItsShapeAndAnExternalId) {
 }
 
 TEST(ProfileGemms, WithoutCuptiCallsAreRecordedAndTheTraceSaysSo) {
-  const GemmsRun run = run_recorder("no_cupti", {}, {{"NVTX_INJECTION64_PATH", ""}});
+  const auto run = run_recorder("no_cupti", {}, {{"NVTX_INJECTION64_PATH", ""}});
   ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end() << "\n" << run.result.output;
   EXPECT_EQ(run.lines.gemm_calls.size(), 5u);
   ASSERT_EQ(run.lines.problems.size(), 1u);
@@ -168,7 +148,7 @@ TEST(ProfileGemms, WithoutCuptiCallsAreRecordedAndTheTraceSaysSo) {
 // extension modules load it so) is outside RTLD_NEXT's reach: the recorder
 // finds the real function among the loaded libraries and forwards to it.
 TEST(ProfileGemms, CublasLoadedLocallyIsStillFoundAndForwardedTo) {
-  const GemmsRun run = run_recorder("local", {"--local", GEMMS_CALLER}, {{"NVTX_INJECTION64_PATH", ""}});
+  const auto run = run_recorder("local", {"--local", GEMMS_CALLER}, {{"NVTX_INJECTION64_PATH", ""}});
   ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end() << "\n" << run.result.output;
   ASSERT_EQ(run.lines.gemm_calls.size(), 1u);
   EXPECT_EQ(run.lines.gemm_calls[0].m, 24);

@@ -9,14 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/units.hpp"
 #include "harness/profile/ceilings.hpp"
 #include "harness/profile/gemm_calls.hpp"
 #include "harness/profile/intervals.hpp"
+#include "harness/profile/nccl_calls.hpp"
 #include "harness/profile/profile_report.hpp"
 #include "harness/profile/step_breakdown.hpp"
 #include "harness/profile/step_detection.hpp"
 #include "harness/profile/trace_file.hpp"
 #include "harness/profile/trial_profile.hpp"
+#include "harness/report/output.hpp"
 #include "tests/support.hpp"
 
 using namespace redline;
@@ -77,7 +80,8 @@ TEST(ProfileTrace, RecordsReadBackAsWritten) {
 TEST(ProfileTrace, GemmCallsAndCorrelationsReadBackAsWritten) {
   std::string text = trace_header();
   text += gemm_call_line({.external_id = 7, .m = 4096, .n = 1024, .k = 512, .batch = 3, .dtype = "bf16"});
-  text += external_correlation_line(41, 7) + kernel_correlation_line(41, 123456789012);
+  text += external_correlation_line(41, 7) +
+          kernel_correlation_line({.correlation_id = 41, .start_ns = 123456789012, .end_ns = 123456799012});
   const Trace back = parse_trace(text, "t.trace");
   ASSERT_EQ(back.gemm_calls.size(), 1u);
   EXPECT_EQ(back.gemm_calls[0].external_id, 7);
@@ -91,8 +95,72 @@ TEST(ProfileTrace, GemmCallsAndCorrelationsReadBackAsWritten) {
   EXPECT_EQ(back.external_correlations[0].external_id, 7);
   ASSERT_EQ(back.kernel_correlations.size(), 1u);
   EXPECT_EQ(back.kernel_correlations[0].start_ns, 123456789012);
+  EXPECT_EQ(back.kernel_correlations[0].end_ns, 123456799012);
   EXPECT_THROW_WITH(parse_trace(trace_header() + "gemmcall\t1\t2\t3\n", "t"), std::runtime_error,
                     "t:2: gemmcall has 3 fields, expected 6");
+  EXPECT_THROW_WITH(parse_trace(trace_header() + "kernelcorr\t1\t2\n", "t"), std::runtime_error,
+                    "t:2: kernelcorr has 2 fields, expected 3");
+}
+
+TEST(ProfileTrace, NcclCallsReadBackAsWritten) {
+  const std::string text =
+      trace_header() +
+      nccl_call_line({.external_id = 9, .collective = "all_gather", .count = 1024, .element_bytes = 2, .ranks = 8});
+  const Trace back = parse_trace(text, "t.trace");
+  ASSERT_EQ(back.nccl_calls.size(), 1u);
+  EXPECT_EQ(back.nccl_calls[0].external_id, 9);
+  EXPECT_EQ(back.nccl_calls[0].collective, "all_gather");
+  EXPECT_EQ(back.nccl_calls[0].count, 1024);
+  EXPECT_EQ(back.nccl_calls[0].element_bytes, 2);
+  EXPECT_EQ(back.nccl_calls[0].ranks, 8);
+  EXPECT_THROW_WITH(parse_trace(trace_header() + "ncclcall\t1\tall_reduce\t3\n", "t"), std::runtime_error,
+                    "t:2: ncclcall has 3 fields, expected 5");
+}
+
+// A group's calls share its id and NCCL launches them as one: one launch
+// holding both, with its kernel's time. A call outside a group is a launch
+// of its own; one whose kernel the trace lacks is counted. A launch tied to
+// its external id by two API records (runtime and driver) counts its kernel
+// once.
+TEST(ProfileNcclCalls, OneLaunchPerGroupWithItsKernelsTime) {
+  Trace calls;
+  calls.nccl_calls = {{.external_id = 1, .collective = "all_reduce", .count = 1000, .element_bytes = 2, .ranks = 8},
+                      {.external_id = 1, .collective = "all_reduce", .count = 3000, .element_bytes = 2, .ranks = 8},
+                      {.external_id = 2, .collective = "all_gather", .count = 100, .element_bytes = 4, .ranks = 8},
+                      {.external_id = 3, .collective = "broadcast", .count = 5, .element_bytes = 4, .ranks = 8}};
+  Trace trace;
+  trace.kernel_correlations = {{.correlation_id = 10, .start_ns = 5000, .end_ns = 7000},
+                               {.correlation_id = 20, .start_ns = 1000, .end_ns = 1500}};
+  trace.external_correlations = {{.correlation_id = 10, .external_id = 1}, {.correlation_id = 10, .external_id = 1},
+                                 {.correlation_id = 20, .external_id = 2}, {.correlation_id = 11, .external_id = 1}};
+  const NcclJoin join = nccl_calls(calls, trace);
+  ASSERT_EQ(join.launches.size(), 2u);
+  EXPECT_EQ(join.launches[0].time_ns, 1000);  // by time: the all_gather's first
+  ASSERT_EQ(join.launches[0].calls.size(), 1u);
+  EXPECT_EQ(join.launches[0].kernel_ns, 500);
+  EXPECT_EQ(join.launches[1].time_ns, 5000);
+  ASSERT_EQ(join.launches[1].calls.size(), 2u);
+  EXPECT_EQ(join.launches[1].calls[1].count, 3000);
+  EXPECT_EQ(join.launches[1].kernel_ns, 2000);
+  EXPECT_EQ(join.calls_without_kernel, 1u);
+}
+
+// allreduce_bench's `bytes` (nccl-tests' size) is the whole buffer: for the
+// collectives whose count is one rank's block, that block times the ranks.
+TEST(ProfileNcclCalls, MessageBytesAsTheBenchmarksSizeColumn) {
+  const auto bytes = [](const char* collective, std::int64_t element_bytes, std::int64_t ranks) {
+    return message_bytes({.external_id = 1, .collective = collective, .count = 1000, .element_bytes = element_bytes,
+                          .ranks = ranks});
+  };
+  EXPECT_EQ(bytes("all_reduce", 2, 8), 2000);
+  EXPECT_EQ(bytes("broadcast", 4, 8), 4000);
+  EXPECT_EQ(bytes("send", 2, 8), 2000);
+  EXPECT_EQ(bytes("all_gather", 2, 8), 16000);
+  EXPECT_EQ(bytes("reduce_scatter", 2, 8), 16000);
+  EXPECT_EQ(bytes("alltoall", 2, 8), 16000);
+  EXPECT_EQ(bytes("all_reduce", 2, 0), 2000);  // the ranks do not enter it
+  EXPECT_FALSE(bytes("all_gather", 2, 0));     // they do here, and are unknown
+  EXPECT_FALSE(bytes("all_reduce", 0, 8));     // a datatype the recorder did not know
 }
 
 // The join in any order the records came in: a correlation before or after
@@ -308,13 +376,27 @@ RunResults measured_ceilings() {
   ResultRow d2h;
   d2h.params = {{"stage", "gpu.d2h"}, {"memory", "pinned"}};
   d2h.metrics = {{"GBps", 50}};
-  ResultRow busbw;
-  busbw.params = {{"collective", "all_reduce"}};
-  busbw.metrics = {{"busbw_GBps", 400}};
-  ResultRow failed = busbw;
+  run.rows = {mamf, shape, hbm, d2h};
+  // all_reduce over ranks not recorded (no JSON beside the rows' file):
+  // 100 GB/s algbw at 1 MB, 200 at 4 MB; the best of two rows at 4 MB, and
+  // neither a failed row, a --split group's nor a per-rank row counts.
+  const auto collective_row = [](const char* bytes, double algbw) {
+    ResultRow row;
+    row.file = "no/such/allreduce.csv";
+    row.params = {{"collective", "all_reduce"}, {"bytes", bytes}};
+    row.metrics = {{"algbw_GBps", algbw}, {"busbw_GBps", algbw * 1.75}};
+    return row;
+  };
+  run.rows.push_back(collective_row("1048576", 100));
+  run.rows.push_back(collective_row("4194304", 150));
+  run.rows.push_back(collective_row("4194304", 200));
+  ResultRow failed = collective_row("4194304", 9000);
   failed.status = RowStatus::error;
-  failed.metrics = {{"busbw_GBps", 9000}};
-  run.rows = {mamf, shape, hbm, d2h, busbw, failed};
+  ResultRow group = collective_row("4194304", 9000);
+  group.params["group"] = "0";
+  ResultRow rank = collective_row("4194304", 9000);
+  rank.params["rank"] = "3";
+  run.rows.insert(run.rows.end(), {failed, group, rank});
   return run;
 }
 
@@ -323,8 +405,36 @@ TEST(ProfileCeilings, ReadByWhatTheRowsHold) {
   EXPECT_EQ(c.mamf_tflops.at("bf16"), 700);
   EXPECT_EQ(*c.hbm_GBps, 4000);
   EXPECT_EQ(*c.d2h_GBps, 50);
-  EXPECT_EQ(*c.busbw_GBps, 400);  // the failed row is not a ceiling
   EXPECT_FALSE(c.h2d_GBps);
+  ASSERT_EQ(c.collective_curves.size(), 1u);
+  const CollectiveCurve& curve = c.collective_curves[0];
+  EXPECT_EQ(curve.collective, "all_reduce");
+  EXPECT_EQ(curve.ranks, 0);
+  ASSERT_EQ(curve.algbw_GBps.size(), 2u);
+  EXPECT_EQ(curve.algbw_GBps[0].size, 1048576);
+  EXPECT_EQ(curve.algbw_GBps[0].value, 100);
+  EXPECT_EQ(curve.algbw_GBps[1].value, 200);
+}
+
+class ProfileCeilingsFolder : public redline::testing::TempDirTest {};
+
+// A suite run's allreduce_bench report as the tool writes it: its curve is
+// over the ranks its JSON summary recorded.
+TEST_F(ProfileCeilingsFolder, CollectiveCurvesCarryTheirRunsRanks) {
+  Report report;
+  report.tool = "allreduce_bench";
+  for (const auto& [bytes, algbw] : {std::pair{"1024", 2.0}, {"1048576", 90.0}}) {
+    Row row;
+    row.param("collective", "all_gather").param("bytes", bytes).metric("algbw_GBps", algbw).metric("busbw_GBps", algbw);
+    report.rows.push_back(row);
+  }
+  report.summary.emplace_back("ranks", "8 (8 processes x 1 local)");
+  write_reports(report, {.csv_path = (dir_ / "ag.csv").string(), .json_path = (dir_ / "ag.json").string(), .quiet = true});
+  const Ceilings c = ceilings_from(load_results(dir_));
+  ASSERT_EQ(c.collective_curves.size(), 1u);
+  EXPECT_EQ(c.collective_curves[0].collective, "all_gather");
+  EXPECT_EQ(c.collective_curves[0].ranks, 8);
+  EXPECT_EQ(c.collective_curves[0].algbw_GBps.size(), 2u);
 }
 
 // One step of 10 ms: 5 ms of GEMMs that do 1.75 TFLOP (350 TFLOPS, half the
@@ -366,7 +476,11 @@ TEST(ProfileCeilings, UnknownShapesAreSaidSo) {
   EXPECT_CONTAINS(ceiling_findings(total_over(trace, {{0, 10000000}}), ceilings_from(measured_ceilings()))[0].text,
                   "the GEMM shapes are unknown (no recorded cuBLAS call's kernel ran in the profiled steps)");
   EXPECT_CONTAINS(findings[1].text, "NCCL: 1.00 ms a step, 0% of it overlapped with compute; the message sizes are unknown");
-  EXPECT_CONTAINS(findings[1].text, "the measured busbw (400.0 GB/s)");
+  EXPECT_CONTAINS(findings[1].text, "--nccl-sizes records them");
+  EXPECT_EQ(findings[1].excess_ns, 0);
+  trace.nccl_calls_recorded = true;
+  EXPECT_CONTAINS(ceiling_findings(total_over(trace, {{0, 10000000}}), ceilings_from(measured_ceilings()))[1].text,
+                  "no recorded NCCL call's kernel ran in the profiled steps");
   const auto no_ceiling = ceiling_findings(total_over(one_step_trace(), {{0, 10000000}}), Ceilings{});
   EXPECT_CONTAINS(no_ceiling[0].text, "no measured bf16 MAMF");
 }
@@ -388,6 +502,43 @@ TEST(ProfileGemmCalls, JoinedCallsCountInTheirKernelsStep) {
   EXPECT_DOUBLE_EQ(totals.gemm_flop.at("bf16"), 2.0 * 1000 * 1000 * 875000);  // the second ran after the step
   EXPECT_CONTAINS(ceiling_findings(totals, ceilings_from(measured_ceilings()))[0].text,
                   "GEMMs run at 50% of this GPU's measured bf16 MAMF");
+}
+
+// One 10 ms step whose all-reduce kernels run 1 ms against compute for
+// half of it. At the measured 100 GB/s at 1 MiB and 200 GB/s at 4 MiB
+// (150 GB/s at 2 MiB, linear in log2(bytes)):
+//   a group of two 1 MiB all-reduces: 2 x 1048576 / 100 = 20971.52 ns,
+//   one 2 MiB all-reduce: 2097152 / 150 = 13981.01 ns,
+// against their kernels' 0.6 ms and 0.4 ms. A launch after the step, one
+// of a collective the ceilings lack, and one outside the measured sizes
+// are not compared, and the finding says why.
+TEST(ProfileCeilings, NcclAgainstTheBandwidthMeasuredForItsSizes) {
+  const std::int64_t ms = 1000000;
+  Trace trace;
+  trace.activities = {kernel(kGemm, 0, 9 * ms / 2, 7), kernel(kNccl, 4 * ms, 5 * ms, 9), range("step", 0, 10 * ms)};
+  const auto call = [](const char* collective, std::int64_t count) {
+    return NcclCallRecord{.external_id = 0, .collective = collective, .count = count, .element_bytes = 2, .ranks = 4};
+  };
+  const std::int64_t mib_of_bf16 = 1048576 / 2;
+  trace.nccl_calls_recorded = true;
+  trace.nccl_launches = {
+      {.time_ns = 4 * ms, .kernel_ns = 6 * ms / 10, .calls = {call("all_reduce", mib_of_bf16), call("all_reduce", mib_of_bf16)}},
+      {.time_ns = 4 * ms + 6 * ms / 10, .kernel_ns = 4 * ms / 10, .calls = {call("all_reduce", 2 * mib_of_bf16)}},
+      {.time_ns = 11 * ms, .kernel_ns = ms, .calls = {call("all_reduce", mib_of_bf16)}},
+      {.time_ns = 5 * ms, .kernel_ns = 1, .calls = {call("all_gather", 16)}},
+      {.time_ns = 5 * ms, .kernel_ns = 1, .calls = {call("all_reduce", 16)}}};
+  const ProfileTotals totals = total_over(trace, {{0, 10 * ms}});
+  const auto findings = ceiling_findings(totals, ceilings_from(measured_ceilings()));
+  ASSERT_GE(findings.size(), 2u);
+  const CeilingFinding& nccl = findings[1];
+  const double floor_ns = 2 * 1048576 / 100.0 + 2097152 / 150.0;
+  EXPECT_CONTAINS(nccl.text, "NCCL: 1.00 ms a step, 50% of it overlapped with compute");
+  EXPECT_CONTAINS(nccl.text, "its collectives ran at " + format_percent(floor_ns / ms, 0) +
+                                 " of the bandwidth measured for the same collectives and sizes (1.00 ms a step "
+                                 "where the measured algbw gives 0.03 ms; 2 of 4 launches compared");
+  EXPECT_CONTAINS(nccl.text, "1 not compared: all_gather over 4 ranks: not measured in the ceilings");
+  EXPECT_CONTAINS(nccl.text, "1 not compared: all_reduce messages outside the sizes measured (1M to 4M)");
+  EXPECT_NEAR(nccl.excess_ns, (ms - floor_ns) * 0.5, 1);  // the exposed half only
 }
 
 TEST(ProfileReport, RowsPerStepAndCategory) {

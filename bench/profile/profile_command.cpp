@@ -21,6 +21,7 @@
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
 #include "harness/profile/gemm_calls.hpp"
+#include "harness/profile/nccl_calls.hpp"
 #include "harness/profile/profile_report.hpp"
 #include "harness/profile/trace_file.hpp"
 #include "harness/report/run_results.hpp"
@@ -58,6 +59,9 @@ void check_saved_trace_flags(const ProfileFlags& f) {
   if (f.gemm_shapes)
     throw UsageError("--gemm-shapes", "", "records a program's calls: not with --from-trace (a TRACE.gemms file beside "
                                           "the trace is read)");
+  if (f.nccl_sizes)
+    throw UsageError("--nccl-sizes", "", "records a program's calls: not with --from-trace (a TRACE.nccl file beside "
+                                         "the trace is read)");
   if (!f.trace.empty()) throw UsageError("--trace", f.trace, "keeps a new trace: not with --from-trace");
   std::error_code ec;
   if (!fs::is_regular_file(f.from_trace, ec)) throw UsageError("--from-trace", f.from_trace, "is not a file");
@@ -170,6 +174,39 @@ SummaryLines join_gemm_calls(Trace& trace, const fs::path& calls_file) {
   return summary;
 }
 
+// The recorded NCCL calls (`calls_file`, the NCCL recorder's) joined to
+// the trace's kernels, so NCCL's time is set against the bandwidth measured
+// for the same collectives and sizes; what did not join is said.
+SummaryLines join_nccl_calls(Trace& trace, const fs::path& calls_file) {
+  trace.nccl_calls_recorded = true;
+  std::error_code ec;
+  if (!fs::exists(calls_file, ec)) return {{"nccl sizes", "no NCCL call was recorded"}};
+  const Trace calls = read_trace(calls_file);
+  const NcclJoin join = nccl_calls(calls, trace);
+  trace.nccl_launches = join.launches;
+  trace.problems.insert(trace.problems.end(), calls.problems.begin(), calls.problems.end());
+  SummaryLines summary = {{"nccl sizes", std::to_string(calls.nccl_calls.size()) + " NCCL calls recorded, in " +
+                                             std::to_string(join.launches.size()) + " launches joined to their kernels"}};
+  if (join.calls_without_kernel > 0)
+    summary.emplace_back("nccl sizes", std::to_string(join.calls_without_kernel) +
+                                           " NCCL calls without a kernel in the trace (failed calls, lost records, or a "
+                                           "non-blocking communicator's later launch): left out of the comparison");
+  return summary;
+}
+
+// Both recorders' files beside a trace, joined where they exist (a saved
+// trace) or where their flags asked for them (a run: a missing file then
+// means the program made no such call).
+SummaryLines join_recorded_calls(Trace& trace, const fs::path& trace_file, bool gemms, bool nccl) {
+  SummaryLines summary;
+  if (gemms) summary = join_gemm_calls(trace, gemm_calls_file(trace_file));
+  if (nccl) {
+    const SummaryLines n = join_nccl_calls(trace, nccl_calls_file(trace_file));
+    summary.insert(summary.end(), n.begin(), n.end());
+  }
+  return summary;
+}
+
 ProfileInput profile_input(const Trace& trace, const ProfileFlags& f, const CheckedProfile& c,
                            const std::vector<std::int64_t>& marks) {
   return {.trace = trace,
@@ -185,16 +222,17 @@ ProfileInput profile_input(const Trace& trace, const ProfileFlags& f, const Chec
 int profile_saved_trace(const ProfileFlags& f, const CheckedProfile& c) {
   Report report = start_report(kTool, capture_environment());
   Trace trace;
-  SummaryLines gemm_summary;
+  SummaryLines calls_summary;
   try {
     trace = read_trace(f.from_trace);
     std::error_code ec;
-    if (fs::exists(gemm_calls_file(f.from_trace), ec)) gemm_summary = join_gemm_calls(trace, gemm_calls_file(f.from_trace));
+    calls_summary = join_recorded_calls(trace, f.from_trace, fs::exists(gemm_calls_file(f.from_trace), ec),
+                                        fs::exists(nccl_calls_file(f.from_trace), ec));
   } catch (const std::exception& e) {
     throw UsageError("--from-trace", f.from_trace, e.what());
   }
   add_profile(report, profile_input(trace, f, c, {}));
-  report.summary.insert(report.summary.end(), gemm_summary.begin(), gemm_summary.end());
+  report.summary.insert(report.summary.end(), calls_summary.begin(), calls_summary.end());
   report.summary.emplace_back("trace", f.from_trace);
   write_reports(report, f.output);
   return kExitOk;
@@ -208,12 +246,9 @@ int run_profile(const ProfileFlags& f) {
   Environment env = capture_environment();
   const fs::path library = require_profiling_here(env);
   const fs::path trace_file = trace_path(f);
-  const fs::path calls_file = gemm_calls_file(trace_file);
   auto injection = profiling_environment(library, trace_file);
-  if (f.gemm_shapes) {
-    const auto gemms = gemm_shapes_environment(calls_file);
-    injection.insert(injection.end(), gemms.begin(), gemms.end());
-  }
+  const auto recorders = call_recorders_environment({f.gemm_shapes, f.nccl_sizes}, trace_file);
+  injection.insert(injection.end(), recorders.begin(), recorders.end());
   OutputMarks marks{c.has_step_regex ? &c.step_regex : nullptr, {}, {}};
   const ChildResult result = run_program(f.command, injection, marks);
   struct RemoveTemporary {
@@ -224,7 +259,7 @@ int run_profile(const ProfileFlags& f) {
       for (const fs::path& path : paths)
         if (!keep) fs::remove(path, ec);
     }
-  } remove{{trace_file, calls_file}, !f.trace.empty()};
+  } remove{{trace_file, gemm_calls_file(trace_file), nccl_calls_file(trace_file)}, !f.trace.empty()};
   std::error_code ec;
   if (!fs::exists(trace_file, ec))
     throw std::runtime_error("the program wrote no trace (" + result.describe_end() +
@@ -232,9 +267,9 @@ int run_profile(const ProfileFlags& f) {
   Report report = start_report(kTool, std::move(env));
   try {
     Trace trace = read_trace(trace_file);
-    const SummaryLines gemm_summary = f.gemm_shapes ? join_gemm_calls(trace, calls_file) : SummaryLines{};
+    const SummaryLines calls_summary = join_recorded_calls(trace, trace_file, f.gemm_shapes, f.nccl_sizes);
     add_profile(report, profile_input(trace, f, c, marks.marks));
-    report.summary.insert(report.summary.end(), gemm_summary.begin(), gemm_summary.end());
+    report.summary.insert(report.summary.end(), calls_summary.begin(), calls_summary.end());
   } catch (const std::runtime_error& e) {
     if (!f.trace.empty()) throw;
     throw std::runtime_error(std::string(e.what()) + " (keep the trace with --trace FILE to look into it)");

@@ -33,6 +33,10 @@ CLI::App* add_profile_subcommand(CLI::App& app, ProfileFlags& f) {
   p->add_flag("--gemm-shapes", f.gemm_shapes,
               "Record each cuBLAS/cuBLASLt GEMM call's shape (a preloaded library; one host-side record per call, "
               "and CUPTI's API records) so GEMM time is set against the measured MAMF");
+  p->add_flag("--nccl-sizes", f.nccl_sizes,
+              "Record each NCCL call's collective and message size (a preloaded library; one host-side record per "
+              "call, and CUPTI's API records) so NCCL time is set against the bandwidth --ceilings measured for the "
+              "same collective and size");
   add_output_flags(*p, f.output);
   p->add_option("COMMAND", f.command, "The program to profile and its arguments, after --")->expected(-1);
   return p;

@@ -17,7 +17,7 @@ struct ProfileFlags {
   std::string steps = "0", skip = "1", top = "10";
   std::string ceilings, trace, from_trace;
   std::string step_range = kDefaultStepRange, step_regex;
-  bool overhead = false, gemm_shapes = false;
+  bool overhead = false, gemm_shapes = false, nccl_sizes = false;
   std::vector<std::string> command;
   OutputOptions output;
 };

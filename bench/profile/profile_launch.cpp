@@ -11,6 +11,7 @@ namespace {
 
 constexpr const char* kInjectionName = "libredline_profile_injection.so";
 constexpr const char* kGemmsName = "libredline_profile_gemms.so";
+constexpr const char* kNcclName = "libredline_profile_nccl.so";
 
 // What `variable` names, else beside this binary as the build and an
 // install lay the libraries out.
@@ -56,17 +57,38 @@ std::vector<std::pair<std::string, std::string>> profiling_environment(const fs:
           {"REDLINE_PROFILE_OUT", trace.string()}};
 }
 
-std::vector<std::pair<std::string, std::string>> gemm_shapes_environment(const fs::path& calls_file) {
-  const auto library = profiler_library(kGemmsName, "REDLINE_PROFILE_GEMMS_LIBRARY");
-  if (!library)
-    throw CannotRun(std::string("--gemm-shapes needs ") + kGemmsName +
-                    ": redline was built without CUPTI, or the library is not beside the redline binary "
-                    "(REDLINE_PROFILE_GEMMS_LIBRARY names it)");
-  std::string preload = library->string();
+std::vector<std::pair<std::string, std::string>> call_recorders_environment(const CallRecorders& wanted,
+                                                                            const fs::path& trace) {
+  struct Recorder {
+    bool wanted;
+    const char *flag, *library, *library_variable, *file_variable;
+    fs::path file;
+  };
+  const Recorder recorders[] = {
+      {wanted.gemm_shapes, "--gemm-shapes", kGemmsName, "REDLINE_PROFILE_GEMMS_LIBRARY", "REDLINE_PROFILE_GEMMS",
+       gemm_calls_file(trace)},
+      {wanted.nccl_sizes, "--nccl-sizes", kNcclName, "REDLINE_PROFILE_NCCL_LIBRARY", "REDLINE_PROFILE_NCCL",
+       nccl_calls_file(trace)}};
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string preload;
+  for (const Recorder& r : recorders) {
+    if (!r.wanted) continue;
+    const auto library = profiler_library(r.library, r.library_variable);
+    if (!library)
+      throw CannotRun(std::string(r.flag) + " needs " + r.library +
+                      ": redline was built without CUPTI (or NCCL), or the library is not beside the redline binary (" +
+                      r.library_variable + " names it)");
+    if (!preload.empty()) preload += ':';
+    preload += library->string();
+    env.emplace_back(r.file_variable, r.file.string());
+  }
+  if (preload.empty()) return env;
   if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) preload += std::string(":") + existing;
-  return {{"LD_PRELOAD", preload}, {"REDLINE_PROFILE_GEMMS", calls_file.string()}};
+  env.emplace_back("LD_PRELOAD", preload);
+  return env;
 }
 
 fs::path gemm_calls_file(const fs::path& trace) { return fs::path(trace.string() + ".gemms"); }
+fs::path nccl_calls_file(const fs::path& trace) { return fs::path(trace.string() + ".nccl"); }
 
 }  // namespace redline::profile

@@ -23,13 +23,20 @@ std::filesystem::path require_profiling_here(const Environment& env);
 std::vector<std::pair<std::string, std::string>> profiling_environment(const std::filesystem::path& library,
                                                                        const std::filesystem::path& trace);
 
-// --gemm-shapes: the GEMM recorder (libredline_profile_gemms.so, beside the
-// injection library or where REDLINE_PROFILE_GEMMS_LIBRARY says) first in
-// the program's LD_PRELOAD, ahead of what the caller's LD_PRELOAD holds, and
-// where it writes. Throws CannotRun (exit 77) when the library is missing.
-std::vector<std::pair<std::string, std::string>> gemm_shapes_environment(const std::filesystem::path& calls_file);
+// The call recorders asked for: --gemm-shapes's (libredline_profile_gemms.so)
+// and --nccl-sizes's (libredline_profile_nccl.so), beside the injection
+// library or where REDLINE_PROFILE_GEMMS_LIBRARY / REDLINE_PROFILE_NCCL_LIBRARY
+// say, first in the program's LD_PRELOAD, ahead of what the caller's holds,
+// and the files they write beside the trace. Throws CannotRun (exit 77),
+// naming the flag, when a library is missing.
+struct CallRecorders {
+  bool gemm_shapes = false, nccl_sizes = false;
+};
+std::vector<std::pair<std::string, std::string>> call_recorders_environment(const CallRecorders& wanted,
+                                                                            const std::filesystem::path& trace);
 
-// The recorded calls' file beside a trace: TRACE.gemms.
+// The recorded calls' files beside a trace: TRACE.gemms, TRACE.nccl.
 std::filesystem::path gemm_calls_file(const std::filesystem::path& trace);
+std::filesystem::path nccl_calls_file(const std::filesystem::path& trace);
 
 }  // namespace redline::profile

@@ -36,8 +36,9 @@ struct GemmCall {
   double flop() const { return 2.0 * static_cast<double>(m) * n * k * batch; }
 };
 
-// What joins a recorded cuBLAS call to the kernels it launched. The call
-// is recorded on the host with an id of its own (the external id), which
+// What joins a recorded cuBLAS or NCCL call to the kernels it launched
+// (call_kernels.hpp). The call is recorded on the host with an id of its
+// own (the external id), which
 // CUPTI ties to the correlation id of each CUDA API call made inside it;
 // a kernel carries the correlation id of the API call that launched it.
 struct GemmCallRecord {  // a cuBLAS call, as recorded before it ran
@@ -48,8 +49,27 @@ struct GemmCallRecord {  // a cuBLAS call, as recorded before it ran
 struct ExternalCorrelation {  // CUPTI: this API call ran inside that cuBLAS call
   std::int64_t correlation_id = 0, external_id = 0;
 };
-struct KernelCorrelation {  // CUPTI: the kernel launched by this API call started here
-  std::int64_t correlation_id = 0, start_ns = 0;
+struct KernelCorrelation {  // CUPTI: the kernel launched by this API call ran from here to there
+  std::int64_t correlation_id = 0, start_ns = 0, end_ns = 0;
+};
+
+// An NCCL call, as recorded before it ran (kernels/profile/nccl_interposer).
+// Calls NCCL launched together (one group) share the external id.
+struct NcclCallRecord {
+  std::int64_t external_id = 0;
+  std::string collective;  // all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, send, recv
+  std::int64_t count = 0;          // the count argument, as the call passed it
+  std::int64_t element_bytes = 0;  // 0: a datatype the recorder did not know
+  std::int64_t ranks = 0;          // the communicator's size; 0: unknown
+};
+
+// The NCCL calls of one launch (a group, or one call outside a group)
+// joined to their kernels (nccl_calls.hpp): placed at the first kernel's
+// start, with the kernels' summed time.
+struct NcclLaunch {
+  std::int64_t time_ns = 0;
+  std::int64_t kernel_ns = 0;
+  std::vector<NcclCallRecord> calls;
 };
 
 // A whole trace: the records in the order written, and what was lost.
@@ -59,9 +79,12 @@ struct Trace {
   std::vector<GemmCallRecord> gemm_calls;
   std::vector<ExternalCorrelation> external_correlations;
   std::vector<KernelCorrelation> kernel_correlations;
-  // cuBLAS calls were recorded for this trace, so an empty `gemms` means
-  // none matched a kernel, not that nobody looked.
+  std::vector<NcclCallRecord> nccl_calls;
+  std::vector<NcclLaunch> nccl_launches;
+  // cuBLAS (NCCL) calls were recorded for this trace, so an empty `gemms`
+  // (`nccl_launches`) means none matched a kernel, not that nobody looked.
   bool gemm_calls_recorded = false;
+  bool nccl_calls_recorded = false;
   // The activities' clock against the host's steady clock (CLOCK_MONOTONIC),
   // read together once: monotonic = activity + clock_offset_ns. Lets host
   // events (a printed step line) be placed among the GPU's records.

@@ -1,8 +1,12 @@
 #include "harness/profile/ceilings.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 
 #include "harness/core/units.hpp"
+#include "harness/profile/nccl_calls.hpp"
+#include "harness/report/recorded_summary.hpp"
 
 namespace redline::profile {
 namespace {
@@ -43,14 +47,77 @@ CeilingFinding gemm_finding(const ProfileTotals& t, const Ceilings& c) {
           std::max(0.0, time_ns - floor_ns)};
 }
 
+// The curve a call is read on: its collective over its ranks; a curve whose
+// run did not record its ranks serves where no exact one was measured.
+const CollectiveCurve* curve_for(const Ceilings& c, const NcclCallRecord& call) {
+  const CollectiveCurve* unranked = nullptr;
+  for (const CollectiveCurve& curve : c.collective_curves) {
+    if (curve.collective != call.collective) continue;
+    if (curve.ranks == call.ranks) return &curve;
+    if (curve.ranks == 0) unranked = &curve;
+  }
+  return unranked;
+}
+
+// What the launch's calls would take at the measured algbw for their
+// collective and size; otherwise why the launch is not compared.
+struct LaunchFloor {
+  double floor_ns = 0;
+  std::string not_compared;  // empty: compared
+};
+
+LaunchFloor launch_floor(const NcclLaunch& launch, const Ceilings& c) {
+  LaunchFloor f;
+  for (const NcclCallRecord& call : launch.calls) {
+    const auto bytes = message_bytes(call);
+    if (!bytes) return {0, call.collective + " calls of unknown size (datatype or ranks unknown)"};
+    const CollectiveCurve* curve = curve_for(c, call);
+    if (!curve)
+      return {0, call.collective + " over " + std::to_string(call.ranks) + " ranks: not measured in the ceilings"};
+    const auto algbw = read_at_size(curve->algbw_GBps, *bytes);
+    if (!algbw)
+      return {0, call.collective + " messages outside the sizes measured (" +
+                     format_size(static_cast<std::uint64_t>(curve->algbw_GBps.front().size)) + " to " +
+                     format_size(static_cast<std::uint64_t>(curve->algbw_GBps.back().size)) + ")"};
+    f.floor_ns += *bytes / algbw->value;  // bytes / (GB/s) = ns
+  }
+  return f;
+}
+
 CeilingFinding nccl_finding(const ProfileTotals& t, const Ceilings& c) {
   const double time_ns = per_step(t, time_of(t, Category::nccl));
   const double overlap = t.sum.nccl_ns > 0 ? static_cast<double>(t.sum.nccl_overlap_ns) / t.sum.nccl_ns : 0;
-  std::string text = "NCCL: " + ms(time_ns) + " a step, " + format_percent(overlap, 0) +
-                     " of it overlapped with compute; the message sizes are unknown (the trace records no NCCL "
-                     "calls), so its rate is not set against ";
-  text += c.busbw_GBps ? "the measured busbw (" + format_number(*c.busbw_GBps, 1) + " GB/s)" : "a measured busbw";
-  return {text, 0};
+  const std::string head = "NCCL: " + ms(time_ns) + " a step, " + format_percent(overlap, 0) +
+                           " of it overlapped with compute";
+  if (!t.nccl_calls_recorded)
+    return {head + "; the message sizes are unknown (the trace records no NCCL calls; --nccl-sizes records them), "
+                   "so its rate is not set against the measured bandwidth",
+            0};
+  if (t.nccl_launches.empty())
+    return {head + "; no recorded NCCL call's kernel ran in the profiled steps, so its rate is not set against the "
+                   "measured bandwidth",
+            0};
+  double kernel_ns = 0, floor_ns = 0;
+  std::size_t compared = 0;
+  std::map<std::string, std::size_t> not_compared;
+  for (const NcclLaunch& launch : t.nccl_launches) {
+    const LaunchFloor f = launch_floor(launch, c);
+    if (!f.not_compared.empty()) {
+      ++not_compared[f.not_compared];
+      continue;
+    }
+    ++compared, kernel_ns += static_cast<double>(launch.kernel_ns), floor_ns += f.floor_ns;
+  }
+  std::string rest;
+  for (const auto& [why, launches] : not_compared) rest += "; " + std::to_string(launches) + " not compared: " + why;
+  const std::string counted = std::to_string(compared) + " of " + std::to_string(t.nccl_launches.size()) +
+                              " launches compared" + rest;
+  if (compared == 0 || kernel_ns <= 0) return {head + "; " + counted, 0};
+  const double steps = static_cast<double>(t.steps);
+  return {head + "; its collectives ran at " + format_percent(floor_ns / kernel_ns, 0) +
+              " of the bandwidth measured for the same collectives and sizes (" + ms(kernel_ns / steps) +
+              " a step where the measured algbw gives " + ms(floor_ns / steps) + "; " + counted + ")",
+          std::max(0.0, (kernel_ns - floor_ns) / steps * (1 - overlap))};
 }
 
 // A copy's rate against its measured ceiling; a device-to-device copy reads
@@ -69,24 +136,61 @@ CeilingFinding copy_finding(const ProfileTotals& t, Category category, const std
           std::max(0.0, time_ns - floor_ns)};
 }
 
+// The best algbw at each size, by (collective, ranks).
+using CurvePoints = std::map<std::pair<std::string, std::int64_t>, std::map<double, double>>;
+
+// The ranks a row's run had, from the JSON report beside its CSV ("ranks":
+// "8 (8 processes x 1 local)"); 0 where it is not recorded. `known` keeps
+// each file's: a folder's rows come from a few files.
+std::int64_t recorded_ranks(const std::string& csv_file, std::map<std::string, std::int64_t>& known) {
+  const auto found = known.find(csv_file);
+  if (found != known.end()) return found->second;
+  std::int64_t ranks = 0;
+  std::filesystem::path json = csv_file;
+  json.replace_extension(".json");
+  for (const auto& [key, value] : recorded_summary(json))
+    if (key == "ranks") ranks = std::atoll(value.c_str());
+  return known[csv_file] = ranks;
+}
+
+// A collective's row over the whole communicator: a --split group's rows
+// and the per-rank rows are a part of it.
+void add_collective_point(CurvePoints& curves, std::map<std::string, std::int64_t>& ranks_by_file,
+                          const ResultRow& row) {
+  const std::string collective = row.param("collective");
+  const auto algbw = row.metric("algbw_GBps");
+  if (collective.empty() || !algbw || !row.param("group").empty() || !row.param("rank").empty()) return;
+  const double bytes = std::atof(row.param("bytes").c_str());
+  if (bytes <= 0 || *algbw <= 0) return;
+  double& best = curves[{collective, recorded_ranks(row.file, ranks_by_file)}][bytes];
+  best = std::max(best, *algbw);
+}
+
 }  // namespace
 
 Ceilings ceilings_from(const RunResults& run) {
   Ceilings c;
   c.source = run.source;
+  CurvePoints curves;
+  std::map<std::string, std::int64_t> ranks_by_file;
   for (const ResultRow& row : run.rows) {
     if (row.status != RowStatus::ok) continue;
+    add_collective_point(curves, ranks_by_file, row);
     if (const auto t = row.metric("tflops"); t && row.param("result") == "mamf") {
       double& best = c.mamf_tflops[row.param("dtype")];
       best = std::max(best, *t);
     }
     if (const auto v = row.metric("hbm_GBps")) keep_best(c.hbm_GBps, *v);
-    if (const auto v = row.metric("busbw_GBps"); v && row.param("collective") == "all_reduce") keep_best(c.busbw_GBps, *v);
     const std::string stage = row.param("stage");
     if (const auto v = row.metric("GBps"); v && row.param("memory") == "pinned") {
       if (stage.rfind("gpu.d2h", 0) == 0) keep_best(c.d2h_GBps, *v);
       if (stage.rfind("gpu.h2d", 0) == 0) keep_best(c.h2d_GBps, *v);
     }
+  }
+  for (const auto& [key, by_size] : curves) {
+    CollectiveCurve curve{key.first, key.second, {}};
+    for (const auto& [bytes, algbw] : by_size) curve.algbw_GBps.push_back({bytes, algbw});
+    c.collective_curves.push_back(std::move(curve));
   }
   return c;
 }
@@ -111,6 +215,9 @@ ProfileTotals total_over(const Trace& trace, const std::vector<StepWindow>& step
       t.bytes[category_of(a)] += a.bytes;
   for (const GemmCall& g : trace.gemms)
     if (in_steps(g.time_ns)) t.gemm_flop[g.dtype] += g.flop();
+  t.nccl_calls_recorded = trace.nccl_calls_recorded;
+  for (const NcclLaunch& launch : trace.nccl_launches)
+    if (in_steps(launch.time_ns)) t.nccl_launches.push_back(launch);
   return t;
 }
 

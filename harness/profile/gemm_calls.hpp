@@ -1,7 +1,6 @@
 // The recorded cuBLAS calls (their shapes) joined to the kernels they
-// launched, through CUPTI's external correlation: a call's external id ->
-// the correlation ids of the API calls made inside it -> those launches'
-// kernels. Each call with a kernel becomes a GemmCall placed at its first
+// launched, through CUPTI's external correlation (call_kernels.hpp). Each
+// call with a kernel becomes a GemmCall placed at its first
 // kernel's start, so a step gets exactly the FLOPs its kernels ran; a call
 // with none (it failed, or its kernel's records were lost) is counted, not
 // placed by guess.

@@ -111,9 +111,13 @@ void add_line(Trace& trace, const std::vector<std::string>& f, const std::string
   } else if (kind == "extcorr") {
     need(f, 2, where);
     trace.external_correlations.push_back({integer(f[1], where), integer(f[2], where)});
+  } else if (kind == "ncclcall") {
+    need(f, 5, where);
+    trace.nccl_calls.push_back(
+        {integer(f[1], where), f[2], integer(f[3], where), integer(f[4], where), integer(f[5], where)});
   } else if (kind == "kernelcorr") {
-    need(f, 2, where);
-    trace.kernel_correlations.push_back({integer(f[1], where), integer(f[2], where)});
+    need(f, 3, where);
+    trace.kernel_correlations.push_back({integer(f[1], where), integer(f[2], where), integer(f[3], where)});
   } else if (kind == "clock") {
     need(f, 2, where);
     trace.has_clock = true;
@@ -165,8 +169,16 @@ std::string external_correlation_line(std::int64_t correlation_id, std::int64_t 
   return "extcorr\t" + std::to_string(correlation_id) + "\t" + std::to_string(external_id) + "\n";
 }
 
-std::string kernel_correlation_line(std::int64_t correlation_id, std::int64_t start_ns) {
-  return "kernelcorr\t" + std::to_string(correlation_id) + "\t" + std::to_string(start_ns) + "\n";
+std::string nccl_call_line(const NcclCallRecord& c) {
+  std::ostringstream out;
+  out << "ncclcall\t" << c.external_id << '\t' << one_field(c.collective) << '\t' << c.count << '\t'
+      << c.element_bytes << '\t' << c.ranks << '\n';
+  return out.str();
+}
+
+std::string kernel_correlation_line(const KernelCorrelation& k) {
+  return "kernelcorr\t" + std::to_string(k.correlation_id) + "\t" + std::to_string(k.start_ns) + "\t" +
+         std::to_string(k.end_ns) + "\n";
 }
 
 std::string clock_line(std::int64_t activity_ns, std::int64_t monotonic_ns) {

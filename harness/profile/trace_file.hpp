@@ -10,7 +10,8 @@
 //   gemm    TIME M N K BATCH DTYPE
 //   gemmcall   EXTERNAL_ID M N K BATCH DTYPE   (a cuBLAS call, before it ran)
 //   extcorr    CORRELATION_ID EXTERNAL_ID      (an API call inside that cuBLAS call)
-//   kernelcorr CORRELATION_ID START            (a kernel that API call launched)
+//   ncclcall   EXTERNAL_ID COLLECTIVE COUNT ELEMENT_BYTES RANKS   (an NCCL call, before it ran)
+//   kernelcorr CORRELATION_ID START END        (a kernel that API call launched)
 //   clock   ACTIVITY_NS MONOTONIC_NS   (the two clocks read together)
 //   dropped COUNT
 //   problem TEXT
@@ -28,7 +29,8 @@ std::string trace_line(const Activity& a);   // one record, newline-terminated; 
 std::string gemm_line(const GemmCall& g);
 std::string gemm_call_line(const GemmCallRecord& g);
 std::string external_correlation_line(std::int64_t correlation_id, std::int64_t external_id);
-std::string kernel_correlation_line(std::int64_t correlation_id, std::int64_t start_ns);
+std::string nccl_call_line(const NcclCallRecord& c);
+std::string kernel_correlation_line(const KernelCorrelation& k);
 std::string clock_line(std::int64_t activity_ns, std::int64_t monotonic_ns);
 std::string dropped_line(std::int64_t count);
 std::string problem_line(const std::string& text);

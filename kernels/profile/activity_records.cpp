@@ -75,14 +75,14 @@ void RecordReader::read_kernel(const CUpti_ActivityKernel10& kernel, std::vector
   a.device = static_cast<int>(kernel.deviceId);
   a.stream = kernel.streamId;
   a.name = kernel_name(kernel.name);
-  if (keep_correlations_) correlations_.kernels.push_back({kernel.correlationId, a.start_ns});
+  if (keep_correlations_) correlations_.kernels.push_back({kernel.correlationId, a.start_ns, a.end_ns});
   out.push_back(std::move(a));
 }
 
-// Other kinds are other tools' ids; only kGemmCorrelationKind is the GEMM
-// recorder's.
+// Other kinds are other tools' ids; only kCallCorrelationKind is the call
+// recorders'.
 void RecordReader::read_external(const CUpti_ActivityExternalCorrelation& record) {
-  if (!keep_correlations_ || record.externalKind != kGemmCorrelationKind) return;
+  if (!keep_correlations_ || record.externalKind != kCallCorrelationKind) return;
   correlations_.external.push_back({record.correlationId, static_cast<std::int64_t>(record.externalId)});
 }
 

@@ -16,10 +16,10 @@
 
 namespace redline::profile {
 
-// The external-correlation kind the GEMM recorder (gemm_interposer.cpp)
-// pushes its ids under. PyTorch's profiler (Kineto) pushes CUSTOM0 and
+// The external-correlation kind the call recorders (call_recorder.hpp: the
+// GEMM and NCCL ones) push their ids under. PyTorch's profiler (Kineto) pushes CUSTOM0 and
 // CUSTOM1 for its own ops and annotations, so this is the one left free.
-constexpr CUpti_ExternalCorrelationKind kGemmCorrelationKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
+constexpr CUpti_ExternalCorrelationKind kCallCorrelationKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
 
 class RecordReader {
  public:
@@ -28,12 +28,12 @@ class RecordReader {
   // in different buffers, in either order). Other kinds add nothing.
   void read(const CUpti_Activity& record, std::vector<Activity>& out);
 
-  // With recorded GEMM calls (their CUPTI external ids, kGemmCorrelationKind) to
-  // tie to kernels: each kernel's correlation id and start, and CUPTI's
+  // With recorded calls (their CUPTI external ids, kCallCorrelationKind) to
+  // tie to kernels: each kernel's correlation id, start and end, and CUPTI's
   // external correlations of that kind, collected apart as they come. They
   // come in different buffers in either order (an API call's buffer is its
   // thread's, a kernel's the device's), so the join waits for the whole
-  // trace (harness/profile/gemm_calls.hpp).
+  // trace (harness/profile/call_kernels.hpp).
   void keep_correlations(bool on) { keep_correlations_ = on; }
   struct Correlations {
     std::vector<ExternalCorrelation> external;

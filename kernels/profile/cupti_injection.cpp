@@ -144,7 +144,7 @@ void convert_and_write_locked(std::uint8_t* buffer, std::size_t valid_size) {
   for (const Activity& a : s.converted) text += trace_line(a);
   RecordReader::Correlations& links = s.reader.correlations();
   for (const ExternalCorrelation& e : links.external) text += external_correlation_line(e.correlation_id, e.external_id);
-  for (const KernelCorrelation& k : links.kernels) text += kernel_correlation_line(k.correlation_id, k.start_ns);
+  for (const KernelCorrelation& k : links.kernels) text += kernel_correlation_line(k);
   links.external.clear();
   links.kernels.clear();
   // Only MAX_LIMIT_REACHED is the end of the buffer; any other status cut the
@@ -371,16 +371,20 @@ void write_clock() {
   write_locked(clock_line(static_cast<std::int64_t>(activity_ns), monotonic_ns));
 }
 
-// Under `redline profile --gemm-shapes` the GEMM recorder (preloaded)
-// wraps each cuBLAS call in an external-correlation id, and the records
-// tying those ids to launches' correlation ids are wanted. CUPTI attaches
-// them to API records, and its own external-correlation sample enables the
-// runtime API kind for them; cuBLAS may launch through the driver API, so
-// both are on (a record per CUDA call: the flag's cost). The API records
-// themselves are not kept.
-void enable_gemm_correlation() {
-  const char* gemms = std::getenv("REDLINE_PROFILE_GEMMS");
-  if (gemms == nullptr || *gemms == '\0') return;
+// Under `redline profile --gemm-shapes` (`--nccl-sizes`) the GEMM (NCCL)
+// recorder, preloaded, wraps each call in an external-correlation id, and
+// the records tying those ids to launches' correlation ids are wanted.
+// CUPTI attaches them to API records, and its own external-correlation
+// sample enables the runtime API kind for them; cuBLAS and NCCL may launch
+// through the driver API, so both are on (a record per CUDA call: the
+// flags' cost). The API records themselves are not kept.
+bool variable_set(const char* variable) {
+  const char* value = std::getenv(variable);
+  return value != nullptr && *value != '\0';
+}
+
+void enable_call_correlation() {
+  if (!variable_set("REDLINE_PROFILE_GEMMS") && !variable_set("REDLINE_PROFILE_NCCL")) return;
   if (!cupti_ok("cuptiActivityEnable(EXTERNAL_CORRELATION)",
                 cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)))
     return;
@@ -404,7 +408,7 @@ bool start_cupti() {
     // profiler) holds the kind.
     any |= cupti_ok(std::string("cuptiActivityEnable(") + k.name + ")", cuptiActivityEnable(k.kind));
   }
-  if (any) enable_gemm_correlation();
+  if (any) enable_call_correlation();
   return any;
 }
 

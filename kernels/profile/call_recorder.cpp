@@ -1,0 +1,160 @@
+#include "kernels/profile/call_recorder.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "harness/profile/trace_file.hpp"
+#include "kernels/profile/activity_records.hpp"
+
+namespace redline::profile {
+namespace {
+
+thread_local int t_depth = 0;
+
+void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n > 0)
+      done += static_cast<std::size_t>(n);
+    else if (n < 0 && errno != EINTR)
+      return;
+  }
+}
+
+// "%p" becomes the process id, as in REDLINE_PROFILE_OUT.
+std::string file_path(const char* pattern) {
+  std::string path;
+  for (const char* c = pattern; *c != '\0'; ++c) {
+    if (c[0] == '%' && c[1] == 'p')
+      path += std::to_string(getpid()), ++c;
+    else
+      path += *c;
+  }
+  return path;
+}
+
+struct Loaded {
+  const char* file;  // "libcublas.so", "libnccl.so"
+  std::string path;
+};
+
+int find_loaded(dl_phdr_info* info, std::size_t, void* data) {
+  auto* wanted = static_cast<Loaded*>(data);
+  const char* name = info->dlpi_name != nullptr ? std::strrchr(info->dlpi_name, '/') : nullptr;
+  if (name == nullptr || std::strncmp(name + 1, wanted->file, std::strlen(wanted->file)) != 0) return 0;
+  wanted->path = info->dlpi_name;
+  return 1;
+}
+
+// A handle on a library already loaded whose file name starts with
+// `library_file`; never loads one.
+void* loaded_library(const char* library_file) {
+  Loaded loaded{library_file, {}};
+  dl_iterate_phdr(find_loaded, &loaded);
+  return loaded.path.empty() ? nullptr : dlopen(loaded.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+}
+
+}  // namespace
+
+CallDepth::CallDepth() { ++t_depth; }
+CallDepth::~CallDepth() { --t_depth; }
+bool CallDepth::outermost() { return t_depth == 0; }
+
+bool CallRecorder::recording() {
+  std::call_once(opened_, [this] { open_file(); });
+  return fd_ >= 0 && pid_ == getpid();
+}
+
+void CallRecorder::write(const std::string& line) {
+  const std::lock_guard lock(mutex_);
+  if (fd_ >= 0) write_all(fd_, line);
+}
+
+void CallRecorder::open_file() {
+  const char* pattern = std::getenv(config_.file_variable);
+  if (pattern == nullptr || *pattern == '\0') return;
+  const std::string path = file_path(pattern);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    std::fprintf(stderr, "redline profile: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    return;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0 || ftruncate(fd, 0) != 0) {
+    ::close(fd);
+    return;
+  }
+  {
+    const std::lock_guard lock(mutex_);
+    fd_ = fd;
+    pid_ = getpid();
+    write_all(fd, trace_header());
+  }
+  find_cupti();
+}
+
+// The libcupti the injection library loaded, never a second copy: only
+// that one traces. NVTX_INJECTION64_PATH names it (redline profile sets it).
+void CallRecorder::find_cupti() {
+  const char* path = std::getenv("NVTX_INJECTION64_PATH");
+  void* cupti = path != nullptr && *path != '\0' ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  if (cupti == nullptr) cupti = loaded_library("libcupti.so");  // the variable named another path to it
+  if (cupti != nullptr) {
+    push_ = reinterpret_cast<PushFn>(dlsym(cupti, "cuptiActivityPushExternalCorrelationId"));
+    pop_ = reinterpret_cast<PopFn>(dlsym(cupti, "cuptiActivityPopExternalCorrelationId"));
+  }
+  if (push_ == nullptr || pop_ == nullptr) {
+    push_ = nullptr, pop_ = nullptr;
+    write(problem_line(std::string("no libcupti loaded from NVTX_INJECTION64_PATH (") +
+                       (path && *path ? path : "unset") + "): " + config_.without_cupti));
+  }
+}
+
+std::int64_t CallRecorder::next_id() {
+  return (static_cast<std::int64_t>(getpid()) << 32) | config_.id_tag | next_.fetch_add(1);
+}
+
+bool CallRecorder::push(std::int64_t id) {
+  return push_ != nullptr && push_(kCallCorrelationKind, static_cast<std::uint64_t>(id)) == CUPTI_SUCCESS;
+}
+
+void CallRecorder::pop() {
+  if (pop_ != nullptr) pop_(kCallCorrelationKind, nullptr);
+}
+
+// RTLD_NEXT finds the real entry point where its library is in the
+// program's global scope; a library loaded with RTLD_LOCAL (a framework's
+// extension module pulls cuBLAS and NCCL in so) is outside it, and is asked
+// itself.
+void* CallRecorder::real_symbol(const char* name, const char* library_file) {
+  if (void* next = dlsym(RTLD_NEXT, name)) return next;
+  void* library = loaded_library(library_file);
+  return library != nullptr ? dlsym(library, name) : nullptr;
+}
+
+void CallRecorder::say_missing(const char* name, const char* library_file) {
+  try {
+    if (recording())
+      write(problem_line(std::string(name) + " was not found in " + library_file +
+                         "* among the loaded libraries: the program's calls to it fail"));
+  } catch (...) {
+  }
+}
+
+bool records_call(CallRecorder& recorder) {
+  try {
+    return CallDepth::outermost() && recorder.recording();
+  } catch (...) {
+    return false;  // the file could not be opened for want of memory: the program runs unrecorded
+  }
+}
+
+}  // namespace redline::profile
