@@ -5,15 +5,29 @@
 // printed show the real functions answered. Two of the calls are made inside
 // a group, as a framework coalesces them.
 //   profile_nccl_child [FAKE_CUPTI]
+//   profile_nccl_child --late FAKE_CUPTI
 // FAKE_CUPTI is loaded first, as the injection library loads libcupti, and
-// the external ids it was given are counted.
+// the external ids it was given are counted. --late: one all-reduce before
+// it is loaded (a call before cuInit loaded CUPTI), one after.
 #include <nccl.h>
 
 #include <cstdio>
+#include <string>
 
 #include "tests/fake_cupti_client.hpp"
 
+// A recorded call before libcupti is loaded, and one after.
+int late_cupti(const char* cupti) {
+  ncclAllReduce(nullptr, nullptr, 1, ncclFloat32, ncclSum, nullptr, nullptr);
+  const auto external_ids = redline::testing::load_fake_cupti(cupti);
+  if (external_ids == nullptr) return 3;
+  ncclAllReduce(nullptr, nullptr, 2, ncclFloat32, ncclSum, nullptr, nullptr);
+  redline::testing::print_external_ids(external_ids);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--late") return late_cupti(argv[2]);
   redline::testing::FakeExternalIds external_ids = nullptr;
   if (argc > 1 && (external_ids = redline::testing::load_fake_cupti(argv[1])) == nullptr) return 3;
   const ncclComm_t comm = nullptr;

@@ -73,3 +73,14 @@ TEST(ProfileNccl, WithoutCuptiCallsAreRecordedAndTheFileSaysSo) {
   EXPECT_CONTAINS(run.lines.problems[0], "no libcupti loaded from NVTX_INJECTION64_PATH");
   EXPECT_CONTAINS(run.lines.problems[0], "NCCL calls are recorded without their kernels");
 }
+
+// A call made before cuInit loaded CUPTI (NCCL's communicators are often
+// made inside a group) is recorded without an id CUPTI took; the calls
+// after it are tied as usual, and no problem is reported.
+TEST(ProfileNccl, CuptiLoadedAfterTheFirstCallIsStillFound) {
+  const auto run = run_recorder("late", {"--late", FAKE_CUPTI}, {{"NVTX_INJECTION64_PATH", FAKE_CUPTI}});
+  ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end() << "\n" << run.result.output;
+  EXPECT_EQ(run.lines.nccl_calls.size(), 2u);
+  EXPECT_CONTAINS(run.result.output, "external ids pushed 1 popped 1");
+  EXPECT_TRUE(run.lines.problems.empty()) << run.lines.problems.front();
+}

@@ -19,6 +19,10 @@ namespace {
 
 thread_local int t_depth = 0;
 
+// This library's recorder, for its exit handler (each recorder library has
+// its own copy of this file, and one recorder).
+CallRecorder* g_exit_recorder = nullptr;
+
 void write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {
@@ -98,24 +102,30 @@ void CallRecorder::open_file() {
     pid_ = getpid();
     write_all(fd, trace_header());
   }
-  find_cupti();
+  g_exit_recorder = this;
+  std::atexit([] { g_exit_recorder->say_if_cupti_never_found(); });
 }
 
 // The libcupti the injection library loaded, never a second copy: only
 // that one traces. NVTX_INJECTION64_PATH names it (redline profile sets it).
-void CallRecorder::find_cupti() {
+bool CallRecorder::find_cupti() {
   const char* path = std::getenv("NVTX_INJECTION64_PATH");
   void* cupti = path != nullptr && *path != '\0' ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
   if (cupti == nullptr) cupti = loaded_library("libcupti.so");  // the variable named another path to it
-  if (cupti != nullptr) {
-    push_ = reinterpret_cast<PushFn>(dlsym(cupti, "cuptiActivityPushExternalCorrelationId"));
-    pop_ = reinterpret_cast<PopFn>(dlsym(cupti, "cuptiActivityPopExternalCorrelationId"));
-  }
-  if (push_ == nullptr || pop_ == nullptr) {
-    push_ = nullptr, pop_ = nullptr;
-    write(problem_line(std::string("no libcupti loaded from NVTX_INJECTION64_PATH (") +
-                       (path && *path ? path : "unset") + "): " + config_.without_cupti));
-  }
+  if (cupti == nullptr) return false;
+  const auto push = reinterpret_cast<PushFn>(dlsym(cupti, "cuptiActivityPushExternalCorrelationId"));
+  const auto pop = reinterpret_cast<PopFn>(dlsym(cupti, "cuptiActivityPopExternalCorrelationId"));
+  if (push == nullptr || pop == nullptr) return false;
+  pop_.store(pop);
+  push_.store(push);  // last: a push seen means its pop is there
+  return true;
+}
+
+void CallRecorder::say_if_cupti_never_found() {
+  if (push_.load() != nullptr || !recording()) return;
+  const char* path = std::getenv("NVTX_INJECTION64_PATH");
+  write(problem_line(std::string("no libcupti loaded from NVTX_INJECTION64_PATH (") +
+                     (path && *path ? path : "unset") + "): " + config_.without_cupti));
 }
 
 std::int64_t CallRecorder::next_id() {
@@ -123,12 +133,11 @@ std::int64_t CallRecorder::next_id() {
 }
 
 bool CallRecorder::push(std::int64_t id) {
-  return push_ != nullptr && push_(kCallCorrelationKind, static_cast<std::uint64_t>(id)) == CUPTI_SUCCESS;
+  if (push_.load() == nullptr && !find_cupti()) return false;
+  return push_.load()(kCallCorrelationKind, static_cast<std::uint64_t>(id)) == CUPTI_SUCCESS;
 }
 
-void CallRecorder::pop() {
-  if (pop_ != nullptr) pop_(kCallCorrelationKind, nullptr);
-}
+void CallRecorder::pop() { pop_.load()(kCallCorrelationKind, nullptr); }  // only after a push CUPTI took
 
 // RTLD_NEXT finds the real entry point where its library is in the
 // program's global scope; a library loaded with RTLD_LOCAL (a framework's

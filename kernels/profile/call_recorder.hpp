@@ -78,7 +78,7 @@ class CallRecorder {
 
  private:
   void open_file();
-  void find_cupti();
+  bool find_cupti();
   void say_missing(const char* name, const char* library_file);
   static void* real_symbol(const char* name, const char* library_file);
 
@@ -90,8 +90,15 @@ class CallRecorder {
   int fd_ = -1;
   pid_t pid_ = 0;
   std::atomic<std::uint32_t> next_{1};
-  PushFn push_ = nullptr;
-  PopFn pop_ = nullptr;
+  // Found at the first push after libcupti is loaded: a program may make
+  // its first recorded call (an ncclGroupStart around its communicators'
+  // creation) before cuInit loads the injection library, and with it CUPTI.
+  std::atomic<PushFn> push_{nullptr};
+  std::atomic<PopFn> pop_{nullptr};
+
+ public:
+  // At exit: the problem line when CUPTI was never found.
+  void say_if_cupti_never_found();
 };
 
 // Whether a stand-in records this call: outermost, and the file is open.
