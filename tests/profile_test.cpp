@@ -412,8 +412,8 @@ TEST(ProfileCeilings, ReadByWhatTheRowsHold) {
   EXPECT_EQ(curve.ranks, 0);
   ASSERT_EQ(curve.algbw_GBps.size(), 2u);
   EXPECT_EQ(curve.algbw_GBps[0].size, 1048576);
-  EXPECT_EQ(curve.algbw_GBps[0].value, 100);
-  EXPECT_EQ(curve.algbw_GBps[1].value, 200);
+  EXPECT_EQ(curve.algbw_GBps[0].throughput, 100);
+  EXPECT_EQ(curve.algbw_GBps[1].throughput, 200);
 }
 
 class ProfileCeilingsFolder : public redline::testing::TempDirTest {};

@@ -99,7 +99,7 @@ TEST(PercentileSorted, EndpointsAndInterpolation) {
 // A curve measured at 1 MiB and 4 MiB read at 2 MiB is halfway in log2(size);
 // outside the measured sizes there is no reading.
 TEST(ReadAtSize, ExactBetweenAndNeverOutside) {
-  const std::vector<redline::SizePoint> curve = {{1 << 20, 100}, {1 << 22, 200}};
+  const std::vector<redline::ThroughputPoint> curve = {{1 << 20, 100}, {1 << 22, 200}};
   const auto exact = redline::read_at_size(curve, 1 << 22);
   ASSERT_TRUE(exact);
   EXPECT_EQ(exact->value, 200);

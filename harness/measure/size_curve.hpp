@@ -9,19 +9,16 @@
 #include <optional>
 #include <vector>
 
-namespace redline {
+#include "harness/measure/saturation.hpp"
 
-struct SizePoint {
-  double size = 0;
-  double value = 0;
-};
+namespace redline {
 
 struct SizeReading {
   double value = 0;
   std::size_t below = 0, above = 0;  // the points it was read between (equal at a measured size)
 };
 
-// `points` sorted by size, ascending.
-std::optional<SizeReading> read_at_size(const std::vector<SizePoint>& points, double size);
+// `points` sorted by size, ascending; the reading is of their throughput.
+std::optional<SizeReading> read_at_size(const std::vector<ThroughputPoint>& points, double size);
 
 }  // namespace redline

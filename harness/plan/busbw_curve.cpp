@@ -53,7 +53,7 @@ BusbwCurve read_busbw_curve(const CsvTable& t, const std::string& file, const st
 Figure busbw_at(const BusbwCurve& c, double bytes, const std::string& size_flag, const std::string& size_text) {
   const auto& pts = c.points;
   const std::string where = c.file + " (all_reduce " + c.dtype + (c.inplace ? " in place" : " out of place");
-  std::vector<SizePoint> sizes;
+  std::vector<ThroughputPoint> sizes;
   for (const BusbwPoint& p : pts) sizes.push_back({p.bytes, p.busbw_GBps});
   const auto r = read_at_size(sizes, bytes);
   if (!r)

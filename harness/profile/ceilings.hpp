@@ -25,7 +25,7 @@ namespace redline::profile {
 struct CollectiveCurve {
   std::string collective;         // all_reduce, all_gather, ... as the rows name it
   std::int64_t ranks = 0;         // the run's ranks (its JSON summary); 0: not recorded
-  std::vector<SizePoint> algbw_GBps;  // the best at each `bytes`, ascending
+  std::vector<ThroughputPoint> algbw_GBps;  // the best at each `bytes`, ascending
 };
 
 struct Ceilings {
