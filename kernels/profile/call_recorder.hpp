@@ -45,8 +45,8 @@ class CallRecorder {
  public:
   explicit CallRecorder(CallRecorderConfig config) : config_(config) {}
 
-  // Whether this process records: the file is opened at the first call
-  // (cuInit, and with it CUPTI, has run by then). The first process to lock
+  // Whether this process records: the file is opened at the first call.
+  // The first process to lock
   // the file records; the rest of a program's processes (ranks, workers)
   // would interleave theirs, unless "%p" gives each its own file. A forked
   // child records nothing into its parent's file.
@@ -66,6 +66,8 @@ class CallRecorder {
   }
   bool push(std::int64_t id);
   void pop();
+  // At exit: the problem line when CUPTI was never found.
+  void say_if_cupti_never_found();
 
   // The real entry point, looked up once by its caller (kept in a static).
   // Not found, the file says every call to it fails.
@@ -95,10 +97,6 @@ class CallRecorder {
   // creation) before cuInit loads the injection library, and with it CUPTI.
   std::atomic<PushFn> push_{nullptr};
   std::atomic<PopFn> pop_{nullptr};
-
- public:
-  // At exit: the problem line when CUPTI was never found.
-  void say_if_cupti_never_found();
 };
 
 // Whether a stand-in records this call: outermost, and the file is open.
