@@ -3,7 +3,7 @@
 // a null communicator. Without a GPU the real calls fail (ncclInvalidArgument),
 // which is fine: the recorder records before it forwards, and the statuses
 // printed show the real functions answered. Two of the calls are made inside
-// a group, as a framework coalesces them.
+// a group, as a framework coalesces them, and one inside a simulated group.
 //   profile_nccl_child [FAKE_CUPTI]
 //   profile_nccl_child --late FAKE_CUPTI
 // FAKE_CUPTI is loaded first, as the injection library loads libcupti, and
@@ -40,8 +40,16 @@ int main(int argc, char** argv) {
   ncclBcast(nullptr, 6, ncclUint8, 0, comm, nullptr);
   ncclReduce(nullptr, nullptr, 7, ncclFloat64, ncclMax, 0, comm, nullptr);
   ncclAlltoAll(nullptr, nullptr, 8, ncclFloat8e4m3, comm, nullptr);
+  ncclGather(nullptr, nullptr, 11, ncclInt8, 0, comm, nullptr);
+  ncclScatter(nullptr, nullptr, 12, ncclFloat32, 0, comm, nullptr);
   ncclSend(nullptr, 9, ncclInt32, 1, comm, nullptr);
   ncclRecv(nullptr, 10, ncclInt32, 1, comm, nullptr);
+  // A simulated group closes the group as ncclGroupEnd does: the call after it is a launch of its own.
+  ncclSimInfo_t simulated = NCCL_SIM_INFO_INITIALIZER;
+  ncclGroupStart();
+  ncclAllReduce(nullptr, nullptr, 13, ncclFloat32, ncclSum, comm, nullptr);
+  ncclGroupSimulateEnd(&simulated);
+  ncclAllReduce(nullptr, nullptr, 14, ncclFloat32, ncclSum, comm, nullptr);
   if (external_ids != nullptr) redline::testing::print_external_ids(external_ids);
   return 0;
 }

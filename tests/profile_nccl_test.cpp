@@ -34,7 +34,7 @@ TEST(ProfileNccl, EachCallRecordedWithItsSizeAndAGroupSharesOneId) {
   const auto run = run_recorder("fake_cupti", {FAKE_CUPTI}, {{"NVTX_INJECTION64_PATH", FAKE_CUPTI}});
   ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end() << "\n" << run.result.output;
   const auto& calls = run.lines.nccl_calls;
-  ASSERT_EQ(calls.size(), 9u) << run.result.output;
+  ASSERT_EQ(calls.size(), 13u) << run.result.output;
   const auto expect = [&](std::size_t i, const std::string& collective, std::int64_t count, std::int64_t bytes) {
     EXPECT_EQ(calls[i].collective, collective) << i;
     EXPECT_EQ(calls[i].count, count) << i;
@@ -48,8 +48,12 @@ TEST(ProfileNccl, EachCallRecordedWithItsSizeAndAGroupSharesOneId) {
   expect(4, "broadcast", 6, 1);  // ncclBcast, recorded once even if NCCL makes it of ncclBroadcast
   expect(5, "reduce", 7, 8);
   expect(6, "alltoall", 8, 1);
-  expect(7, "send", 9, 4);
-  expect(8, "recv", 10, 4);
+  expect(7, "gather", 11, 1);
+  expect(8, "scatter", 12, 4);
+  expect(9, "send", 9, 4);
+  expect(10, "recv", 10, 4);
+  expect(11, "all_reduce", 13, 4);  // inside the simulated group
+  expect(12, "all_reduce", 14, 4);  // after it
   EXPECT_EQ(calls[1].external_id, calls[2].external_id);  // one group, one launch
   EXPECT_NE(calls[0].external_id, calls[1].external_id);
   for (std::size_t i = 3; i < calls.size(); ++i) EXPECT_NE(calls[i].external_id, calls[i - 1].external_id) << i;
@@ -61,14 +65,14 @@ TEST(ProfileNccl, EachCallRecordedWithItsSizeAndAGroupSharesOneId) {
   // Forwarded: the real NCCL's answers to a null communicator.
   EXPECT_CONTAINS(run.result.output, "all_reduce status " + std::to_string(ncclInvalidArgument));
   EXPECT_CONTAINS(run.result.output, "group start status " + std::to_string(ncclSuccess));
-  // Eight launches' ids: seven calls outside a group, and the group's one.
-  EXPECT_CONTAINS(run.result.output, "external ids pushed 8 popped 8");
+  // Twelve launches' ids: ten calls outside a group, and the two groups' ones.
+  EXPECT_CONTAINS(run.result.output, "external ids pushed 12 popped 12");
 }
 
 TEST(ProfileNccl, WithoutCuptiCallsAreRecordedAndTheFileSaysSo) {
   const auto run = run_recorder("no_cupti", {}, {{"NVTX_INJECTION64_PATH", ""}});
   ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end() << "\n" << run.result.output;
-  EXPECT_EQ(run.lines.nccl_calls.size(), 9u);
+  EXPECT_EQ(run.lines.nccl_calls.size(), 13u);
   ASSERT_EQ(run.lines.problems.size(), 1u);
   EXPECT_CONTAINS(run.lines.problems[0], "no libcupti loaded from NVTX_INJECTION64_PATH");
   EXPECT_CONTAINS(run.lines.problems[0], "NCCL calls are recorded without their kernels");

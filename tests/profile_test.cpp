@@ -158,6 +158,8 @@ TEST(ProfileNcclCalls, MessageBytesAsTheBenchmarksSizeColumn) {
   EXPECT_EQ(bytes("all_gather", 2, 8), 16000);
   EXPECT_EQ(bytes("reduce_scatter", 2, 8), 16000);
   EXPECT_EQ(bytes("alltoall", 2, 8), 16000);
+  EXPECT_EQ(bytes("gather", 2, 8), 16000);  // the root's whole buffer, as for all_gather
+  EXPECT_EQ(bytes("scatter", 2, 8), 16000);
   EXPECT_EQ(bytes("all_reduce", 2, 0), 2000);  // the ranks do not enter it
   EXPECT_FALSE(bytes("all_gather", 2, 0));     // they do here, and are unknown
   EXPECT_FALSE(bytes("all_reduce", 0, 8));     // a datatype the recorder did not know

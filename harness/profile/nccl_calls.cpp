@@ -31,8 +31,9 @@ NcclJoin nccl_calls(const Trace& calls, const Trace& trace) {
 std::optional<double> message_bytes(const NcclCallRecord& c) {
   if (c.element_bytes <= 0) return std::nullopt;
   const double per_call = static_cast<double>(c.count) * static_cast<double>(c.element_bytes);
-  const bool whole_buffer_is_ranks_blocks =
-      c.collective == "all_gather" || c.collective == "reduce_scatter" || c.collective == "alltoall";
+  const bool whole_buffer_is_ranks_blocks = c.collective == "all_gather" || c.collective == "reduce_scatter" ||
+                                            c.collective == "alltoall" || c.collective == "gather" ||
+                                            c.collective == "scatter";
   if (!whole_buffer_is_ranks_blocks) return per_call;
   if (c.ranks <= 0) return std::nullopt;
   return per_call * static_cast<double>(c.ranks);

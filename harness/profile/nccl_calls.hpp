@@ -25,8 +25,8 @@ NcclJoin nccl_calls(const Trace& calls, const Trace& trace);
 
 // The call's message size as the collective benchmark's (and nccl-tests') `bytes`
 // column gives it, so the busbw curve is read at the right size: the whole
-// buffer, which for all_gather, reduce_scatter and alltoall is the per-rank
-// count times the ranks. nullopt where the element size, or the ranks that
+// buffer, which for all_gather, reduce_scatter, alltoall, gather and scatter
+// is the per-rank count times the ranks. nullopt where the element size, or the ranks that
 // size needs, is unknown.
 std::optional<double> message_bytes(const NcclCallRecord& call);
 

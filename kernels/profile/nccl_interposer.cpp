@@ -101,16 +101,36 @@ REDLINE_EXPORT ncclResult_t ncclGroupStart() {
   return result;
 }
 
+namespace {
+
+// ncclGroupEnd and ncclGroupSimulateEnd both close a level of the group
+// (NCCL ends a simulated group too): the id is popped at the outermost.
+template <typename Forward>
+ncclResult_t group_closed(Forward forward) {
+  if (!CallDepth::outermost() || t_group_depth == 0) return forward();
+  const CallDepth depth;
+  const ncclResult_t result = forward();  // a failed group is closed all the same
+  if (--t_group_depth == 0 && t_group_pushed) recorder().pop();
+  return result;
+}
+
+}  // namespace
+
 REDLINE_EXPORT ncclResult_t ncclGroupEnd() {
   using Fn = ncclResult_t (*)();
   static const Fn next = real<Fn>("ncclGroupEnd");
   if (next == nullptr) return ncclSystemError;
-  if (!CallDepth::outermost() || t_group_depth == 0) return next();
-  const CallDepth depth;
-  const ncclResult_t result = next();  // a failed group is closed all the same
-  if (--t_group_depth == 0 && t_group_pushed) recorder().pop();
-  return result;
+  return group_closed([&] { return next(); });
 }
+
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 22, 0)  // where ncclGroupSimulateEnd came in
+REDLINE_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* sim_info) {
+  using Fn = ncclResult_t (*)(ncclSimInfo_t*);
+  static const Fn next = real<Fn>("ncclGroupSimulateEnd");
+  if (next == nullptr) return ncclSystemError;
+  return group_closed([&] { return next(sim_info); });
+}
+#endif
 
 REDLINE_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
@@ -167,9 +187,27 @@ REDLINE_EXPORT ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, siz
                   [&] { return next(sendbuff, recvbuff, count, datatype, op, root, comm, stream); });
 }
 
-// NCCL 2.28's own all-to-all; older programs make it of sends and receives
-// in a group, which are recorded as such.
+// NCCL 2.28's own all-to-all, gather and scatter; older programs make them
+// of sends and receives in a group, which are recorded as such.
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+REDLINE_EXPORT ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                       int root, ncclComm_t comm, cudaStream_t stream) {
+  using Fn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+  static const Fn next = real<Fn>("ncclGather");
+  if (next == nullptr) return ncclSystemError;
+  return recorded("gather", count, datatype, comm,
+                  [&] { return next(sendbuff, recvbuff, count, datatype, root, comm, stream); });
+}
+
+REDLINE_EXPORT ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                        int root, ncclComm_t comm, cudaStream_t stream) {
+  using Fn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+  static const Fn next = real<Fn>("ncclScatter");
+  if (next == nullptr) return ncclSystemError;
+  return recorded("scatter", count, datatype, comm,
+                  [&] { return next(sendbuff, recvbuff, count, datatype, root, comm, stream); });
+}
+
 REDLINE_EXPORT ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                          ncclComm_t comm, cudaStream_t stream) {
   using Fn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);

@@ -6,8 +6,11 @@ std::int64_t nccl_element_bytes(ncclDataType_t type) {
   switch (type) {
     case ncclInt8:
     case ncclUint8:
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)  // NCCL's FP8 types
     case ncclFloat8e4m3:
-    case ncclFloat8e5m2: return 1;
+    case ncclFloat8e5m2:
+#endif
+      return 1;
     case ncclFloat16:
     case ncclBfloat16: return 2;
     case ncclInt32:
