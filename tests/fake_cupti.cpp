@@ -2,8 +2,11 @@
 // part (start, buffers, the trace, exit, signals, forks) runs without a GPU.
 // It implements only the calls the library makes: enabling succeeds (except
 // a kind named in FAKE_CUPTI_REFUSE), and fake_emit() plays CUPTI handing
-// back one full buffer of hand-made records while it keeps a second, which
-// only the forced flush returns, as CUPTI keeps a partly filled buffer.
+// back one full buffer of hand-made records while it keeps a second, partly
+// filled, which a flush returns. With FAKE_CUPTI_IN_FLIGHT set the second
+// also holds a kernel still running (no timestamps yet), so that only the
+// forced flush returns it, as CUPTI's unforced flush returns only buffers
+// whose records are all complete.
 #include <cupti.h>
 
 #include <cstdint>
@@ -81,8 +84,11 @@ std::size_t fill_first(std::uint8_t* b) {
   return used;
 }
 
+bool held_in_flight() { return std::getenv("FAKE_CUPTI_IN_FLIGHT") != nullptr; }
+
 std::size_t fill_held(std::uint8_t* b) {
   std::size_t used = 0;
+  if (held_in_flight()) kernel(b, used, 0, 0, "still_running");
   marker(b, used, CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 2600, nullptr);
   marker(b, used, CUPTI_ACTIVITY_FLAG_MARKER_START, 2, 2700, "ncclAllReduce", "NCCL");
   // The GEMM recorder's id for the first kernel's launch, after the kernel
@@ -175,8 +181,9 @@ CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, C
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
-  if (g_held != nullptr) {
+CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flags) {
+  const bool forced = (flags & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0;
+  if (g_held != nullptr && (forced || !held_in_flight())) {
     std::uint8_t* held = g_held;
     g_held = nullptr;
     g_complete(nullptr, 0, held, g_held_size, fill_held(held));

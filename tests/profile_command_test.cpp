@@ -10,8 +10,10 @@
 #include <vector>
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "bench/profile/profile_launch.hpp"
 #include "harness/core/child_process.hpp"
 #include "harness/profile/trace_file.hpp"
 #include "harness/report/csv_reader.hpp"
@@ -228,3 +230,38 @@ TEST_F(ProfileCommand, ASavedTraceTakesNoProgramFlags) {
 }
 
 }  // namespace
+
+// Each process records into a file of its own; after the run the traced
+// process's files take the saved trace's names and the others go, and a
+// previous run's files are removed before the next.
+TEST(ProfileRecorderFiles, TheTracedProcesssFilesAreKeptUnderTheTracesNames) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("recorder_files_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path trace = dir / "run.trace";
+  const auto write = [](const fs::path& path, const std::string& text) { std::ofstream(path) << text; };
+  for (const char* name : {"run.trace", "run.trace.gemms.100", "run.trace.nccl.100", "run.trace.gemms.200",
+                           "run.trace.gemms.x1", "other.trace.gemms.200"})
+    write(dir / name, name);
+  write(dir / "run.trace.nccl", "a previous run's");
+  const auto read = [](const fs::path& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+
+  EXPECT_EQ(profile::settle_recorder_files(trace, 100), 1);  // process 200 recorded calls, untraced
+  EXPECT_EQ(read(dir / "run.trace.gemms"), "run.trace.gemms.100");
+  EXPECT_EQ(read(dir / "run.trace.nccl"), "run.trace.nccl.100");
+  EXPECT_FALSE(fs::exists(dir / "run.trace.gemms.200"));
+  EXPECT_TRUE(fs::exists(dir / "run.trace.gemms.x1"));     // not a process's file
+  EXPECT_TRUE(fs::exists(dir / "other.trace.gemms.200"));  // another trace's
+
+  write(dir / "run.trace.nccl.300", "left by a killed run");
+  profile::remove_recorder_files(trace);
+  for (const char* gone : {"run.trace.gemms", "run.trace.nccl", "run.trace.nccl.300"})
+    EXPECT_FALSE(fs::exists(dir / gone)) << gone;
+  EXPECT_TRUE(fs::exists(trace));
+  EXPECT_TRUE(fs::exists(dir / "other.trace.gemms.200"));
+  fs::remove_all(dir);
+}

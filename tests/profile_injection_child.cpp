@@ -4,7 +4,8 @@
 // lets the stand-in hand back a buffer, then ends as MODE says.
 //   profile_injection_child MODE FAKE_CUPTI INJECTION_LIBRARY
 // MODE: exit, sigterm, sigint_handled (the program's own SIGINT handler),
-// sigterm_ignored, fork (a child that exits and one killed by SIGTERM).
+// sigterm_ignored, fork (a child that exits and one killed by SIGTERM),
+// exit_without_atexit (runs on for 1.5 s, past a periodic flush, then _exit).
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -65,5 +66,9 @@ int main(int argc, char** argv) {
     std::printf("handled %d\n", static_cast<int>(g_handled));
   }
   if (mode == "fork") fork_children();
+  if (mode == "exit_without_atexit") {
+    usleep(1500 * 1000);
+    _exit(0);
+  }
   return 0;
 }

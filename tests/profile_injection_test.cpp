@@ -206,6 +206,8 @@ void expect_whole_trace(const Trace& trace) {
   EXPECT_TRUE(has_problem(trace, "1 activity records had no timestamps"));
   EXPECT_TRUE(has_problem(trace, "1 NVTX ranges still open"));
   EXPECT_FALSE(has_problem(trace, "NVTX_INJECTION64_PATH"));
+  EXPECT_TRUE(trace.ended);
+  EXPECT_GT(trace.process_id, 0);
 }
 
 }  // namespace
@@ -221,6 +223,33 @@ TEST(ProfileInjection, WritesTheWholeTraceAtExit) {
   ASSERT_FALSE(a.empty());
   EXPECT_EQ(a[0].name, "square(float*, int)");
   EXPECT_GT(trace.clock_offset_ns, 0);  // the monotonic clock reads far past the stand-in's 123456789
+}
+
+// Work still running at the end comes back untimed in the forced flush: it
+// is dropped with its own cause, not taken for full device buffers.
+TEST(ProfileInjection, RecordsStillInFlightAtTheEndAreSaidSo) {
+  auto env = kNvtxOk;
+  env.emplace_back("FAKE_CUPTI_IN_FLIGHT", "1");
+  const ChildRun run = run_child_mode("exit", env);
+  ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end();
+  const Trace trace = read_trace(run.trace());
+  EXPECT_EQ(trace.dropped, 7 + 1 + 1);
+  EXPECT_TRUE(has_problem(trace, "1 activity records had no timestamps (CUPTI's device buffers were full)"));
+  EXPECT_TRUE(has_problem(trace, "1 activity records were still incomplete at the end"));
+  EXPECT_TRUE(trace.ended);
+}
+
+// A program that leaves without atexit (_exit, SIGKILL, a crash) keeps what
+// the periodic flush wrote, and its trace has no end line.
+TEST(ProfileInjection, APeriodicFlushKeepsTheRecordsOfAProgramThatSkipsAtexit) {
+  const ChildRun run = run_child_mode("exit_without_atexit", kNvtxOk);
+  ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end();
+  const Trace trace = read_trace(run.trace());
+  std::vector<std::string> ranges;
+  for (const Activity& a : trace.activities)
+    if (a.kind == ActivityKind::range) ranges.push_back(a.name);
+  EXPECT_EQ(ranges, (std::vector<std::string>{"step 1", "NCCL: ncclAllReduce"}));  // the held buffer's ends
+  EXPECT_FALSE(trace.ended);
 }
 
 TEST(ProfileInjection, SigtermFlushesThenEndsTheProgramBySignal) {

@@ -119,6 +119,9 @@ ChildResult run_program(const std::vector<std::string>& command, const std::vect
   spec.argv = command;
   spec.extra_env = env;
   spec.output_limit = 1 << 20;
+  // On Ctrl-C the injection library flushes for up to 10 s before the
+  // signal ends the program; a second SIGTERM sooner would cut that short.
+  spec.kill_grace_seconds = 12;
   spec.on_output = [&](std::string_view chunk) { marks.take(chunk); };
   ChildResult result = run_child(spec);
   if (!result.started) throw UsageError("COMMAND", command.front(), "cannot be started: " + result.start_error);
@@ -250,16 +253,18 @@ int run_profile(const ProfileFlags& f) {
   const auto recorders = call_recorders_environment({f.gemm_shapes, f.nccl_sizes}, trace_file);
   injection.insert(injection.end(), recorders.begin(), recorders.end());
   OutputMarks marks{c.has_step_regex ? &c.step_regex : nullptr, {}, {}};
+  remove_recorder_files(trace_file);  // a previous run's, which would join this one's trace
   const ChildResult result = run_program(f.command, injection, marks);
   struct RemoveTemporary {
-    std::vector<fs::path> paths;
+    fs::path trace;
     bool keep;
     ~RemoveTemporary() {
+      if (keep) return;
       std::error_code ec;
-      for (const fs::path& path : paths)
-        if (!keep) fs::remove(path, ec);
+      fs::remove(trace, ec);
+      remove_recorder_files(trace);
     }
-  } remove{{trace_file, gemm_calls_file(trace_file), nccl_calls_file(trace_file)}, !f.trace.empty()};
+  } remove{trace_file, !f.trace.empty()};
   std::error_code ec;
   if (!fs::exists(trace_file, ec))
     throw std::runtime_error("the program wrote no trace (" + result.describe_end() +
@@ -267,7 +272,15 @@ int run_profile(const ProfileFlags& f) {
   Report report = start_report(kTool, std::move(env));
   try {
     Trace trace = read_trace(trace_file);
-    const SummaryLines calls_summary = join_recorded_calls(trace, trace_file, f.gemm_shapes, f.nccl_sizes);
+    if (!trace.ended)
+      trace.problems.push_back("the trace has no end: the program ended without the profiler's exit flush (killed, "
+                               "_exit, a crash), so its last second of records may be lost");
+    const int untraced = settle_recorder_files(trace_file, trace.process_id);
+    SummaryLines calls_summary = join_recorded_calls(trace, trace_file, f.gemm_shapes, f.nccl_sizes);
+    if (untraced > 0)
+      calls_summary.emplace_back("recorded calls", std::to_string(untraced) +
+                                                       " other processes of the program recorded calls but were not "
+                                                       "traced (one process a profile: the first to start CUDA); left out");
     add_profile(report, profile_input(trace, f, c, marks.marks));
     report.summary.insert(report.summary.end(), calls_summary.begin(), calls_summary.end());
   } catch (const std::runtime_error& e) {

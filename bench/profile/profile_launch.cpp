@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <optional>
+#include <set>
+#include <vector>
 
 #include "harness/core/usage_error.hpp"
 
@@ -80,7 +82,7 @@ std::vector<std::pair<std::string, std::string>> call_recorders_environment(cons
                       r.library_variable + " names it)");
     if (!preload.empty()) preload += ':';
     preload += library->string();
-    env.emplace_back(r.file_variable, r.file.string());
+    env.emplace_back(r.file_variable, r.file.string() + ".%p");  // a file a process: settle_recorder_files
   }
   if (preload.empty()) return env;
   if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) preload += std::string(":") + existing;
@@ -90,5 +92,49 @@ std::vector<std::pair<std::string, std::string>> call_recorders_environment(cons
 
 fs::path gemm_calls_file(const fs::path& trace) { return fs::path(trace.string() + ".gemms"); }
 fs::path nccl_calls_file(const fs::path& trace) { return fs::path(trace.string() + ".nccl"); }
+
+namespace {
+
+// The per-process files of one recorder file: FILE.PID, by process id.
+std::vector<std::pair<std::int64_t, fs::path>> process_files(const fs::path& file) {
+  std::vector<std::pair<std::int64_t, fs::path>> found;
+  std::error_code ec;
+  const std::string prefix = file.filename().string() + ".";
+  for (fs::directory_iterator it(file.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.size() > 18 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    found.emplace_back(std::stoll(pid), it->path());
+  }
+  return found;
+}
+
+}  // namespace
+
+int settle_recorder_files(const fs::path& trace, std::int64_t traced_pid) {
+  std::set<std::int64_t> others;
+  for (const fs::path& file : {gemm_calls_file(trace), nccl_calls_file(trace)}) {
+    const auto files = process_files(file);
+    std::error_code ec;
+    for (const auto& [pid, path] : files) {
+      if (pid == traced_pid) {
+        fs::rename(path, file, ec);
+      } else {
+        others.insert(pid);
+        fs::remove(path, ec);
+      }
+    }
+  }
+  return static_cast<int>(others.size());
+}
+
+void remove_recorder_files(const fs::path& trace) {
+  std::error_code ec;
+  for (const fs::path& file : {gemm_calls_file(trace), nccl_calls_file(trace)}) {
+    fs::remove(file, ec);
+    for (const auto& [pid, path] : process_files(file)) fs::remove(path, ec);
+  }
+}
 
 }  // namespace redline::profile

@@ -5,6 +5,7 @@
 // load it and CUPTI see the program's NVTX ranges.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -38,5 +39,16 @@ std::vector<std::pair<std::string, std::string>> call_recorders_environment(cons
 // The recorded calls' files beside a trace: TRACE.gemms, TRACE.nccl.
 std::filesystem::path gemm_calls_file(const std::filesystem::path& trace);
 std::filesystem::path nccl_calls_file(const std::filesystem::path& trace);
+
+// Each process of the program records its calls into a file of its own
+// (TRACE.gemms.PID), since which process holds the trace is known only once
+// it has run (the first to lock it: a program of several ranks has several
+// recorders). After the run the traced process's files take the names a
+// saved trace has (TRACE.gemms) and the others are removed; the count of
+// other processes that recorded calls is returned.
+int settle_recorder_files(const std::filesystem::path& trace, std::int64_t traced_pid);
+// Removes TRACE.gemms, TRACE.nccl and every process's file of them (a
+// previous run's, before a run; the temporaries, after one).
+void remove_recorder_files(const std::filesystem::path& trace);
 
 }  // namespace redline::profile

@@ -92,6 +92,10 @@ struct Trace {
   std::int64_t clock_offset_ns = 0;
   std::int64_t dropped = 0;  // records CUPTI dropped (a full buffer), summed over the `dropped` lines
   std::vector<std::string> problems;  // what the injection library reported (no CUPTI, a failed enable)
+  std::int64_t process_id = 0;        // the traced process (0: the trace does not say)
+  // The injection library's exit flush finished; a trace without it ends
+  // where the program was killed, or left without running atexit.
+  bool ended = false;
 };
 
 }  // namespace redline::profile

@@ -127,6 +127,12 @@ void add_line(Trace& trace, const std::vector<std::string>& f, const std::string
     trace.dropped += integer(f[1], where);
   } else if (kind == "problem") {
     trace.problems.push_back(f.size() > 1 ? f[1] : "");
+  } else if (kind == "process") {
+    need(f, 1, where);
+    trace.process_id = integer(f[1], where);
+  } else if (kind == "end") {
+    need(f, 0, where);
+    trace.ended = true;
   } else {
     throw std::runtime_error(where + ": unknown record \"" + kind + "\"");
   }
@@ -188,6 +194,10 @@ std::string clock_line(std::int64_t activity_ns, std::int64_t monotonic_ns) {
 std::string dropped_line(std::int64_t count) { return "dropped\t" + std::to_string(count) + "\n"; }
 
 std::string problem_line(const std::string& text) { return "problem\t" + one_field(text) + "\n"; }
+
+std::string process_line(std::int64_t pid) { return "process\t" + std::to_string(pid) + "\n"; }
+
+std::string end_line() { return "end\n"; }
 
 Trace parse_trace(const std::string& text, const std::string& source) {
   std::istringstream in(text);

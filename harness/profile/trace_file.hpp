@@ -3,6 +3,7 @@
 // the program runs (a line per record as CUPTI hands its buffers back), so a
 // program killed by a signal leaves every completed buffer behind.
 //   # redline profile trace 1
+//   process PID                  (the traced process: its recorders' files carry the id)
 //   kernel  START END DEVICE STREAM NAME
 //   memcpy  START END DEVICE STREAM h2d|d2h|d2d|other BYTES
 //   memset  START END DEVICE STREAM BYTES
@@ -15,6 +16,7 @@
 //   clock   ACTIVITY_NS MONOTONIC_NS   (the two clocks read together)
 //   dropped COUNT
 //   problem TEXT
+//   end                          (the exit flush finished: nothing after it was lost)
 #pragma once
 
 #include <filesystem>
@@ -34,6 +36,8 @@ std::string kernel_correlation_line(const KernelCorrelation& k);
 std::string clock_line(std::int64_t activity_ns, std::int64_t monotonic_ns);
 std::string dropped_line(std::int64_t count);
 std::string problem_line(const std::string& text);
+std::string process_line(std::int64_t pid);
+std::string end_line();
 
 // Reads a trace back. Throws std::runtime_error naming the file and line for
 // a file that is not a trace or a malformed line; a last line cut short (the

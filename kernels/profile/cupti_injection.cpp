@@ -2,9 +2,11 @@
 // it (CUDA_INJECTION64_PATH) and calls InitializeInjection during cuInit. It
 // turns on CUPTI's activity records for kernels, copies, memsets and NVTX
 // markers, and writes them to the trace file named by REDLINE_PROFILE_OUT
-// (harness/profile/trace_file.hpp) as CUPTI hands back each full buffer; at
-// exit, and on SIGINT/SIGTERM where the program leaves them to the default
-// action, the rest is flushed. Only activity records touch the program's hot
+// (harness/profile/trace_file.hpp) as CUPTI hands back each buffer: when
+// full, every kFlushPeriodMs (a thread of ours flushes the completed
+// records, so a program that dies without running atexit loses at most
+// that much), at exit, and on SIGINT/SIGTERM where the program leaves them
+// to the default action. Only activity records touch the program's hot
 // path: no API callbacks, so the overhead is CUPTI's record keeping alone.
 //
 // Nothing here may take the program down: every failure becomes a `problem`
@@ -17,6 +19,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +50,8 @@ constexpr int kMaxOutstandingBuffers = 32;
 // program anyway: a flush that cannot finish (the interrupted thread held a
 // lock it needs) must not turn Ctrl-C into a hang.
 constexpr int kSignalFlushTimeoutMs = 10000;
+// How often completed records are flushed while the program runs.
+constexpr int kFlushPeriodMs = 1000;
 
 // Filled from the program's threads and CUPTI's worker. Never destroyed:
 // CUPTI may hand a buffer back while the process exits, after statics die.
@@ -57,10 +62,20 @@ struct Injection {
   std::vector<Activity> converted;  // one buffer's records, reused
   pid_t pid = 0;                    // a forked child must not write into its parent's trace
   std::atomic<int> outstanding{0};  // buffers handed to CUPTI and not yet back
-  std::atomic<bool> finished{false};
-  int request_pipe[2] = {-1, -1};   // signal handler -> flusher thread
-  int done_pipe[2] = {-1, -1};      // flusher thread -> signal handler
-  bool flusher_running = false;
+  std::atomic<bool> finished{false};  // the final flush is under way (it runs once)
+  // Set once the drops before the final flush are counted: from here on
+  // buffers are declined, so every buffer still out after the forced flush
+  // is one CUPTI never gave back, and the records declined are the program's
+  // threads' at exit, said apart from the run's losses.
+  std::atomic<bool> closing{false};
+  std::int64_t dropped_while_closing = 0;
+  std::atomic<bool> closed{false};  // the trace is closed
+  std::atomic<pid_t> finishing_thread{0};  // the thread running the final flush
+  // Held by a periodic flush and by the final one: the final flush must not
+  // close the trace while a periodic one still holds buffers it took.
+  std::mutex flush_mutex;
+  int request_pipe[2] = {-1, -1};  // signal handler -> flusher thread
+  std::atomic<bool> flusher_running{false};
 };
 
 Injection& injection() {
@@ -106,7 +121,10 @@ bool cupti_ok(const std::string& call, CUptiResult result) {
 // CUPTI's dropped count reads (and resets) the global queue's tally.
 void write_dropped_locked() {
   std::size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0)
+  if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS || dropped == 0) return;
+  if (injection().closing.load())
+    injection().dropped_while_closing += static_cast<std::int64_t>(dropped);
+  else
     write_locked(dropped_line(static_cast<std::int64_t>(dropped)));
 }
 
@@ -115,7 +133,7 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::si
   *size = 0;
   *max_records = 0;  // as many as fit
   Injection& s = injection();
-  if (s.finished.load()) return;  // the trace is closed: nowhere to write them
+  if (s.closing.load()) return;
   if (s.outstanding.fetch_add(1) >= kMaxOutstandingBuffers) {
     s.outstanding.fetch_sub(1);
     return;
@@ -170,28 +188,50 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
   s.outstanding.fetch_sub(1);
 }
 
-// What the reader still holds at the end is lost; the trace says how much.
-void write_losses_locked() {
-  const RecordReader& reader = injection().reader;
-  if (reader.untimed() > 0) {
-    write_locked(dropped_line(reader.untimed()));
-    write_locked(problem_line(std::to_string(reader.untimed()) +
+// What was lost, in the trace. Records without timestamps before the final
+// flush are ones CUPTI's device buffers had no room for; in the final
+// (forced) flush they are work still running when the program ended.
+// `untimed_before_final` is the reader's count when that flush began.
+void write_losses_locked(std::int64_t untimed_before_final) {
+  Injection& s = injection();
+  const RecordReader& reader = s.reader;
+  const std::int64_t in_flight = reader.untimed() - untimed_before_final;
+  if (reader.untimed() > 0) write_locked(dropped_line(reader.untimed()));
+  if (untimed_before_final > 0)
+    write_locked(problem_line(std::to_string(untimed_before_final) +
                               " activity records had no timestamps (CUPTI's device buffers were full), counted "
                               "as dropped"));
-  }
+  if (in_flight > 0)
+    write_locked(problem_line(std::to_string(in_flight) +
+                              " activity records were still incomplete at the end (work in flight when the program "
+                              "ended), counted as dropped"));
   if (reader.open_ranges() > 0)
     write_locked(problem_line(std::to_string(reader.open_ranges()) + " NVTX ranges still open at the end, left out"));
+  if (s.dropped_while_closing > 0)
+    write_locked(problem_line(std::to_string(s.dropped_while_closing) +
+                              " activity records made while the trace closed (the program's threads at exit) "
+                              "were not kept"));
+  if (const int missing = s.outstanding.load(); missing > 0)
+    write_locked(problem_line(std::to_string(missing) +
+                              " activity buffers never came back from CUPTI, their records lost: another CUPTI "
+                              "client in the program (torch.profiler, Nsight Systems) may have taken its activity "
+                              "API over"));
 }
 
-// The final counts, then the file closed; later buffers find it closed.
-void close_trace() {
+// The final counts and the end line, then the file closed; later buffers
+// find it closed.
+void close_trace(std::int64_t untimed_before_final) {
   Injection& s = injection();
   const std::lock_guard lock(s.mutex);
   write_dropped_locked();
-  write_losses_locked();
+  write_losses_locked(untimed_before_final);
+  write_locked(end_line());
   if (s.fd >= 0) ::close(s.fd);
   s.fd = -1;
+  s.closed = true;
 }
+
+pid_t this_thread() { return static_cast<pid_t>(::syscall(SYS_gettid)); }  // async-signal-safe
 
 // Every buffer back (forced: also those with records CUPTI has not
 // completed), then the trace closed. Once only, and only in the process
@@ -199,11 +239,30 @@ void close_trace() {
 void finish() {
   Injection& s = injection();
   if (!in_traced_process() || s.finished.exchange(true)) return;
+  s.finishing_thread = this_thread();
   try {
+    const std::lock_guard flushing(s.flush_mutex);
+    std::int64_t untimed_before_final = 0;
+    {
+      const std::lock_guard lock(s.mutex);
+      write_dropped_locked();
+      untimed_before_final = s.reader.untimed();
+      s.closing = true;
+    }
     cupti_ok("cuptiActivityFlushAll", cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
-    close_trace();
+    close_trace(untimed_before_final);
   } catch (...) {
   }
+  s.closed = true;  // also when closing failed: a signal must not wait for it
+}
+
+// The completed records handed back while the program runs (CUPTI's own
+// flush returns only full buffers), so that an exit that skips atexit
+// (_exit, SIGKILL, a crash) loses at most the last period's.
+void flush_completed() {
+  Injection& s = injection();
+  const std::lock_guard flushing(s.flush_mutex);
+  if (!s.finished.load()) cuptiActivityFlushAll(0);  // a failure here is retried next period, and at exit
 }
 
 void finish_at_exit() { finish(); }
@@ -212,7 +271,8 @@ void finish_at_exit() { finish(); }
 // A signal whose default action ends the program would skip atexit and lose
 // every buffer CUPTI still holds. The flush cannot run in the handler itself
 // (the interrupted thread may hold the lock it needs), so a thread of ours
-// runs it while the handler waits, at most kSignalFlushTimeoutMs.
+// runs it while the handler waits, at most kSignalFlushTimeoutMs. The same
+// thread flushes the completed records every kFlushPeriodMs.
 
 struct SignalSlot {
   int signo;
@@ -223,27 +283,36 @@ SignalSlot g_signals[] = {{SIGINT, {}, false}, {SIGTERM, {}, false}};
 
 void flusher_loop() {
   Injection& s = injection();
-  for (;;) {
-    char byte = 0;
-    const ssize_t n = ::read(s.request_pipe[0], &byte, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n != 1) return;
-    finish();
-    while (::write(s.done_pipe[1], &byte, 1) < 0 && errno == EINTR) {
+  while (!s.closed.load()) {
+    pollfd request{s.request_pipe[0], POLLIN, 0};
+    const int ready = ::poll(&request, 1, kFlushPeriodMs);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) {
+      s.flusher_running = false;  // a signal then ends the trace at the last flushed buffer
+      return;
     }
+    if (ready == 0) {
+      flush_completed();
+      continue;
+    }
+    char byte = 0;
+    if (::read(s.request_pipe[0], &byte, 1) == 1) finish();
   }
 }
 
-// In the handler: only async-signal-safe calls (write, poll, getpid).
+// In the handler: only async-signal-safe calls (write, poll, getpid,
+// syscall). It waits for the final flush whoever runs it (atexit, or this
+// signal's request), unless this very thread does: it was interrupted in it.
 void flush_from_signal() {
   Injection& s = injection();
-  if (!s.flusher_running || !in_traced_process() || s.finished.load()) return;
-  char byte = 1;
-  if (::write(s.request_pipe[1], &byte, 1) != 1) return;
-  pollfd done{s.done_pipe[0], POLLIN, 0};
-  for (int waited = 0; waited < kSignalFlushTimeoutMs; waited += 100) {
-    if (::poll(&done, 1, 100) > 0) return;
+  if (!s.flusher_running || !in_traced_process()) return;
+  if (!s.finished.load()) {
+    char byte = 1;
+    if (::write(s.request_pipe[1], &byte, 1) != 1) return;
+  } else if (s.finishing_thread.load() == this_thread()) {
+    return;
   }
+  for (int waited = 0; waited < kSignalFlushTimeoutMs && !s.closed.load(); waited += 100) ::poll(nullptr, 0, 100);
 }
 
 void on_signal(int signo, siginfo_t* info, void* context) {
@@ -272,7 +341,7 @@ void on_signal(int signo, siginfo_t* info, void* context) {
 // would wait on the thread it interrupted. A new thread inherits the mask.
 bool start_flusher() {
   Injection& s = injection();
-  if (pipe2(s.request_pipe, O_CLOEXEC) != 0 || pipe2(s.done_pipe, O_CLOEXEC) != 0) return false;
+  if (pipe2(s.request_pipe, O_CLOEXEC) != 0) return false;
   sigset_t blocked, before;
   sigemptyset(&blocked);
   sigaddset(&blocked, SIGINT);
@@ -297,6 +366,10 @@ void install_signal_handlers() {
   for (SignalSlot& slot : g_signals) {
     struct sigaction ours = {};
     if (sigaction(slot.signo, nullptr, &slot.previous) != 0) continue;
+    // An ignored signal ends nothing, so nothing is lost to it; and a
+    // handler of ours would not be reset to ignored in what the program
+    // execs (nohup, a background job's SIGINT).
+    if ((slot.previous.sa_flags & SA_SIGINFO) == 0 && slot.previous.sa_handler == SIG_IGN) continue;
     ours.sa_sigaction = on_signal;
     // Keep the program's restart and alternate-stack choices for the
     // handler it installed before us.
@@ -441,7 +514,7 @@ bool open_trace(const char* pattern) {
   s.fd = fd;
   s.pid = getpid();
   const std::lock_guard lock(s.mutex);
-  write_locked(trace_header());
+  write_locked(trace_header() + process_line(s.pid));
   return true;
 }
 
@@ -453,7 +526,7 @@ void start() {
   if (!start_cupti()) {
     // Nothing will arrive: the trace says why and is complete as it is.
     injection().finished = true;
-    close_trace();
+    close_trace(0);
     return;
   }
   write_clock();
