@@ -19,6 +19,7 @@
 #include "bench/train/step_flags.hpp"
 #include "bench/train/subcommands.hpp"
 #include "harness/core/environment.hpp"
+#include "harness/core/interrupt.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
 #include "harness/gpu/gpu_peaks.hpp"
@@ -309,6 +310,9 @@ int run_step(const RunFlags& f) {
                                                             *row.metric_value("step_time_ms"), *bandwidth, c.ga, peaks));
   add_reference_summary(report);
   write_reports(report, f.output);
+  // Ctrl-C waits for the steps but ends the parts alone (the row's note says
+  // so): the report keeps what was measured, and the exit says it was cut short.
+  if (interrupted()) return kExitInterrupted;
   if (f.check && !fell) {
     std::cerr << "train_step_bench: FAILED: the loss did not fall over " << c.steps << " steps on a fixed batch\n";
     return kExitCheckFailed;
