@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "harness/core/clock.hpp"
@@ -84,6 +85,44 @@ void fill_device(DeviceBuffer<float>& device) {
   REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+// Samples spread over the whole state, the slices of every stream included,
+// compared with fill_device's random contents (uniform in [-1, 1), so a
+// cleared destination that a copy left untouched fails). `element(i)` reads a
+// copy's element i. Throws std::runtime_error naming `what`.
+void check_state_samples(std::size_t count, const std::function<float(std::size_t)>& element,
+                         const std::string& what) {
+  constexpr std::size_t kSamples = 4096;
+  for (std::size_t s = 0; s < kSamples && count > 0; ++s) {
+    const std::size_t i = (count - 1) * s / (kSamples - 1);
+    if (element(i) != random_value_at<float>(kStateSeed, i))
+      throw std::runtime_error(what + " element " + std::to_string(i) +
+                               " differs from the device state after the copy");
+  }
+}
+
+void check_host_copy(const std::byte* host, std::size_t count, const std::string& what) {
+  const auto* floats = reinterpret_cast<const float*>(host);
+  check_state_samples(count, [&](std::size_t i) { return floats[i]; }, what);
+}
+
+// Only the sampled elements come back, one at a time: a few thousand small
+// copies instead of the whole state again.
+void check_device_copy(const DeviceBuffer<float>& device, const std::string& what) {
+  check_state_samples(
+      device.size(),
+      [&](std::size_t i) {
+        float value = 0;
+        REDLINE_CUDA_CHECK(cudaMemcpy(&value, device.data() + i, sizeof value, cudaMemcpyDeviceToHost));
+        return value;
+      },
+      what);
+}
+
+// A failed check names the variant as its row does.
+std::string copy_name(const GpuCopyTiming& t) {
+  return "gpu." + t.stage + " (" + t.memory + ", " + std::to_string(t.streams) + " stream(s))";
+}
+
 // A state that cannot fit is said so, with the sizes, before cudaMalloc's
 // bare "out of memory".
 void require_free_gpu_memory(std::size_t bytes) {
@@ -131,22 +170,28 @@ std::vector<GpuCopyTiming> measure_checkpoint_copies(std::size_t bytes) {
   require_free_gpu_memory(bytes);
   DeviceBuffer<float> device((bytes + 3) / 4);
   fill_device(device);
-  const std::size_t n = device.bytes();
+  const std::size_t n = device.bytes(), count = device.size();
   std::vector<GpuCopyTiming> out;
+  // Each variant's destination is cleared before it and sampled after it,
+  // outside the timing: a copy that moved nothing would show as a fast one.
   {
-    std::vector<std::byte> pageable(n);
+    std::vector<std::byte> pageable(n);  // zeroed
     Streams one(1);
     out.push_back({"d2h", "pageable", 1,
                    best_of(kRepetitions, [&] { return split_copy(pageable.data(), device.data(), n, cudaMemcpyDeviceToHost, one); }),
                    "staged through a driver bounce buffer"});
+    check_host_copy(pageable.data(), count, copy_name(out.back()));
   }
   PinnedBuffer<std::byte> pinned(n);
   for (int s : {1, 2, 4}) {
     Streams streams(s);
+    std::memset(pinned.data(), 0, n);
     out.push_back({"d2h", "pinned", s,
                    best_of(kRepetitions, [&] { return split_copy(pinned.data(), device.data(), n, cudaMemcpyDeviceToHost, streams); }),
                    ""});
+    check_host_copy(pinned.data(), count, copy_name(out.back()));
   }
+  std::memset(pinned.data(), 0, n);
   out.push_back({"d2h_ceiling", "pinned", 1, best_of(kRepetitions, [&] {
                    REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
                    const double t0 = steady_seconds();
@@ -154,11 +199,15 @@ std::vector<GpuCopyTiming> measure_checkpoint_copies(std::size_t bytes) {
                    return steady_seconds() - t0;
                  }),
                  "plain cudaMemcpy loop"});
+  check_host_copy(pinned.data(), count, copy_name(out.back()));
+  // The pinned buffer, just checked, is the restore's source.
   for (int s : {1, 4}) {
     Streams streams(s);
+    REDLINE_CUDA_CHECK(cudaMemset(device.data(), 0, n));
     out.push_back({"h2d", "pinned", s,
                    best_of(kRepetitions, [&] { return split_copy(device.data(), pinned.data(), n, cudaMemcpyHostToDevice, streams); }),
                    "restore: host -> GPU"});
+    check_device_copy(device, copy_name(out.back()));
   }
   return out;
 }
@@ -183,16 +232,7 @@ GpuSnapshot::~GpuSnapshot() = default;
 
 double GpuSnapshot::snapshot() {
   const double seconds = impl_->copy();
-  // Samples spread over the whole state, slices of every stream included.
-  const auto* floats = reinterpret_cast<const float*>(impl_->pinned.data());
-  const std::size_t count = impl_->device.size();
-  constexpr std::size_t kSamples = 4096;
-  for (std::size_t s = 0; s < kSamples; ++s) {
-    const std::size_t i = count == 0 ? 0 : (count - 1) * s / (kSamples - 1);
-    if (count > 0 && floats[i] != random_value_at<float>(kStateSeed, i))
-      throw std::runtime_error("GPU snapshot: pinned element " + std::to_string(i) +
-                               " differs from the device state after the copy");
-  }
+  check_host_copy(impl_->pinned.data(), impl_->device.size(), "GPU snapshot: pinned");
   return seconds;
 }
 

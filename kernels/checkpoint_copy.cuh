@@ -37,7 +37,9 @@ struct GpuCopyTiming {
 };
 
 // Allocates `bytes` on the device (random contents) and on the host, and
-// times each copy variant. Throws CudaError (e.g. out of memory).
+// times each copy variant, its destination cleared before and sampled after
+// (outside the timing). Throws CudaError (e.g. out of memory), and
+// std::runtime_error naming the variant whose copy differs.
 std::vector<GpuCopyTiming> measure_checkpoint_copies(std::size_t bytes);
 
 // Restore's last step: the restored state (pageable host memory, where a
