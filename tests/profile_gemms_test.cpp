@@ -32,6 +32,7 @@ TEST(GemmShapes, PrecisionsAsTheMamfRowsNameThem) {
   EXPECT_EQ(gemm_dtype_name(CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_TF32_TENSOR_OP_MATH), "fp32");
   EXPECT_EQ(gemm_dtype_name(CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUBLAS_COMPUTE_32F, 0), "fp8_e4m3");
   EXPECT_EQ(gemm_dtype_name(CUDA_R_8F_E4M3, CUDA_R_8F_E5M2, CUBLAS_COMPUTE_32F, 0), "fp8_e4m3_e5m2");
+  EXPECT_EQ(gemm_dtype_name(CUDA_R_8F_E5M2, CUDA_R_8F_E4M3, CUBLAS_COMPUTE_32F, 0), "fp8_e4m3_e5m2");  // swapped
   EXPECT_EQ(gemm_dtype_name(CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 0), "fp64");
   const GemmShape s = gemm_ex_shape(4096, 1024, 512, 8, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 0);
   EXPECT_EQ(s.m, 4096);

@@ -31,7 +31,9 @@ std::string gemm_dtype_name(cudaDataType a, cudaDataType b, cublasComputeType_t 
     case CUDA_R_16F: return "fp16";
     case CUDA_R_16BF: return "bf16";
     case CUDA_R_8F_E4M3: return b == CUDA_R_8F_E5M2 ? "fp8_e4m3_e5m2" : "fp8_e4m3";
-    case CUDA_R_8F_E5M2: return b == CUDA_R_8F_E4M3 ? "fp8_e5m2_e4m3" : "fp8_e5m2";
+    // Mixed FP8 in either order is one rate: a row-major caller (PyTorch)
+    // swaps the operands, so its backward GEMMs come as e5m2 x e4m3.
+    case CUDA_R_8F_E5M2: return b == CUDA_R_8F_E4M3 ? "fp8_e4m3_e5m2" : "fp8_e5m2";
     case CUDA_R_64F: return "fp64";
     case CUDA_R_8I: return "int8";
     default: return "cuda_type_" + std::to_string(static_cast<int>(a));
