@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/core/units.hpp"
+#include "harness/profile/call_kernels.hpp"
 #include "harness/profile/ceilings.hpp"
 #include "harness/profile/gemm_calls.hpp"
 #include "harness/profile/intervals.hpp"
@@ -147,6 +148,18 @@ TEST(ProfileNcclCalls, OneLaunchPerGroupWithItsKernelsTime) {
 
 // allreduce_bench's `bytes` (nccl-tests' size) is the whole buffer: for the
 // collectives whose count is one rank's block, that block times the ranks.
+// A recorder's empty file beside a trace whose kernels show the work was
+// done: the calls were out of its reach, and the summary says so.
+TEST(ProfileRecordedCalls, NothingRecordedSaysWhenTheTraceHasSuchKernels) {
+  Trace trace;
+  trace.activities = {kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 0, 10),
+                      kernel("ncclDevKernel_AllGather_RING_LL", 20, 30), kernel("vectorized_elementwise_kernel", 40, 50)};
+  EXPECT_EQ(nothing_recorded(trace, Category::nccl, "no NCCL call was recorded", "out of reach"),
+            "no NCCL call was recorded, yet the trace has 2 nccl kernels: out of reach");
+  EXPECT_EQ(nothing_recorded(trace, Category::gemm, "no cuBLAS GEMM call was recorded", "out of reach"),
+            "no cuBLAS GEMM call was recorded");
+}
+
 TEST(ProfileNcclCalls, MessageBytesAsTheBenchmarksSizeColumn) {
   const auto bytes = [](const char* collective, std::int64_t element_bytes, std::int64_t ranks) {
     return message_bytes({.external_id = 1, .collective = collective, .count = 1000, .element_bytes = element_bytes,

@@ -20,6 +20,7 @@
 #include "harness/core/interrupt.hpp"
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
+#include "harness/profile/call_kernels.hpp"
 #include "harness/profile/gemm_calls.hpp"
 #include "harness/profile/nccl_calls.hpp"
 #include "harness/profile/profile_report.hpp"
@@ -162,7 +163,11 @@ void add_overhead(Report& report, const ProfileFlags& f, const CheckedProfile& c
 SummaryLines join_gemm_calls(Trace& trace, const fs::path& calls_file) {
   trace.gemm_calls_recorded = true;
   std::error_code ec;
-  if (!fs::exists(calls_file, ec)) return {{"gemm shapes", "no cuBLAS GEMM call was recorded"}};
+  if (!fs::exists(calls_file, ec))
+    return {{"gemm shapes", nothing_recorded(trace, Category::gemm, "no cuBLAS GEMM call was recorded",
+                                             "they came from outside cuBLAS (cuDNN, CUTLASS, Triton), or the "
+                                             "program's cuBLAS is out of the recorder's reach (linked statically, "
+                                             "or called through its own dlsym handle)")}};
   const Trace calls = read_trace(calls_file);
   const GemmJoin join = gemm_calls(calls, trace);
   trace.gemms = join.gemms;
@@ -183,7 +188,10 @@ SummaryLines join_gemm_calls(Trace& trace, const fs::path& calls_file) {
 SummaryLines join_nccl_calls(Trace& trace, const fs::path& calls_file) {
   trace.nccl_calls_recorded = true;
   std::error_code ec;
-  if (!fs::exists(calls_file, ec)) return {{"nccl sizes", "no NCCL call was recorded"}};
+  if (!fs::exists(calls_file, ec))
+    return {{"nccl sizes", nothing_recorded(trace, Category::nccl, "no NCCL call was recorded",
+                                            "the program's NCCL is out of the recorder's reach (linked statically "
+                                            "into another library, or called through its own dlsym handle)")}};
   const Trace calls = read_trace(calls_file);
   const NcclJoin join = nccl_calls(calls, trace);
   trace.nccl_launches = join.launches;

@@ -27,4 +27,14 @@ std::unordered_map<std::int64_t, CallKernels> kernels_by_external_id(const Trace
   return calls;
 }
 
+std::string nothing_recorded(const Trace& trace, Category category, const std::string& none,
+                             const std::string& reach) {
+  const auto kernels = std::count_if(trace.activities.begin(), trace.activities.end(), [&](const Activity& a) {
+    return a.kind == ActivityKind::kernel && category_of(a) == category;
+  });
+  if (kernels == 0) return none;
+  return none + ", yet the trace has " + std::to_string(kernels) + " " + category_name(category) + " kernels: " +
+         reach;
+}
+
 }  // namespace redline::profile

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 
 #include "harness/profile/activity.hpp"
+#include "harness/profile/profile_category.hpp"
 
 namespace redline::profile {
 
@@ -18,5 +20,12 @@ struct CallKernels {
 
 // By external id; a call whose kernels the trace lacks is absent.
 std::unordered_map<std::int64_t, CallKernels> kernels_by_external_id(const Trace& trace);
+
+// A recorder that wrote nothing, said: `none` ("no NCCL call was recorded"),
+// and where the trace holds kernels of `category` (the program did that work
+// all the same), how many, then `reach` (why the recorder may not have seen
+// the calls).
+std::string nothing_recorded(const Trace& trace, Category category, const std::string& none,
+                             const std::string& reach);
 
 }  // namespace redline::profile
