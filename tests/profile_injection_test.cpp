@@ -112,6 +112,28 @@ TEST(ActivityRecords, CopiesAndMemsets) {
   EXPECT_EQ(cleared[0].bytes, 64);
 }
 
+// cudaMemcpyPeer and other copies between GPUs come as their own kind.
+TEST(ActivityRecords, PeerToPeerCopiesAreCopiesBetweenDevices) {
+  RecordReader reader;
+  CUpti_ActivityMemcpyPtoP4 copy = {};
+  copy.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+  copy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  copy.bytes = 1 << 16;
+  copy.start = 50;
+  copy.end = 80;
+  copy.deviceId = 1;
+  copy.streamId = 9;
+  const auto copied = read_one(reader, copy);
+  ASSERT_EQ(copied.size(), 1u);
+  EXPECT_EQ(copied[0].kind, ActivityKind::memcpy);
+  EXPECT_EQ(copied[0].copy, CopyKind::other);
+  EXPECT_EQ(copied[0].bytes, 1 << 16);
+  EXPECT_EQ(copied[0].start_ns, 50);
+  EXPECT_EQ(copied[0].end_ns, 80);
+  EXPECT_EQ(copied[0].device, 1);
+  EXPECT_EQ(copied[0].stream, 9u);
+}
+
 TEST(ActivityRecords, CopyKindsByWhereTheBytesLive) {
   EXPECT_EQ(copy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD), CopyKind::h2d);
   EXPECT_EQ(copy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_HTOA), CopyKind::h2d);

@@ -38,6 +38,8 @@ void RecordReader::read(const CUpti_Activity& record, std::vector<Activity>& out
       return read_kernel(reinterpret_cast<const CUpti_ActivityKernel10&>(record), out);
     case CUPTI_ACTIVITY_KIND_MEMCPY:
       return read_memcpy(reinterpret_cast<const CUpti_ActivityMemcpy6&>(record), out);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+      return read_memcpy(reinterpret_cast<const CUpti_ActivityMemcpyPtoP4&>(record), out);
     case CUPTI_ACTIVITY_KIND_MEMSET:
       return read_memset(reinterpret_cast<const CUpti_ActivityMemset4&>(record), out);
     case CUPTI_ACTIVITY_KIND_MARKER:
@@ -86,7 +88,8 @@ void RecordReader::read_external(const CUpti_ActivityExternalCorrelation& record
   correlations_.external.push_back({record.correlationId, static_cast<std::int64_t>(record.externalId)});
 }
 
-void RecordReader::read_memcpy(const CUpti_ActivityMemcpy6& copy, std::vector<Activity>& out) {
+template <typename CopyRecord>
+void RecordReader::read_memcpy(const CopyRecord& copy, std::vector<Activity>& out) {
   if (!timed(copy.start, copy.end)) return;
   Activity a;
   a.kind = ActivityKind::memcpy;

@@ -49,7 +49,9 @@ class RecordReader {
 
  private:
   void read_kernel(const CUpti_ActivityKernel10& kernel, std::vector<Activity>& out);
-  void read_memcpy(const CUpti_ActivityMemcpy6& copy, std::vector<Activity>& out);
+  // CUpti_ActivityMemcpy6, or CUpti_ActivityMemcpyPtoP4 (a copy between two GPUs)
+  template <typename CopyRecord>
+  void read_memcpy(const CopyRecord& copy, std::vector<Activity>& out);
   void read_memset(const CUpti_ActivityMemset4& memset, std::vector<Activity>& out);
   void read_marker(const CUpti_ActivityMarker2& marker, std::vector<Activity>& out);
   void read_external(const CUpti_ActivityExternalCorrelation& record);

@@ -1,7 +1,7 @@
 // The injection library a profiled program runs with: the CUDA driver loads
 // it (CUDA_INJECTION64_PATH) and calls InitializeInjection during cuInit. It
-// turns on CUPTI's activity records for kernels, copies, memsets and NVTX
-// markers, and writes them to the trace file named by REDLINE_PROFILE_OUT
+// turns on CUPTI's activity records for kernels, copies (peer to peer too),
+// memsets and NVTX markers, and writes them to the trace file named by REDLINE_PROFILE_OUT
 // (harness/profile/trace_file.hpp) as CUPTI hands back each buffer: when
 // full, every kFlushPeriodMs (a thread of ours flushes the completed
 // records, so a program that dies without running atexit loses at most
@@ -424,6 +424,7 @@ struct Kind {
 };
 constexpr Kind kKinds[] = {{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL"},
                            {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+                           {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2"},  // peer to peer, between GPUs
                            {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
                            {CUPTI_ACTIVITY_KIND_MARKER, "MARKER"}};
 
