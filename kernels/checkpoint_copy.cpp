@@ -89,15 +89,23 @@ void fill_device(DeviceBuffer<float>& device) {
 // compared with fill_device's random contents (uniform in [-1, 1), so a
 // cleared destination that a copy left untouched fails). `element(i)` reads a
 // copy's element i. Throws std::runtime_error naming `what`.
+constexpr std::size_t kSamples = 4096;
+std::size_t sample_index(std::size_t count, std::size_t s) { return (count - 1) * s / (kSamples - 1); }
+
 void check_state_samples(std::size_t count, const std::function<float(std::size_t)>& element,
                          const std::string& what) {
-  constexpr std::size_t kSamples = 4096;
   for (std::size_t s = 0; s < kSamples && count > 0; ++s) {
-    const std::size_t i = (count - 1) * s / (kSamples - 1);
+    const std::size_t i = sample_index(count, s);
     if (element(i) != random_value_at<float>(kStateSeed, i))
       throw std::runtime_error(what + " element " + std::to_string(i) +
                                " differs from the device state after the copy");
   }
+}
+
+// The sampled elements zeroed, so that a copy that leaves them fails the check.
+void clear_host_samples(std::byte* host, std::size_t count) {
+  auto* floats = reinterpret_cast<float*>(host);
+  for (std::size_t s = 0; s < kSamples && count > 0; ++s) floats[sample_index(count, s)] = 0.0f;
 }
 
 void check_host_copy(const std::byte* host, std::size_t count, const std::string& what) {
@@ -119,8 +127,21 @@ void check_device_copy(const DeviceBuffer<float>& device, const std::string& wha
 }
 
 // A failed check names the variant as its row does.
-std::string copy_name(const GpuCopyTiming& t) {
-  return "gpu." + t.stage + " (" + t.memory + ", " + std::to_string(t.streams) + " stream(s))";
+std::string copy_name(const char* stage, const char* memory, int streams) {
+  return std::string("gpu.") + stage + " (" + memory + ", " + std::to_string(streams) + " stream(s))";
+}
+
+// One repetition of a timed copy, its destination cleared before and
+// checked after, both outside the copy's own clock: every repetition
+// best_of takes (its warm-up and each timed one) must have moved the state.
+template <typename Copy, typename Clear, typename Check>
+auto verified(Copy copy, Clear clear, Check check) {
+  return [=] {
+    clear();
+    const double seconds = copy();
+    check();
+    return seconds;
+  };
 }
 
 // A state that cannot fit is said so, with the sizes, before cudaMalloc's
@@ -172,42 +193,51 @@ std::vector<GpuCopyTiming> measure_checkpoint_copies(std::size_t bytes) {
   fill_device(device);
   const std::size_t n = device.bytes(), count = device.size();
   std::vector<GpuCopyTiming> out;
-  // Each variant's destination is cleared before it and sampled after it,
-  // outside the timing: a copy that moved nothing would show as a fast one.
+  // A copy that moved nothing would show as a fast one: each repetition is
+  // verified (`verified`).
   {
-    std::vector<std::byte> pageable(n);  // zeroed
+    std::vector<std::byte> pageable(n);
     Streams one(1);
     out.push_back({"d2h", "pageable", 1,
-                   best_of(kRepetitions, [&] { return split_copy(pageable.data(), device.data(), n, cudaMemcpyDeviceToHost, one); }),
+                   best_of(kRepetitions,
+                           verified([&] { return split_copy(pageable.data(), device.data(), n, cudaMemcpyDeviceToHost, one); },
+                                    [&] { clear_host_samples(pageable.data(), count); },
+                                    [&] { check_host_copy(pageable.data(), count, copy_name("d2h", "pageable", 1)); })),
                    "staged through a driver bounce buffer"});
-    check_host_copy(pageable.data(), count, copy_name(out.back()));
   }
   PinnedBuffer<std::byte> pinned(n);
+  const auto clear_pinned = [&] { clear_host_samples(pinned.data(), count); };
   for (int s : {1, 2, 4}) {
     Streams streams(s);
-    std::memset(pinned.data(), 0, n);
     out.push_back({"d2h", "pinned", s,
-                   best_of(kRepetitions, [&] { return split_copy(pinned.data(), device.data(), n, cudaMemcpyDeviceToHost, streams); }),
+                   best_of(kRepetitions,
+                           verified([&] { return split_copy(pinned.data(), device.data(), n, cudaMemcpyDeviceToHost, streams); },
+                                    clear_pinned,
+                                    [&] { check_host_copy(pinned.data(), count, copy_name("d2h", "pinned", s)); })),
                    ""});
-    check_host_copy(pinned.data(), count, copy_name(out.back()));
   }
-  std::memset(pinned.data(), 0, n);
-  out.push_back({"d2h_ceiling", "pinned", 1, best_of(kRepetitions, [&] {
-                   REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
-                   const double t0 = steady_seconds();
-                   REDLINE_CUDA_CHECK(cudaMemcpy(pinned.data(), device.data(), n, cudaMemcpyDeviceToHost));
-                   return steady_seconds() - t0;
-                 }),
+  out.push_back({"d2h_ceiling", "pinned", 1,
+                 best_of(kRepetitions,
+                         verified(
+                             [&] {
+                               REDLINE_CUDA_CHECK(cudaDeviceSynchronize());
+                               const double t0 = steady_seconds();
+                               REDLINE_CUDA_CHECK(cudaMemcpy(pinned.data(), device.data(), n, cudaMemcpyDeviceToHost));
+                               return steady_seconds() - t0;
+                             },
+                             clear_pinned,
+                             [&] { check_host_copy(pinned.data(), count, copy_name("d2h_ceiling", "pinned", 1)); })),
                  "plain cudaMemcpy loop"});
-  check_host_copy(pinned.data(), count, copy_name(out.back()));
-  // The pinned buffer, just checked, is the restore's source.
+  // The pinned buffer, just checked, is the restore's source; the device is
+  // cleared whole (a memset there takes a millisecond).
   for (int s : {1, 4}) {
     Streams streams(s);
-    REDLINE_CUDA_CHECK(cudaMemset(device.data(), 0, n));
     out.push_back({"h2d", "pinned", s,
-                   best_of(kRepetitions, [&] { return split_copy(device.data(), pinned.data(), n, cudaMemcpyHostToDevice, streams); }),
+                   best_of(kRepetitions,
+                           verified([&] { return split_copy(device.data(), pinned.data(), n, cudaMemcpyHostToDevice, streams); },
+                                    [&] { REDLINE_CUDA_CHECK(cudaMemset(device.data(), 0, n)); },
+                                    [&] { check_device_copy(device, copy_name("h2d", "pinned", s)); })),
                    "restore: host -> GPU"});
-    check_device_copy(device, copy_name(out.back()));
   }
   return out;
 }
@@ -231,6 +261,7 @@ GpuSnapshot::GpuSnapshot(std::size_t bytes) : impl_(std::make_unique<Impl>(bytes
 GpuSnapshot::~GpuSnapshot() = default;
 
 double GpuSnapshot::snapshot() {
+  clear_host_samples(impl_->pinned.data(), impl_->device.size());  // else a later snapshot finds the last one's
   const double seconds = impl_->copy();
   check_host_copy(impl_->pinned.data(), impl_->device.size(), "GPU snapshot: pinned");
   return seconds;
