@@ -282,7 +282,7 @@ int run_profile(const ProfileFlags& f) {
     Trace trace = read_trace(trace_file);
     if (!trace.ended)
       trace.problems.push_back("the trace has no end: the program ended without the profiler's exit flush (killed, "
-                               "_exit, a crash), so its last second of records may be lost");
+                               "_exit, a crash), so the records CUPTI had not yet handed back are lost");
     const int untraced = settle_recorder_files(trace_file, trace.process_id);
     SummaryLines calls_summary = join_recorded_calls(trace, trace_file, f.gemm_shapes, f.nccl_sizes);
     if (untraced > 0)

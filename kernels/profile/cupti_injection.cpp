@@ -3,10 +3,11 @@
 // turns on CUPTI's activity records for kernels, copies (peer to peer too),
 // memsets and NVTX markers, and writes them to the trace file named by REDLINE_PROFILE_OUT
 // (harness/profile/trace_file.hpp) as CUPTI hands back each buffer: when
-// full, every kFlushPeriodMs (a thread of ours flushes the completed
-// records, so a program that dies without running atexit loses at most
-// that much), at exit, and on SIGINT/SIGTERM where the program leaves them
-// to the default action. Only activity records touch the program's hot
+// full, every kFlushPeriodMs (a thread of ours flushes the buffers whose
+// records are all complete, so a program that dies without running atexit
+// loses only the records since CUPTI last handed its buffers back), at
+// exit, and on SIGINT/SIGTERM where the program leaves them to the default
+// action. Only activity records touch the program's hot
 // path: no API callbacks, so the overhead is CUPTI's record keeping alone.
 //
 // Nothing here may take the program down: every failure becomes a `problem`
@@ -19,7 +20,6 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,7 +70,6 @@ struct Injection {
   std::atomic<bool> closing{false};
   std::int64_t dropped_while_closing = 0;
   std::atomic<bool> closed{false};  // the trace is closed
-  std::atomic<pid_t> finishing_thread{0};  // the thread running the final flush
   // Held by a periodic flush and by the final one: the final flush must not
   // close the trace while a periodic one still holds buffers it took.
   std::mutex flush_mutex;
@@ -231,15 +230,34 @@ void close_trace(std::int64_t untimed_before_final) {
   s.closed = true;
 }
 
-pid_t this_thread() { return static_cast<pid_t>(::syscall(SYS_gettid)); }  // async-signal-safe
+// SIGINT and SIGTERM held off this thread while it is in scope: a signal
+// then goes to another thread (whose handler waits for the trace to close)
+// or waits until the flush is done, rather than interrupting the flush to
+// wait for itself.
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    sigset_t held;
+    sigemptyset(&held);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &held, &before_);
+  }
+  ~SignalsHeld() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  sigset_t before_;
+};
 
 // Every buffer back (forced: also those with records CUPTI has not
 // completed), then the trace closed. Once only, and only in the process
-// that opened it.
-void finish() {
+// that opened it; false where it did not run it.
+bool finish() {
   Injection& s = injection();
-  if (!in_traced_process() || s.finished.exchange(true)) return;
-  s.finishing_thread = this_thread();
+  const SignalsHeld held;
+  if (!in_traced_process() || s.finished.exchange(true)) return false;
   try {
     const std::lock_guard flushing(s.flush_mutex);
     std::int64_t untimed_before_final = 0;
@@ -254,18 +272,29 @@ void finish() {
   } catch (...) {
   }
   s.closed = true;  // also when closing failed: a signal must not wait for it
+  return true;
 }
 
-// The completed records handed back while the program runs (CUPTI's own
-// flush returns only full buffers), so that an exit that skips atexit
-// (_exit, SIGKILL, a crash) loses at most the last period's.
+// Until the trace is closed, at most kSignalFlushTimeoutMs. Async-signal-safe.
+void wait_until_closed() {
+  for (int waited = 0; waited < kSignalFlushTimeoutMs && !injection().closed.load(); waited += 100)
+    ::poll(nullptr, 0, 100);
+}
+
+// The buffers whose records are all complete handed back while the program
+// runs (CUPTI's own flush returns only full buffers), so that an exit that
+// skips atexit (_exit, SIGKILL, a crash) loses only those still incomplete.
 void flush_completed() {
   Injection& s = injection();
   const std::lock_guard flushing(s.flush_mutex);
   if (!s.finished.load()) cuptiActivityFlushAll(0);  // a failure here is retried next period, and at exit
 }
 
-void finish_at_exit() { finish(); }
+// A signal's flush may be under way on our thread as the program exits:
+// exit must not tear CUPTI down under it.
+void finish_at_exit() {
+  if (!finish() && in_traced_process()) wait_until_closed();
+}
 
 // --- Signals ---------------------------------------------------------------
 // A signal whose default action ends the program would skip atexit and lose
@@ -296,23 +325,21 @@ void flusher_loop() {
       continue;
     }
     char byte = 0;
-    if (::read(s.request_pipe[0], &byte, 1) == 1) finish();
+    if (::read(s.request_pipe[0], &byte, 1) == 1) (void)finish();
   }
 }
 
-// In the handler: only async-signal-safe calls (write, poll, getpid,
-// syscall). It waits for the final flush whoever runs it (atexit, or this
-// signal's request), unless this very thread does: it was interrupted in it.
+// In the handler: only async-signal-safe calls (write, poll, getpid). It
+// waits for the final flush whoever runs it (atexit, or this signal's
+// request); the thread running it holds the signals off (SignalsHeld).
 void flush_from_signal() {
   Injection& s = injection();
   if (!s.flusher_running || !in_traced_process()) return;
   if (!s.finished.load()) {
     char byte = 1;
     if (::write(s.request_pipe[1], &byte, 1) != 1) return;
-  } else if (s.finishing_thread.load() == this_thread()) {
-    return;
   }
-  for (int waited = 0; waited < kSignalFlushTimeoutMs && !s.closed.load(); waited += 100) ::poll(nullptr, 0, 100);
+  wait_until_closed();
 }
 
 void on_signal(int signo, siginfo_t* info, void* context) {
@@ -337,15 +364,15 @@ void on_signal(int signo, siginfo_t* info, void* context) {
   errno = saved_errno;
 }
 
-// The flusher thread must never take SIGINT/SIGTERM itself: its handler
-// would wait on the thread it interrupted. A new thread inherits the mask.
+// The flusher thread takes no signal: SIGINT/SIGTERM's handler would wait
+// on the thread it interrupted, and the program's own handlers (SIGALRM,
+// SIGCHLD, ...) belong on its threads, not ours, whose periodic poll they
+// would keep restarting. A new thread inherits the mask.
 bool start_flusher() {
   Injection& s = injection();
   if (pipe2(s.request_pipe, O_CLOEXEC) != 0) return false;
   sigset_t blocked, before;
-  sigemptyset(&blocked);
-  sigaddset(&blocked, SIGINT);
-  sigaddset(&blocked, SIGTERM);
+  sigfillset(&blocked);
   pthread_sigmask(SIG_BLOCK, &blocked, &before);
   bool started = true;
   try {
