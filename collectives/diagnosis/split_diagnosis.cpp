@@ -110,11 +110,16 @@ std::optional<DiagnosisRound> SplitDiagnosis::next_round() {
 }
 
 // A group of `kind` that read healthy and is no suspect: an unflagged node
-// (inside), or an unflagged pair.
+// (inside), or an unflagged pair. A suspicion already cleared alone is none:
+// else one noisy first reading leaves no healthy pair to be the reference,
+// and a suspect alone is set against groups that ran at once, which read
+// lower (that cleared a lossy node in the emulated cluster).
 std::optional<std::vector<int>> SplitDiagnosis::control_group(DiagnosisStage kind) const {
   const auto suspect = [this](int node) {
-    for (const Candidate& c : candidates_)
-      if (std::find(c.finding.nodes.begin(), c.finding.nodes.end(), node) != c.finding.nodes.end()) return true;
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      const std::vector<int>& nodes = candidates_[i].finding.nodes;
+      if (!cleared_candidates_.count(i) && std::find(nodes.begin(), nodes.end(), node) != nodes.end()) return true;
+    }
     return false;
   };
   for (const RoundReport& r : reports_)
@@ -344,6 +349,7 @@ void SplitDiagnosis::judge_confirmation(const GroupVerdict& verdict) {
   }
   not_reproduced_.push_back(group_name(c.finding.nodes) + ": slow at first (" + percent(c.ratio) + "), not again: " +
                             alone);
+  cleared_candidates_.insert(next_confirmation_ - 1);
   if (c.finding.kind == DiagnosisFinding::Kind::node_network) cleared_alone_[c.finding.nodes.front()] = alone;
 }
 

@@ -32,6 +32,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -142,6 +143,7 @@ class SplitDiagnosis {
   std::map<DiagnosisStage, GroupBusbw> alone_reference_;  // a healthy group of each kind, measured alone
   DiagnosisStage control_for_ = DiagnosisStage::pairs;     // the kind the control in flight measures
   std::map<int, std::string> cleared_alone_;  // a node's pairing that read healthy alone
+  std::set<std::size_t> cleared_candidates_;  // candidates_ run again alone that read healthy
   std::vector<DiagnosisFinding> findings_;
   std::vector<std::string> not_reproduced_;
 };
