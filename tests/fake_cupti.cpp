@@ -1,9 +1,9 @@
 // A stand-in for libcupti, with its soname, so the injection library's own
 // part (start, buffers, the trace, exit, signals, forks) runs without a GPU.
 // It implements only the calls the library makes: enabling succeeds (except
-// a kind named in FAKE_CUPTI_REFUSE), and fake_emit() plays CUPTI handing
-// back one full buffer of hand-made records while it keeps a second, partly
-// filled, which a flush returns. With FAKE_CUPTI_IN_FLIGHT set the second
+// a kind, or TIMESTAMP_CALLBACK, named in FAKE_CUPTI_REFUSE), and
+// fake_emit() plays CUPTI handing back one full buffer of hand-made records
+// while it keeps a second, partly filled, which a flush returns. With FAKE_CUPTI_IN_FLIGHT set the second
 // also holds a kernel still running (no timestamps yet), so that only the
 // forced flush returns it, as CUPTI's unforced flush returns only buffers
 // whose records are all complete.
@@ -22,6 +22,7 @@ std::uint8_t* g_held = nullptr;
 std::size_t g_held_size = 0;
 int g_dropped_queries = 0;
 int g_pushed = 0, g_popped = 0;  // external correlation ids (the GEMM recorder's)
+CUpti_TimestampCallbackFunc g_clock = nullptr;
 
 // Records sit in fixed slots; the real layout is CUPTI's business.
 constexpr std::size_t kSlot = 512;
@@ -113,6 +114,11 @@ const char* kind_name(CUpti_ActivityKind kind) {
   }
 }
 
+bool refused(const char* call) {
+  const char* named = std::getenv("FAKE_CUPTI_REFUSE");
+  return named != nullptr && std::strcmp(named, call) == 0;
+}
+
 }  // namespace
 
 extern "C" {
@@ -158,13 +164,20 @@ CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
 }
 
 CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
-  const char* refused = std::getenv("FAKE_CUPTI_REFUSE");
-  return refused != nullptr && std::strcmp(refused, kind_name(kind)) == 0 ? CUPTI_ERROR_NOT_COMPATIBLE
-                                                                         : CUPTI_SUCCESS;
+  return refused(kind_name(kind)) ? CUPTI_ERROR_NOT_COMPATIBLE : CUPTI_SUCCESS;
+}
+
+// As CUPTI does, the registered clock replaces its own (here a fixed
+// reading, far from any monotonic one), unless FAKE_CUPTI_REFUSE names
+// TIMESTAMP_CALLBACK.
+CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc clock) {
+  if (refused("TIMESTAMP_CALLBACK")) return CUPTI_ERROR_NOT_COMPATIBLE;
+  g_clock = clock;
+  return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t* timestamp) {
-  *timestamp = 123456789;
+  *timestamp = g_clock != nullptr ? g_clock() : 123456789;
   return CUPTI_SUCCESS;
 }
 

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -232,6 +234,12 @@ void expect_whole_trace(const Trace& trace) {
   EXPECT_GT(trace.process_id, 0);
 }
 
+// The launcher's clock, which the trace's clock line pairs with CUPTI's.
+std::int64_t monotonic_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 TEST(ProfileInjection, WritesTheWholeTraceAtExit) {
@@ -244,7 +252,28 @@ TEST(ProfileInjection, WritesTheWholeTraceAtExit) {
   const std::vector<Activity>& a = trace.activities;
   ASSERT_FALSE(a.empty());
   EXPECT_EQ(a[0].name, "square(float*, int)");
-  EXPECT_GT(trace.clock_offset_ns, 0);  // the monotonic clock reads far past the stand-in's 123456789
+  // CUPTI reads the library's clock, the launcher's: the pairing is exact
+  // but for the time between two reads.
+  EXPECT_LT(std::llabs(trace.clock_offset_ns), 1000000000);
+  EXPECT_FALSE(has_problem(trace, "cuptiActivityRegisterTimestampCallback"));
+}
+
+// Refused, the records stay on CUPTI's own clock (the stand-in's fixed
+// reading), and the clock line still says how far it is from the monotonic.
+TEST(ProfileInjection, ARefusedClockIsAProblemAndStillPaired) {
+  auto env = kNvtxOk;
+  env.emplace_back("FAKE_CUPTI_REFUSE", "TIMESTAMP_CALLBACK");
+  const std::int64_t before = monotonic_ns();
+  const ChildRun run = run_child_mode("exit", env);
+  const std::int64_t after = monotonic_ns();
+  ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end();
+  const Trace trace = read_trace(run.trace());
+  expect_whole_trace(trace);
+  EXPECT_TRUE(
+      has_problem(trace, "cuptiActivityRegisterTimestampCallback(CLOCK_MONOTONIC): CUPTI_ERROR_NOT_COMPATIBLE"));
+  const std::int64_t paired_monotonic_ns = trace.clock_offset_ns + 123456789;
+  EXPECT_GE(paired_monotonic_ns, before);
+  EXPECT_LE(paired_monotonic_ns, after);
 }
 
 // Work still running at the end comes back untimed in the forced flush: it

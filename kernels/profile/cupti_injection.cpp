@@ -455,21 +455,33 @@ constexpr Kind kKinds[] = {{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_K
                            {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
                            {CUPTI_ACTIVITY_KIND_MARKER, "MARKER"}};
 
-// The activities' clock beside CLOCK_MONOTONIC (std::chrono::steady_clock),
-// so host events the launcher times (a step's output line) can be placed
-// among the GPU's records. The midpoint of two monotonic reads halves the
-// error of reading the clocks one after the other.
+std::int64_t monotonic_now_ns() {
+  timespec now = {};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return std::int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
+}
+
+// CUPTI's own clock on Linux is CLOCK_REALTIME (cupti_activity.h), which
+// NTP or an administrator may step while the program runs: every record
+// after a step would move, and a gap or a step spanning it would grow or go
+// negative. CLOCK_MONOTONIC never steps, and it is the launcher's clock
+// (std::chrono::steady_clock). CUPTI asks for this before any kind is
+// enabled; where it is refused the records stay on CUPTI's clock, and the
+// clock line below still pairs the two.
+std::uint64_t CUPTIAPI monotonic_timestamp() { return static_cast<std::uint64_t>(monotonic_now_ns()); }
+
+// The activities' clock beside CLOCK_MONOTONIC, so host events the launcher
+// times (a step's output line) can be placed among the GPU's records: the
+// same clock, unless registering it failed. The midpoint of two monotonic
+// reads halves the error of reading the clocks one after the other.
 void write_clock() {
-  timespec before = {}, after = {};
   std::uint64_t activity_ns = 0;
-  clock_gettime(CLOCK_MONOTONIC, &before);
+  const std::int64_t before = monotonic_now_ns();
   const CUptiResult read = cuptiGetTimestamp(&activity_ns);
-  clock_gettime(CLOCK_MONOTONIC, &after);
+  const std::int64_t after = monotonic_now_ns();
   if (!cupti_ok("cuptiGetTimestamp", read)) return;
-  const auto ns = [](const timespec& t) { return std::int64_t{t.tv_sec} * 1000000000 + t.tv_nsec; };
-  const std::int64_t monotonic_ns = ns(before) + (ns(after) - ns(before)) / 2;
   const std::lock_guard lock(injection().mutex);
-  write_locked(clock_line(static_cast<std::int64_t>(activity_ns), monotonic_ns));
+  write_locked(clock_line(static_cast<std::int64_t>(activity_ns), before + (after - before) / 2));
 }
 
 // Under `redline profile --gemm-shapes` (`--nccl-sizes`) the GEMM (NCCL)
@@ -501,6 +513,8 @@ bool start_cupti() {
   std::size_t size = sizeof(zeroed);
   cupti_ok("cuptiActivitySetAttribute(ZEROED_OUT_ACTIVITY_BUFFER)",
            cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &zeroed));
+  cupti_ok("cuptiActivityRegisterTimestampCallback(CLOCK_MONOTONIC)",
+           cuptiActivityRegisterTimestampCallback(monotonic_timestamp));
   if (!cupti_ok("cuptiActivityRegisterCallbacks", cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)))
     return false;
   bool any = false;
