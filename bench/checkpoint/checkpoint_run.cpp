@@ -27,7 +27,15 @@ void run_storage(CheckpointRun& run) {
   if (const double s = run_storage_stages(run.plan.cfg, run.state.data(), run.report).save_s; s > 0) run.save_s = s;
 }
 
-void run_gpu_copies(CheckpointRun& run) { run.d2h_s = add_gpu_copy_rows(run.plan.cfg, run.no_gpu, run.report); }
+// A copy that failed its check fails the run, as a failed stage does.
+void run_gpu_copies(CheckpointRun& run) {
+  const std::size_t first = run.report.rows.size();
+  run.d2h_s = add_gpu_copy_rows(run.plan.cfg, run.no_gpu, run.report);
+  const auto& rows = run.report.rows;
+  if (std::any_of(rows.begin() + static_cast<std::ptrdiff_t>(first), rows.end(),
+                  [](const Row& row) { return row.status == RowStatus::wrong; }))
+    run.failed = true;
+}
 
 // With the state on a GPU, the synchronous stall is the copy to the host and
 // then the save; the advice uses the whole of it.

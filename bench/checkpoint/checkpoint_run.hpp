@@ -29,7 +29,7 @@ struct CheckpointRun {
   std::optional<AsyncResults> async;
   bool gpu_async_failed = false;
   bool refused = false;                // the checkpoint was refused on restore
-  bool failed = false;                 // a stage failed (its error row says why)
+  bool failed = false;                 // a stage failed, or a copy failed its check (its row says why)
   // `all`'s own checkpoint files, removed even when a second signal ends the run.
   std::vector<std::unique_ptr<RemovedOnForcedExit>> own_files;
 };

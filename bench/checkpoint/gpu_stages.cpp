@@ -22,9 +22,10 @@ Row gpu_copy_row(const std::string& stage, std::uint64_t bytes, bool fsync, cons
   return row;
 }
 
-Row skipped(Row row, const std::string& why) {
+// A row with no figures: its status and the reason say why.
+Row without_figures(Row row, RowStatus status, const std::string& why) {
   row.metrics.clear();
-  row.status = RowStatus::skipped;
+  row.status = status;
   row.note = why;
   return row;
 }
@@ -42,7 +43,7 @@ std::optional<std::string> gpu_unavailable() {
 std::optional<RowStatus> gpu_failure_status([[maybe_unused]] const std::exception& e) {
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
   if (is_gpu_out_of_memory(e)) return RowStatus::oom;
-  if (dynamic_cast<const GemmLoadWrong*>(&e)) return RowStatus::wrong;
+  if (dynamic_cast<const GemmLoadWrong*>(&e) || dynamic_cast<const GpuCopyWrong*>(&e)) return RowStatus::wrong;
 #endif
   return std::nullopt;
 }
@@ -52,7 +53,8 @@ std::optional<double> add_gpu_copy_rows(const CheckpointConfig& cfg, const std::
   if (no_gpu) {
     for (const auto& [stage, memory] : {std::pair{"gpu.d2h", "pageable"}, {"gpu.d2h", "pinned"},
                                         {"gpu.d2h_ceiling", "pinned"}, {"gpu.h2d", "pinned"}})
-      report.rows.push_back(skipped(gpu_copy_row(stage, cfg.bytes, cfg.fsync, memory, 1, 0), *no_gpu));
+      report.rows.push_back(
+          without_figures(gpu_copy_row(stage, cfg.bytes, cfg.fsync, memory, 1, 0), RowStatus::skipped, *no_gpu));
     return std::nullopt;
   }
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU
@@ -60,6 +62,10 @@ std::optional<double> add_gpu_copy_rows(const CheckpointConfig& cfg, const std::
   for (const auto& t : measure_checkpoint_copies(cfg.bytes)) {
     Row row = gpu_copy_row("gpu." + t.stage, cfg.bytes, cfg.fsync, t.memory, t.streams, t.seconds);
     row.note = t.note;
+    if (!t.wrong.empty()) {
+      report.rows.push_back(without_figures(row, RowStatus::wrong, t.wrong));
+      continue;
+    }
     if (t.stage == "d2h_ceiling") ceiling = t.seconds;
     if (t.stage == "d2h" && t.memory == "pinned" && (best_pinned == 0 || t.seconds < best_pinned)) best_pinned = t.seconds;
     report.rows.push_back(row);
@@ -90,8 +96,8 @@ AsyncResults run_gpu_async_save([[maybe_unused]] const CheckpointConfig& cfg, [[
 std::optional<double> add_restore_to_gpu_row(const AlignedBuffer& restored, const CheckpointConfig& cfg,
                                              const std::optional<std::string>& no_gpu, Report& report) {
   if (no_gpu) {
-    report.rows.push_back(
-        skipped(gpu_copy_row("restore.h2d", restored.size(), cfg.fsync, "pageable", 1, 0), *no_gpu));
+    report.rows.push_back(without_figures(gpu_copy_row("restore.h2d", restored.size(), cfg.fsync, "pageable", 1, 0),
+                                          RowStatus::skipped, *no_gpu));
     return std::nullopt;
   }
 #ifdef REDLINE_HAVE_CHECKPOINT_GPU

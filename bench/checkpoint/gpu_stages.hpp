@@ -16,14 +16,16 @@ namespace redline {
 std::optional<std::string> gpu_unavailable();
 
 // oom (the GPU or pinned memory ran out) or wrong (the GEMM load computed a
-// wrong result: a finding about the GPU, like a failed verification) for a
-// GPU failure; std::nullopt for any other.
+// wrong result, or a copy's destination differs from its source: a finding
+// about the GPU, like a failed verification) for a GPU failure;
+// std::nullopt for any other.
 std::optional<RowStatus> gpu_failure_status(const std::exception& e);
 
 // The copy rows (gpu.d2h pageable and pinned on 1/2/4 streams, the
-// cudaMemcpy ceiling, gpu.h2d), or skipped rows saying `no_gpu`. Returns the
-// best pinned GPU->host copy of the whole state, in seconds: the part of a
-// synchronous save's stall spent before storage sees a byte.
+// cudaMemcpy ceiling, gpu.h2d), or skipped rows saying `no_gpu`; a variant
+// whose copy failed its check is a "wrong" row. Returns the best pinned
+// GPU->host copy of the whole state (of those checked right), in seconds:
+// the part of a synchronous save's stall spent before storage sees a byte.
 std::optional<double> add_gpu_copy_rows(const CheckpointConfig& cfg, const std::optional<std::string>& no_gpu,
                                         Report& report);
 

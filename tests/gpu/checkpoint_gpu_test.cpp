@@ -26,6 +26,7 @@ TEST(CheckpointCopy, EveryVariantIsTimed) {
   std::set<std::string> seen;
   for (const auto& t : timings) {
     seen.insert(t.stage + "/" + t.memory + "/" + std::to_string(t.streams));
+    EXPECT_EQ(t.wrong, "") << t.stage << " passed its check";
     EXPECT_TRUE(std::isfinite(t.seconds) && t.seconds > 0) << "a time was recorded for " << t.stage;
   }
   EXPECT_EQ(seen, (std::set<std::string>{"d2h/pageable/1", "d2h/pinned/1", "d2h/pinned/2", "d2h/pinned/4",
