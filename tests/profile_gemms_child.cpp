@@ -5,17 +5,15 @@
 // made as if from inside a recorded call (the recorder's own hook), which
 // must not be recorded again.
 //   profile_gemms_child [FAKE_CUPTI]
-//   profile_gemms_child --local CALLER
 // FAKE_CUPTI is loaded first, as the injection library loads libcupti, and
-// the external ids it was given are printed. --local: only CALLER (a
-// library linked to cuBLAS, loaded with RTLD_LOCAL) calls cublasGemmEx.
+// the external ids it was given are printed. (cuBLAS loaded outside the
+// global scope is profile_local_caller_child's: this program links it.)
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <dlfcn.h>
 
 #include <cstdint>
 #include <cstdio>
-#include <string>
 
 #include "tests/fake_cupti_client.hpp"
 
@@ -54,17 +52,7 @@ void gemm_ex_call() {
 
 }  // namespace
 
-// A framework's extension module loads cuBLAS so: outside the global scope.
-int call_from_local_library(const char* caller) {
-  void* library = dlopen(caller, RTLD_NOW | RTLD_LOCAL);
-  const auto call = library ? reinterpret_cast<int (*)()>(dlsym(library, "caller_gemm_ex")) : nullptr;
-  if (call == nullptr) return 3;
-  std::printf("local status %d\n", call());
-  return 0;
-}
-
 int main(int argc, char** argv) {
-  if (argc == 3 && std::string(argv[1]) == "--local") return call_from_local_library(argv[2]);
   redline::testing::FakeExternalIds external_ids = nullptr;
   if (argc > 1 && (external_ids = redline::testing::load_fake_cupti(argv[1])) == nullptr) return 3;
   const float one = 1, zero = 0;

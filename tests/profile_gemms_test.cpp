@@ -6,7 +6,9 @@
 // and the external ids it hands the stand-in libcupti. The kernels those
 // ids tie to, on a GPU, are scripts/gpu-check's.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -145,17 +147,50 @@ TEST(ProfileGemms, WithoutCuptiCallsAreRecordedAndTheTraceSaysSo) {
   EXPECT_CONTAINS(run.lines.problems[0], "no libcupti loaded from NVTX_INJECTION64_PATH");
 }
 
-// cuBLAS loaded by a library the program loaded with RTLD_LOCAL (PyTorch's
-// extension modules load it so) is outside RTLD_NEXT's reach: the recorder
-// finds the real function among the loaded libraries and forwards to it.
-TEST(ProfileGemms, CublasLoadedLocallyIsStillFoundAndForwardedTo) {
-  const auto run = run_recorder("local", {"--local", GEMMS_CALLER}, {{"NVTX_INJECTION64_PATH", ""}});
+namespace {
+
+namespace fs = std::filesystem;
+
+// A program that links no cuBLAS, run with the recorder preloaded: it
+// loads `libraries`, then the caller, all RTLD_LOCAL.
+redline::testing::RecorderRun run_local_caller(const std::string& name, std::vector<std::string> libraries) {
+  libraries.insert(libraries.begin(), GEMMS_CALLER);
+  return redline::testing::run_with_recorder({LOCAL_CALLER_CHILD, GEMMS_LIBRARY, "REDLINE_PROFILE_GEMMS"},
+                                             "gemms_" + name, std::move(libraries), {{"NVTX_INJECTION64_PATH", ""}});
+}
+
+// The caller's one cublasGemmEx was recorded and reached the real cuBLAS
+// (whose answer to a null handle is the one a missing entry point gets, so
+// the missing one's problem line tells them apart).
+void expect_forwarded_local_call(const redline::testing::RecorderRun& run) {
   ASSERT_TRUE(run.result.succeeded()) << run.result.describe_end() << "\n" << run.result.output;
   ASSERT_EQ(run.lines.gemm_calls.size(), 1u);
   EXPECT_EQ(run.lines.gemm_calls[0].m, 24);
   EXPECT_EQ(run.lines.gemm_calls[0].dtype, "fp16");
   for (const std::string& problem : run.lines.problems)
     EXPECT_EQ(problem.find("was not found"), std::string::npos) << problem;
-  // The real cublasGemmEx's answer to a null handle.
   EXPECT_CONTAINS(run.result.output, "local status " + std::to_string(CUBLAS_STATUS_NOT_INITIALIZED));
+}
+
+}  // namespace
+
+// cuBLAS loaded by a library the program loaded with RTLD_LOCAL (PyTorch's
+// extension modules load it so) is outside RTLD_NEXT's reach: the recorder
+// finds the real function among the loaded libraries and forwards to it.
+TEST(ProfileGemms, CublasLoadedLocallyIsStillFoundAndForwardedTo) {
+  expect_forwarded_local_call(run_local_caller("local", {}));
+}
+
+// A wheel's renamed copy of cuBLAS (auditwheel's "libcublas-<hash>.so.N")
+// is cuBLAS too; a library whose name only starts so, loaded before it, is
+// passed over for want of the function.
+TEST(ProfileGemms, ARenamedCopyOfCublasIsFoundPastALookalike) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("renamed_cublas_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path lookalike = dir / "libcublas-00000000.so.13", renamed = dir / "libcublas-3b81d170.so.13";
+  fs::create_symlink(FAKE_CUPTI, lookalike);
+  fs::create_symlink(fs::canonical(CUBLAS_LIBRARY), renamed);
+  expect_forwarded_local_call(run_local_caller("renamed", {lookalike.string(), renamed.string()}));
+  fs::remove_all(dir);
 }

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "harness/profile/trace_file.hpp"
 #include "kernels/profile/activity_records.hpp"
@@ -46,25 +48,41 @@ std::string file_path(const char* pattern) {
   return path;
 }
 
-struct Loaded {
-  const char* file;  // "libcublas.so", "libnccl.so"
-  std::string path;
-};
-
-int find_loaded(dl_phdr_info* info, std::size_t, void* data) {
-  auto* wanted = static_cast<Loaded*>(data);
-  const char* name = info->dlpi_name != nullptr ? std::strrchr(info->dlpi_name, '/') : nullptr;
-  if (name == nullptr || std::strncmp(name + 1, wanted->file, std::strlen(wanted->file)) != 0) return 0;
-  wanted->path = info->dlpi_name;
-  return 1;
+// Whether `file` (a path's last part) is `stem`'s library: "libcublas.so.13",
+// or a copy a wheel renamed ("libcublas-3b81d170.so.13"), never another
+// library that shares the stem ("libcublasLt.so.13"). A library whose name
+// merely looks so ("libnccl-net.so", NCCL's network plugin) lacks the
+// symbol, and is passed over.
+bool names_library(const char* file, const char* stem) {
+  const std::size_t n = std::strlen(stem);
+  return std::strncmp(file, stem, n) == 0 && (std::strncmp(file + n, ".so", 3) == 0 || file[n] == '-');
 }
 
-// A handle on a library already loaded whose file name starts with
-// `library_file`; never loads one.
-void* loaded_library(const char* library_file) {
-  Loaded loaded{library_file, {}};
-  dl_iterate_phdr(find_loaded, &loaded);
-  return loaded.path.empty() ? nullptr : dlopen(loaded.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+struct Candidates {
+  const char* stem;
+  std::vector<std::string> paths;  // in load order
+};
+
+int collect_candidates(dl_phdr_info* info, std::size_t, void* data) {
+  auto* wanted = static_cast<Candidates*>(data);
+  const char* slash = info->dlpi_name != nullptr ? std::strrchr(info->dlpi_name, '/') : nullptr;
+  if (slash != nullptr && names_library(slash + 1, wanted->stem)) wanted->paths.emplace_back(info->dlpi_name);
+  return 0;
+}
+
+// A handle on the first library already loaded under `stem`'s name that
+// exports `symbol`; never loads one. The handle is kept open: what is found
+// in it is called for the rest of the run.
+void* loaded_library_with(const char* stem, const char* symbol) {
+  Candidates candidates{stem, {}};
+  dl_iterate_phdr(collect_candidates, &candidates);
+  for (const std::string& path : candidates.paths) {
+    void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (library == nullptr) continue;
+    if (dlsym(library, symbol) != nullptr) return library;
+    dlclose(library);
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -111,7 +129,8 @@ void CallRecorder::open_file() {
 bool CallRecorder::find_cupti() {
   const char* path = std::getenv("NVTX_INJECTION64_PATH");
   void* cupti = path != nullptr && *path != '\0' ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
-  if (cupti == nullptr) cupti = loaded_library("libcupti.so");  // the variable named another path to it
+  if (cupti == nullptr)  // the variable named another path to it
+    cupti = loaded_library_with("libcupti", "cuptiActivityPushExternalCorrelationId");
   if (cupti == nullptr) return false;
   const auto push = reinterpret_cast<PushFn>(dlsym(cupti, "cuptiActivityPushExternalCorrelationId"));
   const auto pop = reinterpret_cast<PopFn>(dlsym(cupti, "cuptiActivityPopExternalCorrelationId"));
@@ -143,17 +162,17 @@ void CallRecorder::pop() { pop_.load()(kCallCorrelationKind, nullptr); }  // onl
 // program's global scope; a library loaded with RTLD_LOCAL (a framework's
 // extension module pulls cuBLAS and NCCL in so) is outside it, and is asked
 // itself.
-void* CallRecorder::real_symbol(const char* name, const char* library_file) {
+void* CallRecorder::real_symbol(const char* name, const char* library) {
   if (void* next = dlsym(RTLD_NEXT, name)) return next;
-  void* library = loaded_library(library_file);
-  return library != nullptr ? dlsym(library, name) : nullptr;
+  void* loaded = loaded_library_with(library, name);
+  return loaded != nullptr ? dlsym(loaded, name) : nullptr;
 }
 
-void CallRecorder::say_missing(const char* name, const char* library_file) {
+void CallRecorder::say_missing(const char* name, const char* library) {
   try {
     if (recording())
-      write(problem_line(std::string(name) + " was not found in " + library_file +
-                         "* among the loaded libraries: the program's calls to it fail"));
+      write(problem_line(std::string(name) + " was not found in " + library +
+                         " (or a renamed copy) among the loaded libraries: the program's calls to it fail"));
   } catch (...) {
   }
 }

@@ -69,20 +69,22 @@ class CallRecorder {
   // At exit: the problem line when CUPTI was never found.
   void say_if_cupti_never_found();
 
-  // The real entry point, looked up once by its caller (kept in a static).
-  // Not found, the file says every call to it fails.
+  // The real entry point, looked up once by its caller (kept in a static),
+  // in the program's global scope or else in the loaded library `library`
+  // names ("libcublas": libcublas.so.13, or a wheel's renamed copy). Not
+  // found, the file says every call to it fails.
   template <typename Fn>
-  Fn real(const char* name, const char* library_file) {
-    void* found = real_symbol(name, library_file);
-    if (found == nullptr) say_missing(name, library_file);
+  Fn real(const char* name, const char* library) {
+    void* found = real_symbol(name, library);
+    if (found == nullptr) say_missing(name, library);
     return reinterpret_cast<Fn>(found);
   }
 
  private:
   void open_file();
   bool find_cupti();
-  void say_missing(const char* name, const char* library_file);
-  static void* real_symbol(const char* name, const char* library_file);
+  void say_missing(const char* name, const char* library);
+  static void* real_symbol(const char* name, const char* library);
 
   using PushFn = CUptiResult (*)(CUpti_ExternalCorrelationKind, std::uint64_t);
   using PopFn = CUptiResult (*)(CUpti_ExternalCorrelationKind, std::uint64_t*);

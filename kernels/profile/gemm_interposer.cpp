@@ -74,12 +74,12 @@ cublasStatus_t recorded(ShapeOf shape_of, Forward forward) {
 
 bool outermost() { return records_call(recorder()); }
 
-constexpr const char* kCublas = "libcublas.so";
-constexpr const char* kCublasLt = "libcublasLt.so";
+constexpr const char* kCublas = "libcublas";
+constexpr const char* kCublasLt = "libcublasLt";
 
 template <typename Fn>
-Fn real(const char* name, const char* library_file) {
-  return recorder().real<Fn>(name, library_file);
+Fn real(const char* name, const char* library) {
+  return recorder().real<Fn>(name, library);
 }
 
 // The handle's math mode; the default where cuBLAS cannot say (a handle

@@ -38,7 +38,7 @@ CallRecorder& recorder() {
   return *instance;
 }
 
-constexpr const char* kNccl = "libnccl.so";
+constexpr const char* kNccl = "libnccl";
 
 template <typename Fn>
 Fn real(const char* name) {
