@@ -13,6 +13,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "bench/profile/output_marks.hpp"
 #include "bench/profile/profile_launch.hpp"
 #include "harness/core/child_process.hpp"
 #include "harness/profile/trace_file.hpp"
@@ -264,4 +265,47 @@ TEST(ProfileRecorderFiles, TheTracedProcesssFilesAreKeptUnderTheTracesNames) {
   EXPECT_TRUE(fs::exists(trace));
   EXPECT_TRUE(fs::exists(dir / "other.trace.gemms.200"));
   fs::remove_all(dir);
+}
+
+// --step-regex's reading of the program's output: a line ends at '\n' or
+// '\r' (a "\r\n" ending counts once), and lines that come in one read are
+// counted as having come together, their steps merged.
+TEST(ProfileOutputMarks, LinesEndAtEitherEndingAndTogetherIsCounted) {
+  const std::regex pattern("^step");
+  profile::OutputMarks marks{&pattern};
+  marks.take_at("step 1\nstep 2\nloss 3\n", 100);
+  marks.take_at("step 3\r\nst", 200);
+  marks.take_at("ep 4\r", 300);
+  EXPECT_EQ(marks.marks, (std::vector<std::int64_t>{100, 100, 200, 300}));
+  EXPECT_EQ(marks.together, 1u);
+  EXPECT_FALSE(marks.timed_apart());
+  EXPECT_CONTAINS(profile::buffered_output_warning(marks).second, "1 of the 4 lines matching --step-regex");
+}
+
+// A real Python program printing a step line every 0.2 s into a pipe: left
+// buffered its lines come at its exit, together; with the variable redline
+// sets, one at a time.
+TEST(ProfileOutputMarks, PythonsStepLinesComeOneAtATimeUnbuffered) {
+  const std::regex pattern("^step");
+  const auto run = [&](std::vector<std::pair<std::string, std::string>> env) {
+    profile::OutputMarks marks{&pattern};
+    ChildSpec spec;
+    spec.argv = {"python3", "-c", "import time\nfor i in range(3):\n    print('step', i)\n    time.sleep(0.2)\n"};
+    spec.extra_env = std::move(env);
+    spec.timeout_seconds = 60;
+    spec.on_output = [&](std::string_view chunk) { marks.take(chunk); };
+    const ChildResult result = run_child(spec);
+    EXPECT_TRUE(result.succeeded()) << result.describe_end() << result.output;
+    return marks;
+  };
+  const profile::OutputMarks buffered = run({{"PYTHONUNBUFFERED", ""}});
+  EXPECT_EQ(buffered.marks.size(), 3u);
+  EXPECT_EQ(buffered.together, 2u);
+  std::vector<std::pair<std::string, std::string>> env;
+  ::unsetenv("PYTHONUNBUFFERED");
+  profile::unbuffer_python_output(env);
+  ASSERT_EQ(env.size(), 1u);
+  const profile::OutputMarks unbuffered = run(env);
+  EXPECT_EQ(unbuffered.marks.size(), 3u);
+  EXPECT_TRUE(unbuffered.timed_apart());
 }

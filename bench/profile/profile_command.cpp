@@ -7,12 +7,12 @@
 // still written); 130 after Ctrl-C, the steps recorded so far profiled.
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 #include <regex>
 
+#include "bench/profile/output_marks.hpp"
 #include "bench/profile/profile_flags.hpp"
 #include "bench/profile/profile_launch.hpp"
 #include "harness/core/child_process.hpp"
@@ -91,34 +91,12 @@ CheckedProfile checked(const ProfileFlags& f) {
   return c;
 }
 
-std::int64_t monotonic_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// The program's output echoed to stderr (stdout carries the profile), and
-// the steady-clock time of each whole line matching the step pattern.
-struct OutputMarks {
-  const std::regex* pattern = nullptr;
-  std::string partial;
-  std::vector<std::int64_t> marks;
-  void take(std::string_view chunk) {
-    std::cerr << chunk << std::flush;
-    if (!pattern) return;
-    const std::int64_t now = monotonic_ns();
-    partial.append(chunk);
-    for (auto end = partial.find('\n'); end != std::string::npos; end = partial.find('\n')) {
-      if (std::regex_search(partial.substr(0, end), *pattern)) marks.push_back(now);
-      partial.erase(0, end + 1);
-    }
-  }
-};
-
 ChildResult run_program(const std::vector<std::string>& command, const std::vector<std::pair<std::string, std::string>>& env,
                         OutputMarks& marks) {
   ChildSpec spec;
   spec.argv = command;
   spec.extra_env = env;
+  if (marks.pattern) unbuffer_python_output(spec.extra_env);
   spec.output_limit = 1 << 20;
   // On Ctrl-C the injection library flushes for up to 10 s before the
   // signal ends the program; a second SIGTERM sooner would cut that short.
@@ -136,8 +114,8 @@ fs::path trace_path(const ProfileFlags& f) {
 
 // The command again without the profiler: its wall time against the
 // profiled run's, and the steps' when --step-regex marks them.
-void add_overhead(Report& report, const ProfileFlags& f, const CheckedProfile& c, const ChildResult& profiled,
-                  const std::vector<std::int64_t>& profiled_marks) {
+void add_overhead(Report& report, const ProfileFlags& f, const CheckedProfile& c, const ChildResult& profiled_run,
+                  const OutputMarks& profiled) {
   std::cerr << "redline profile: running the command again without the profiler (--overhead)\n";
   OutputMarks marks{c.has_step_regex ? &c.step_regex : nullptr, {}, {}};
   const ChildResult plain = run_program(f.command, {}, marks);
@@ -148,12 +126,12 @@ void add_overhead(Report& report, const ProfileFlags& f, const CheckedProfile& c
     std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
     return gaps[gaps.size() / 2];
   };
-  const auto with = median_gap(profiled_marks), without = median_gap(marks.marks);
-  if (with && without)
+  const auto with = median_gap(profiled.marks), without = median_gap(marks.marks);
+  if (with && without && profiled.timed_apart() && marks.timed_apart())
     report.summary.emplace_back("profiler overhead", format_percent(*with / *without - 1) +
                                                          " on the median step time (between --step-regex lines), one run each");
   report.summary.emplace_back("profiler overhead, whole run",
-                              format_percent(profiled.wall_seconds / plain.wall_seconds - 1) +
+                              format_percent(profiled_run.wall_seconds / plain.wall_seconds - 1) +
                                   " of the wall time (start-up included), one run each");
 }
 
@@ -292,11 +270,19 @@ int run_profile(const ProfileFlags& f) {
     add_profile(report, profile_input(trace, f, c, marks.marks));
     report.summary.insert(report.summary.end(), calls_summary.begin(), calls_summary.end());
   } catch (const std::runtime_error& e) {
-    if (!f.trace.empty()) throw;
-    throw std::runtime_error(std::string(e.what()) + " (keep the trace with --trace FILE to look into it)");
+    // Ctrl-C before a whole step: nothing to profile, and the exit still
+    // says the run was interrupted.
+    if (result.interrupted) {
+      std::cerr << "redline profile: " << e.what() << "\n";
+      return 128 + interrupt_signal();
+    }
+    const std::string keep = f.trace.empty() ? " (keep the trace with --trace FILE to look into it)" : "";
+    if (const auto* usage = dynamic_cast<const UsageError*>(&e)) throw UsageError(usage->flag(), usage->value(), usage->problem() + keep);
+    throw std::runtime_error(e.what() + keep);
   }
   report.summary.emplace_back("program", result.describe_end() + ", " + format_number(result.wall_seconds, 1) + " s");
-  if (f.overhead && !interrupted()) add_overhead(report, f, c, result, marks.marks);
+  if (!marks.timed_apart()) report.summary.push_back(buffered_output_warning(marks));
+  if (f.overhead && !interrupted()) add_overhead(report, f, c, result, marks);
   write_reports(report, f.output);
   // Ctrl-C stopped the program: what it recorded is profiled and written,
   // and the exit says it was interrupted, as every tool's does.

@@ -229,7 +229,8 @@ CeilingFinding idle_finding(const ProfileTotals& t) {
       {static_cast<double>(t.sum.idle_after_ns), "after the step's last GPU work (the host ends the step: a sync, logging)"}};
   const auto& most = *std::max_element(std::begin(parts), std::end(parts),
                                        [](const auto& a, const auto& b) { return a.first < b.first; });
-  if (idle <= 0 || wall <= 0) return {"the GPU is busy the whole step", 0};
+  if (wall <= 0) return {"the steps have no length: nothing to say of idle time", 0};
+  if (idle <= 0) return {"the GPU is busy the whole step", 0};
   return {"the GPU is idle " + format_percent(idle / wall, 0) + " of the step, mostly " + most.second,
           idle / static_cast<double>(t.steps)};
 }

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "harness/core/units.hpp"
+#include "harness/core/usage_error.hpp"
 
 namespace redline::profile {
 namespace {
@@ -36,7 +37,7 @@ std::string categories_line(const ProfileTotals& t) {
     if (it == t.sum.category_ns.end()) continue;
     line += (line.empty() ? "" : ", ") + std::string(category_name(c)) + " " +
             format_number(ms(it->second) / static_cast<double>(t.steps), 2) + " ms (" +
-            format_percent(static_cast<double>(it->second) / static_cast<double>(t.sum.wall_ns), 0) + ")";
+            format_number(pct(it->second, t.sum.wall_ns), 0) + "%)";
   }
   return line;
 }
@@ -71,8 +72,9 @@ void add_profile(Report& report, const ProfileInput& input) {
   if (input.found.steps.empty()) throw std::runtime_error("no steps found: " + input.found.why_none);
   const std::vector<StepWindow> steps = steps_to_profile(input.found.steps, input.skip, input.limit);
   if (steps.empty())
-    throw std::runtime_error(std::to_string(input.found.steps.size()) + " steps found, and --skip " +
-                             std::to_string(input.skip) + " skips them all");
+    throw UsageError("--skip", std::to_string(input.skip),
+                     "skips all " + std::to_string(input.found.steps.size()) + " steps found (by " +
+                         input.found.method + "): give a smaller one");
   for (std::size_t i = 0; i < steps.size(); ++i) add_step_rows(report, input.skip + i, break_down(input.trace, steps[i]));
   const ProfileTotals totals = total_over(input.trace, steps);
   report.summary.emplace_back("steps", std::to_string(input.found.steps.size()) + " found by " + input.found.method +
@@ -80,7 +82,7 @@ void add_profile(Report& report, const ProfileInput& input) {
                                            std::to_string(input.skip));
   report.summary.emplace_back("step", format_number(ms(totals.sum.wall_ns) / static_cast<double>(steps.size()), 2) +
                                           " ms (mean wall time); GPU busy " +
-                                          format_percent(static_cast<double>(totals.sum.busy_ns) / totals.sum.wall_ns, 0));
+                                          format_number(pct(totals.sum.busy_ns, totals.sum.wall_ns), 0) + "%");
   report.summary.emplace_back("categories", categories_line(totals));
   add_top_kernels(report, top_kernels(input.trace, steps, input.top), steps.size());
   add_ceilings(report, totals, input.ceilings);

@@ -98,6 +98,7 @@ void add_line(Trace& trace, const std::vector<std::string>& f, const std::string
     a.kind = ActivityKind::range;
     a.start_ns = integer(f[1], where);
     a.end_ns = integer(f[2], where);
+    if (a.end_ns < a.start_ns) throw std::runtime_error(where + ": the range ends before it starts");
     a.name = f[3];
     trace.activities.push_back(std::move(a));
   } else if (kind == "gemm") {
