@@ -421,6 +421,28 @@ TEST(ProfileBreakdown, IdleSplitCategoriesAndOverlap) {
   EXPECT_EQ(empty.idle_before_ns, 1000);
 }
 
+// The one-pass breakdown of many steps is each step's own, also for a
+// record that spans several steps and ones that start out of order.
+TEST(ProfileBreakdown, AllStepsAtOnceAsEachAlone) {
+  Trace trace = periodic_trace(6);
+  trace.activities.push_back(kernel(kNccl, 3000, 30000, 2));  // across steps 0 to 2
+  trace.activities.push_back(copy(CopyKind::h2d, 100, 200, 64));
+  const auto steps = steps_from_kernel_period(trace);
+  const std::vector<StepBreakdown> all = break_down_steps(trace, steps);
+  ASSERT_EQ(all.size(), steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const StepBreakdown alone = break_down(trace, steps[i]);
+    EXPECT_EQ(all[i].busy_ns, alone.busy_ns) << i;
+    EXPECT_EQ(all[i].idle_before_ns, alone.idle_before_ns) << i;
+    EXPECT_EQ(all[i].nccl_overlap_ns, alone.nccl_overlap_ns) << i;
+    EXPECT_EQ(all[i].category_ns, alone.category_ns) << i;
+  }
+  EXPECT_GT(all[1].nccl_ns, 0);
+  EXPECT_EQ(step_at(steps, steps[2].start_ns), std::optional<std::size_t>(2));
+  EXPECT_EQ(step_at(steps, steps[0].start_ns - 1), std::nullopt);
+  EXPECT_EQ(step_at(steps, steps.back().end_ns), std::nullopt);
+}
+
 TEST(ProfileBreakdown, TopKernelsByTotalTime) {
   const Trace trace = periodic_trace(6);
   const auto steps = steps_from_kernel_period(trace);

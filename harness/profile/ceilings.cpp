@@ -199,17 +199,14 @@ ProfileTotals total_over(const Trace& trace, const std::vector<StepWindow>& step
   ProfileTotals t;
   t.steps = steps.size();
   t.gemm_calls_recorded = trace.gemm_calls_recorded;
-  for (const StepWindow& s : steps) {
-    const StepBreakdown b = break_down(trace, s);
+  for (const StepBreakdown& b : break_down_steps(trace, steps)) {
     t.sum.wall_ns += b.wall_ns, t.sum.busy_ns += b.busy_ns;
     t.sum.idle_before_ns += b.idle_before_ns, t.sum.idle_between_ns += b.idle_between_ns;
     t.sum.idle_after_ns += b.idle_after_ns;
     t.sum.nccl_ns += b.nccl_ns, t.sum.nccl_overlap_ns += b.nccl_overlap_ns;
     for (const auto& [c, ns] : b.category_ns) t.sum.category_ns[c] += ns;
   }
-  const auto in_steps = [&](std::int64_t at) {
-    return std::any_of(steps.begin(), steps.end(), [&](const StepWindow& s) { return at >= s.start_ns && at < s.end_ns; });
-  };
+  const auto in_steps = [&](std::int64_t at) { return step_at(steps, at).has_value(); };
   for (const Activity& a : trace.activities)
     if ((a.kind == ActivityKind::memcpy || a.kind == ActivityKind::memset) && in_steps(a.start_ns))
       t.bytes[category_of(a)] += a.bytes;

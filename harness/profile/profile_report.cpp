@@ -75,7 +75,8 @@ void add_profile(Report& report, const ProfileInput& input) {
     throw UsageError("--skip", std::to_string(input.skip),
                      "skips all " + std::to_string(input.found.steps.size()) + " steps found (by " +
                          input.found.method + "): give a smaller one");
-  for (std::size_t i = 0; i < steps.size(); ++i) add_step_rows(report, input.skip + i, break_down(input.trace, steps[i]));
+  const std::vector<StepBreakdown> breakdowns = break_down_steps(input.trace, steps);
+  for (std::size_t i = 0; i < steps.size(); ++i) add_step_rows(report, input.skip + i, breakdowns[i]);
   const ProfileTotals totals = total_over(input.trace, steps);
   report.summary.emplace_back("steps", std::to_string(input.found.steps.size()) + " found by " + input.found.method +
                                            "; " + std::to_string(steps.size()) + " profiled after skipping " +

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ struct StepBreakdown {
 // Records are clipped to the window: a kernel running across a step boundary
 // counts in each step for its part.
 StepBreakdown break_down(const Trace& trace, const StepWindow& step);
+// The same for each of `steps` (in time order, not overlapping), in one
+// pass over the trace.
+std::vector<StepBreakdown> break_down_steps(const Trace& trace, const std::vector<StepWindow>& steps);
+// The index of the step (in time order, not overlapping) that holds `at`.
+std::optional<std::size_t> step_at(const std::vector<StepWindow>& steps, std::int64_t at);
 
 struct KernelTotal {
   std::string name;
@@ -37,7 +43,8 @@ struct KernelTotal {
   double mean_ns() const { return count ? static_cast<double>(total_ns) / static_cast<double>(count) : 0; }
 };
 
-// The kernels by total time within the steps, largest first, at most `top`.
+// The kernels by total time within the steps (in time order, not
+// overlapping), largest first, at most `top`.
 std::vector<KernelTotal> top_kernels(const Trace& trace, const std::vector<StepWindow>& steps, std::size_t top);
 
 }  // namespace redline::profile
