@@ -254,5 +254,24 @@ TEST_F(AtomicFileTest, WritersStartingTogetherIntoANewFolderAllSucceed) {
   }
 }
 
+// One output that cannot be written (its folder became a file mid-run, a
+// full disk) costs no other: the JSON and the table are still written, and
+// the failure is thrown after them.
+TEST_F(AtomicFileTest, AFailedOutputCostsNoOther) {
+  Report report;
+  report.tool = "a_test_tool";
+  Row row;
+  row.param("size", "1").metric("time_ms", 2.0);
+  report.rows.push_back(row);
+  write_plain(dir_ / "not_a_folder", "x");
+  OutputOptions o{.csv_path = (dir_ / "not_a_folder" / "r.csv").string(), .json_path = (dir_ / "r.json").string()};
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  EXPECT_THROW_WITH(write_reports(report, o), std::runtime_error, "the other outputs were written");
+  EXPECT_CONTAINS(::testing::internal::GetCapturedStdout(), "time_ms");
+  EXPECT_CONTAINS(::testing::internal::GetCapturedStderr(), "r.csv");
+  EXPECT_CONTAINS(read_all(dir_ / "r.json"), "time_ms");
+}
+
 }  // namespace
 }  // namespace redline

@@ -27,17 +27,6 @@
 using namespace redline;
 using namespace redline::profile;
 
-// `statement` throws `type` whose message holds `part`.
-#define EXPECT_THROW_WITH(statement, type, part) \
-  do {                                           \
-    try {                                        \
-      statement;                                 \
-      ADD_FAILURE() << "no exception: " #statement; \
-    } catch (const type& e) {                    \
-      EXPECT_CONTAINS(e.what(), part);           \
-    }                                            \
-  } while (0)
-
 namespace {
 
 constexpr const char* kGemm = "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT";

@@ -86,6 +86,17 @@ class ToolTest : public TempDirTest {
     EXPECT_NE(text_.find(part_), std::string::npos) << "\"" << part_ << "\" not in: " << text_; \
   } while (0)
 
+// `statement` throws `type` whose message holds `part`.
+#define EXPECT_THROW_WITH(statement, type, part)    \
+  do {                                              \
+    try {                                           \
+      statement;                                    \
+      ADD_FAILURE() << "no exception: " #statement; \
+    } catch (const type& e) {                       \
+      EXPECT_CONTAINS(e.what(), part);              \
+    }                                               \
+  } while (0)
+
 // `text` does not contain `part`.
 #define EXPECT_NOT_CONTAINS(text, part)                                                      \
   do {                                                                                       \

@@ -116,10 +116,24 @@ void check_declared(const Report& report) {
 
 void write_reports(const Report& report, const OutputOptions& options) {
   check_declared(report);
-  // Files first: a closed stdout must not cost the results.
-  if (!options.csv_path.empty()) write_file_atomically(options.csv_path, to_csv(report));
-  if (!options.json_path.empty()) write_file_atomically(options.json_path, to_gbench_json(report));
+  // Files first: a closed stdout must not cost the results. Each output is
+  // tried whatever became of the one before (a full disk under the CSV must
+  // not cost the JSON on another, nor the table), and the first failure is
+  // thrown at the end; each file is whole or untouched.
+  std::string failed;
+  const auto attempt = [&](const std::string& path, const auto& text_of) {
+    if (path.empty()) return;
+    try {
+      write_file_atomically(path, text_of(report));
+    } catch (const std::exception& e) {
+      std::cerr << report.tool << ": " << e.what() << "\n";
+      if (failed.empty()) failed = e.what();
+    }
+  };
+  attempt(options.csv_path, to_csv);
+  attempt(options.json_path, to_gbench_json);
   if (!options.quiet) std::cout << to_console_table(report) << std::flush;
+  if (!failed.empty()) throw std::runtime_error(failed + " (the other outputs were written)");
 }
 
 }  // namespace redline
