@@ -386,12 +386,26 @@ TEST_F(TrialTest, OtherSignalIsAnError) {
   EXPECT_CONTAINS(v.note, "about to crash");
 }
 
+// Killed by us: the signal says nothing of memory.
 TEST_F(TrialTest, TimeoutIsATimeout) {
-  const ChildResult child = run_shell(print("CUDA out of memory") + "; sleep 30", 0.3);
+  const ChildResult child = run_shell(print("loading") + "; sleep 30", 0.3);
   ASSERT_TRUE(child.timed_out);
   const TrialVerdict v = judge_trial(child, make_trial_rules({}));
-  EXPECT_EQ(v.status, PointStatus::timeout);  // killed by us, whatever it printed
+  EXPECT_EQ(v.status, PointStatus::timeout);
   EXPECT_CONTAINS(v.note, "--timeout");
+}
+
+// A rank out of memory leaves the others waiting in a collective until
+// --timeout: what it printed makes the trial out of memory, so the sweep
+// bisects below it rather than counting a slow trial.
+TEST_F(TrialTest, OutOfMemoryThenAHangIsOutOfMemory) {
+  const ChildResult child =
+      run_shell(print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB") + "; sleep 30", 0.3);
+  ASSERT_TRUE(child.timed_out);
+  const TrialVerdict v = judge_trial(child, make_trial_rules({}));
+  EXPECT_EQ(v.status, PointStatus::oom);
+  EXPECT_CONTAINS(v.note, "CUDA out of memory");
+  EXPECT_CONTAINS(v.note, "(then hung until --timeout)");
 }
 
 TEST_F(TrialTest, InterruptedIsSkipped) {

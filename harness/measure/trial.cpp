@@ -40,11 +40,17 @@ std::string line_at(const std::string& output, std::size_t pos, std::size_t max_
 }
 
 // Why a failed trial ran out of memory, or nullopt when nothing says so.
-std::optional<std::string> oom_reason(const ChildResult& child, const std::vector<std::string>& lines,
-                                      const TrialRules& rules) {
+// The first output line that says memory ran out, shortened.
+std::optional<std::string> printed_oom(const std::vector<std::string>& lines, const TrialRules& rules) {
   for (const auto& line : lines)
     for (const auto& pattern : rules.oom_patterns)
       if (std::regex_search(line, pattern)) return shortened(line);
+  return std::nullopt;
+}
+
+std::optional<std::string> oom_reason(const ChildResult& child, const std::vector<std::string>& lines,
+                                      const TrialRules& rules) {
+  if (auto printed = printed_oom(lines, rules)) return printed;
   const std::string tail = last_output_line(child.output);
   const std::string end = child.describe_end() + (tail.empty() ? "" : ": " + tail);
   if (child.oom_kills && *child.oom_kills > 0)
@@ -151,8 +157,15 @@ std::string last_output_line(const std::string& output, std::size_t max_chars) {
 TrialVerdict judge_trial(const ChildResult& child, const TrialRules& rules) {
   if (!child.started) return {PointStatus::error, std::nullopt, "could not start: " + child.start_error};
   if (child.interrupted) return {PointStatus::skipped, std::nullopt, "interrupted"};
-  if (child.timed_out) return {PointStatus::timeout, std::nullopt, "no result before --timeout"};
   const std::vector<std::string> lines = output_lines(child.output);
+  if (child.timed_out) {
+    // A rank that ran out of memory leaves the others waiting in a
+    // collective until --timeout: the trial is out of memory, not slow. (The
+    // end itself says nothing: --timeout's own signal ended it.)
+    if (auto printed = printed_oom(lines, rules))
+      return {PointStatus::oom, std::nullopt, *printed + " (then hung until --timeout)"};
+    return {PointStatus::timeout, std::nullopt, "no result before --timeout"};
+  }
   if (!child.succeeded()) {
     if (auto reason = oom_reason(child, lines, rules)) return {PointStatus::oom, std::nullopt, *reason};
     const std::string tail = last_output_line(child.output);
