@@ -217,6 +217,20 @@ TEST(PlanBusbw, InterpolatesLinearInLogBytesBetweenNeighbours) {
   }
 }
 
+// A --split run's group rows (and per-rank rows) measured a part of the
+// communicator: the curve is read from the whole communicator's rows only.
+TEST(PlanBusbw, SplitGroupAndRankRowsAreLeftOut) {
+  const char* csv =
+      "tool,collective,bytes,dtype,op,inplace,group,rank,busbw_GBps,status\n"
+      "x,all_reduce,16777216,float,sum,1,,,100,ok\n"
+      "x,all_reduce,16777216,float,sum,1,0,,300,ok\n"
+      "x,all_reduce,16777216,float,sum,1,1,,20,ok\n"
+      "x,all_reduce,16777216,float,sum,1,,3,5,ok\n";
+  const BusbwCurve c = read_busbw_curve(parse_csv(csv, "split.csv"), "split.csv", "--allreduce", "float");
+  ASSERT_EQ(c.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(c.points[0].busbw_GBps, 100);
+}
+
 TEST(PlanBusbw, ACsvWithoutTheColumnsNamesFileAndColumn) {
   try {
     read_busbw_curve(parse_csv("tool,bytes,status\nx,8,ok\n", "t.csv"), "t.csv", "--allreduce", "float");

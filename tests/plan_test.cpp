@@ -181,6 +181,19 @@ TEST_F(PlanCommand, EmptyValuesAndUnreadablePathsSayWhatIsWrong) {
 
 #if defined(ALLREDUCE_BENCH_BIN)
 // A suite run of the real tools, then the plan from its folder.
+// A run folder's all-reduce CSV with a size that is not a number is bad
+// input naming the file, not a crash.
+TEST_F(PlanCommand, ARunFoldersUnreadableSizeIsNamed) {
+  const fs::path run = dir_ / "run";
+  fs::create_directories(run);
+  std::ofstream(run / "allreduce.csv") << "tool,collective,bytes,dtype,op,inplace,busbw_GBps,status\n"
+                                          "allreduce_bench,all_reduce,,float,sum,1,10,ok\n";
+  const ChildResult child = plan({"--from", run.string(), "--samples", "1e6", "--grad-bytes", "14e9"});
+  EXPECT_EQ(child.exit_code, 2) << child.output;
+  EXPECT_CONTAINS(child.output, "allreduce.csv");
+  EXPECT_CONTAINS(child.output, "bytes");
+}
+
 TEST_F(PlanCommand, FromARealSuiteRun) {
   const fs::path suite = dir_ / "suite", runs = dir_ / "runs", ckpt = dir_ / "ckpt";
   fs::create_directories(ckpt);

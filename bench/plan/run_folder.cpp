@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <regex>
+#include <stdexcept>
 
 #include "harness/core/usage_error.hpp"
+#include "harness/plan/csv_cells.hpp"
 #include "harness/report/csv_reader.hpp"
 #include "harness/report/recorded_summary.hpp"
 
@@ -22,11 +24,12 @@ bool has_ok_row(const CsvTable& t) {
 // hold several allreduce_bench CSVs (every collective up to a few MB, and
 // all_reduce alone up to the gradient bucket): the one reaching furthest
 // brackets the bucket.
-double largest_all_reduce(const CsvTable& t) {
+double largest_all_reduce(const CsvTable& t, const fs::path& csv) {
   double largest = 0;
   for (std::size_t r = 0; r < t.rows.size(); ++r)
-    if (t.value(r, "status") == "ok" && t.value(r, "collective") == "all_reduce")
-      largest = std::max(largest, std::stod(t.value(r, "bytes")));
+    if (t.value(r, "status") == "ok" && t.value(r, "collective") == "all_reduce" && t.value(r, "group").empty() &&
+        t.value(r, "rank").empty())
+      largest = std::max(largest, cell_number(t, r, "bytes", csv.string(), "--from"));
   return largest;
 }
 
@@ -42,7 +45,11 @@ std::optional<std::string> summary_value(const fs::path& csv, const std::string&
 std::optional<std::int64_t> number_after(const std::string& text, const std::string& label) {
   std::smatch m;
   if (!std::regex_search(text, m, std::regex(label + " ?([0-9]+)"))) return std::nullopt;
-  return std::stoll(m[1]);
+  try {
+    return std::stoll(m[1]);
+  } catch (const std::out_of_range&) {
+    return std::nullopt;  // no batch is that large: not a figure to read
+  }
 }
 
 }  // namespace
@@ -65,9 +72,9 @@ RunFiles find_run_files(const std::string& dir) {
     }
     if (t.rows.empty()) continue;
     const std::string& tool = t.value(0, "tool");
-    if (tool == "allreduce_bench" && largest_all_reduce(t) > allreduce_reach) {
+    if (tool == "allreduce_bench" && largest_all_reduce(t, csv) > allreduce_reach) {
       files.allreduce = csv;
-      allreduce_reach = largest_all_reduce(t);
+      allreduce_reach = largest_all_reduce(t, csv);
     }
     if (tool == "batch_sweep" && !files.sweep && has_ok_row(t)) files.sweep = csv;
     if (tool == "checkpoint_bench" && !files.checkpoint && has_ok_row(t)) files.checkpoint = csv;

@@ -11,8 +11,11 @@
 namespace redline {
 namespace {
 
+// An ok sum all-reduce over the whole communicator: a --split group's rows
+// and the per-rank rows measured a part of it, and would be averaged in.
 bool wanted_row(const CsvTable& t, std::size_t r) {
   if (t.value(r, "collective") != "all_reduce" || t.value(r, "status") != "ok") return false;
+  if (!t.value(r, "group").empty() || !t.value(r, "rank").empty()) return false;
   return !t.column("op") || t.value(r, "op") == "sum";
 }
 
