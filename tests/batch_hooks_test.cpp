@@ -1,12 +1,14 @@
 // The batch-sweep engine's trial hooks, on real child processes: each
 // trial's process gets the variables the hook gives for its batch, and the
 // hook that sees each ended trial can add to its row (batch_sweep --profile
-// runs each trial under the profiler this way).
+// runs each trial under the profiler this way, and its sweep is another
+// configuration).
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "harness/batch/batch_sweep.hpp"
+#include "harness/batch/case_config.hpp"
 
 namespace redline {
 namespace {
@@ -34,6 +36,16 @@ TEST(BatchTrialHooks, EachTrialGetsItsVariablesAndItsRowIsSeen) {
     EXPECT_EQ(row.status, RowStatus::ok) << row.note;  // the variable reached every trial
     EXPECT_EQ(row.metric_value("gpu_idle_pct"), std::stod(*row.param_value("batch_size")));
   }
+}
+
+// Trials run under the profiler carry its cost: their own configuration,
+// never a regression of the unprofiled sweep's series, whose key stays.
+TEST(BatchTrialHooks, AProfiledSweepIsAnotherConfiguration) {
+  BatchSweepOptions options;
+  options.command = {"train.py", "--bs", "{bs}"};
+  const std::string plain = config_hash(options);
+  options.profiled = true;
+  EXPECT_NE(config_hash(options), plain);
 }
 
 }  // namespace

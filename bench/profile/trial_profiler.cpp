@@ -33,6 +33,7 @@ fs::path TrialProfiler::trace_of(std::int64_t batch, int repetition) const {
 }
 
 void TrialProfiler::watch(BatchSweepOptions& options) {
+  options.profiled = true;
   options.trial_environment = [this](std::int64_t batch, int repetition) {
     return profiling_environment(library_, trace_of(batch, repetition));
   };

@@ -50,6 +50,9 @@ struct BatchSweepOptions {
   // trial's row once the trial has ended (before the row is kept).
   std::function<std::vector<std::pair<std::string, std::string>>(std::int64_t batch, int repetition)> trial_environment;
   std::function<void(Row& row, std::int64_t batch, int repetition)> trial_ended;
+  // The trials run under a profiler, whose cost is in their figures: they
+  // are another configuration (its own history series), not a regression.
+  bool profiled = false;
   bool echo_output = false;  // stream each trial's output to stderr
   int progress = -1;         // -1: when stderr is a terminal
 };

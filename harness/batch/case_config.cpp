@@ -59,6 +59,7 @@ std::string config_hash(const BatchSweepOptions& options) {
   text += "\x1fstep_time_regex=" + options.step_time_regex + "\x1fstep_time_unit=" + options.step_time_unit;
   text += "\x1fskip_steps=" + std::to_string(options.skip_steps);
   if (options.tokens_per_sample) text += "\x1ftokens_per_sample=" + std::to_string(*options.tokens_per_sample);
+  if (options.profiled) text += "\x1fprofiled=1";  // only then: unprofiled sweeps keep their series
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash_text(text)));
   return std::string(hex, 8);
