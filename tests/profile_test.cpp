@@ -13,6 +13,7 @@
 #include "harness/core/usage_error.hpp"
 #include "harness/profile/call_kernels.hpp"
 #include "harness/profile/ceilings.hpp"
+#include "harness/profile/device_choice.hpp"
 #include "harness/profile/gemm_calls.hpp"
 #include "harness/profile/intervals.hpp"
 #include "harness/profile/nccl_calls.hpp"
@@ -694,3 +695,39 @@ TEST(ProfileTrial, WhySaturationIsWhereItIs) {
 }
 
 }  // namespace
+
+// A process driving four GPUs, each busy a quarter of the step: one GPU's
+// records are the profile (the busiest, else --device's), not their union,
+// which would read busy the whole step. Its kernel correlations go with it.
+TEST(ProfileDevices, OneGpuAProfile) {
+  Trace trace;
+  for (int d = 0; d < 4; ++d) {
+    Activity k = kernel(kGemm, d * 250, (d + 1) * 250 - (d == 2 ? 0 : 10));
+    k.device = d;
+    trace.activities.push_back(k);
+    trace.kernel_correlations.push_back({100 + d, k.start_ns, k.end_ns, d});
+  }
+  trace.activities.push_back(range("step", 0, 1000));
+  Trace busiest = trace;
+  const auto line = keep_one_device(busiest, std::nullopt);
+  ASSERT_TRUE(line);
+  EXPECT_CONTAINS(*line, "devices 0, 1, 2, 3; this profile is device 2's (the most GPU time");
+  EXPECT_EQ(break_down(busiest, {0, 1000}).busy_ns, 250);
+  ASSERT_EQ(busiest.kernel_correlations.size(), 1u);
+  EXPECT_EQ(busiest.kernel_correlations[0].correlation_id, 102);
+  EXPECT_EQ(busiest.activities.size(), 2u);  // its kernel and the host's range
+  Trace asked = trace;
+  EXPECT_CONTAINS(*keep_one_device(asked, 1), "device 1's (--device)");
+  EXPECT_EQ(break_down(asked, {0, 1000}).busy_ns, 240);
+  Trace none = trace;
+  EXPECT_THROW_WITH(keep_one_device(none, 7), UsageError, "--device '7': ran nothing in the trace (devices: 0, 1, 2, 3)");
+  Trace one;
+  one.activities = {kernel(kGemm, 0, 10)};
+  EXPECT_FALSE(keep_one_device(one, std::nullopt));
+  // The device travels with a kernel correlation; an older trace's line
+  // without it is device 0's.
+  const Trace back = parse_trace(trace_header() + kernel_correlation_line({5, 10, 20, 3}) + "kernelcorr\t6\t30\t40\n", "t");
+  ASSERT_EQ(back.kernel_correlations.size(), 2u);
+  EXPECT_EQ(back.kernel_correlations[0].device, 3);
+  EXPECT_EQ(back.kernel_correlations[1].device, 0);
+}

@@ -21,6 +21,7 @@
 #include "harness/core/units.hpp"
 #include "harness/core/usage_error.hpp"
 #include "harness/profile/call_kernels.hpp"
+#include "harness/profile/device_choice.hpp"
 #include "harness/profile/gemm_calls.hpp"
 #include "harness/profile/nccl_calls.hpp"
 #include "harness/profile/profile_report.hpp"
@@ -36,6 +37,7 @@ using SummaryLines = std::vector<std::pair<std::string, std::string>>;
 
 struct CheckedProfile {
   std::size_t steps = 0, skip = 0, top = 0;
+  std::optional<int> device;
   std::regex step_range, step_regex;
   bool has_step_regex = false;
   std::optional<Ceilings> ceilings;
@@ -77,6 +79,7 @@ CheckedProfile checked(const ProfileFlags& f) {
   c.steps = static_cast<std::size_t>(parse_count_between("--steps", f.steps, 0, 1 << 30));
   c.skip = static_cast<std::size_t>(parse_count_between("--skip", f.skip, 0, 1 << 30));
   c.top = static_cast<std::size_t>(parse_count_between("--top", f.top, 0, 10000));
+  if (!f.device.empty()) c.device = static_cast<int>(parse_count_between("--device", f.device, 0, 1 << 20));
   c.step_range = checked_regex("--step-range", f.step_range);
   if ((c.has_step_regex = !f.step_regex.empty())) c.step_regex = checked_regex("--step-regex", f.step_regex);
   if (!f.ceilings.empty()) {
@@ -214,9 +217,13 @@ int profile_saved_trace(const ProfileFlags& f, const CheckedProfile& c) {
   SummaryLines calls_summary;
   try {
     trace = read_trace(f.from_trace);
+    if (const auto devices = keep_one_device(trace, c.device)) calls_summary.emplace_back("devices", *devices);
     std::error_code ec;
-    calls_summary = join_recorded_calls(trace, f.from_trace, fs::exists(gemm_calls_file(f.from_trace), ec),
-                                        fs::exists(nccl_calls_file(f.from_trace), ec));
+    const SummaryLines joined = join_recorded_calls(trace, f.from_trace, fs::exists(gemm_calls_file(f.from_trace), ec),
+                                                    fs::exists(nccl_calls_file(f.from_trace), ec));
+    calls_summary.insert(calls_summary.end(), joined.begin(), joined.end());
+  } catch (const UsageError&) {
+    throw;
   } catch (const std::exception& e) {
     throw UsageError("--from-trace", f.from_trace, e.what());
   }
@@ -261,8 +268,10 @@ int run_profile(const ProfileFlags& f) {
     if (!trace.ended)
       trace.problems.push_back("the trace has no end: the program ended without the profiler's exit flush (killed, "
                                "_exit, a crash), so the records CUPTI had not yet handed back are lost");
+    const std::optional<std::string> devices = keep_one_device(trace, c.device);
     const int untraced = settle_recorder_files(trace_file, trace.process_id);
     SummaryLines calls_summary = join_recorded_calls(trace, trace_file, f.gemm_shapes, f.nccl_sizes);
+    if (devices) calls_summary.insert(calls_summary.begin(), {"devices", *devices});
     if (untraced > 0)
       calls_summary.emplace_back("recorded calls", std::to_string(untraced) +
                                                        " other processes of the program recorded calls but were not "

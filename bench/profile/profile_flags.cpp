@@ -23,6 +23,9 @@ CLI::App* add_profile_subcommand(CLI::App& app, ProfileFlags& f) {
   p->add_option("--step-regex", f.step_regex,
                 "Without step ranges: a step ends at each output line matching REGEX (a trainer's per-step log)")
       ->type_name("REGEX");
+  p->add_option("--device", f.device,
+                "Profile GPU N's records where the program drives several (default: the one with the most GPU time)")
+      ->type_name("N");
   p->add_option("--top", f.top, "Kernels listed by total time (default 10)")->type_name("N");
   p->add_option("--trace", f.trace, "Keep the raw trace in FILE (default: a temporary file, removed)")->type_name("FILE");
   p->add_option("--from-trace", f.from_trace,

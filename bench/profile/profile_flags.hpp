@@ -16,6 +16,7 @@ namespace redline::profile {
 struct ProfileFlags {
   std::string steps = "0", skip = "1", top = "10";
   std::string ceilings, trace, from_trace;
+  std::string device;  // empty: the device with the most GPU time
   std::string step_range = kDefaultStepRange, step_regex;
   bool overhead = false, gemm_shapes = false, nccl_sizes = false;
   std::vector<std::string> command;

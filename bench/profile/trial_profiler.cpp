@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "bench/profile/profile_launch.hpp"
+#include "harness/profile/device_choice.hpp"
 #include "harness/profile/trace_file.hpp"
 #include "harness/profile/trial_profile.hpp"
 
@@ -42,7 +43,9 @@ void TrialProfiler::watch(BatchSweepOptions& options) {
     std::error_code ec;
     if (!fs::exists(trace, ec)) return add_trial_profile(row, std::nullopt, "the trial wrote no trace");
     try {
-      add_trial_profile(row, profile_trial(read_trace(trace), kWarmupSteps), "no step after the first was found");
+      Trace read = read_trace(trace);
+      keep_one_device(read, std::nullopt);  // several GPUs' union would say "some GPU was busy"
+      add_trial_profile(row, profile_trial(read, kWarmupSteps), "no step after the first was found");
     } catch (const std::exception& e) {
       add_trial_profile(row, std::nullopt, e.what());
     }

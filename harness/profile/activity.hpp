@@ -51,6 +51,7 @@ struct ExternalCorrelation {  // CUPTI: this API call ran inside that cuBLAS cal
 };
 struct KernelCorrelation {  // CUPTI: the kernel launched by this API call ran from here to there
   std::int64_t correlation_id = 0, start_ns = 0, end_ns = 0;
+  int device = 0;  // the GPU it ran on
 };
 
 // An NCCL call, as recorded before it ran (kernels/profile/nccl_interposer).

@@ -117,8 +117,10 @@ void add_line(Trace& trace, const std::vector<std::string>& f, const std::string
     trace.nccl_calls.push_back(
         {integer(f[1], where), f[2], integer(f[3], where), integer(f[4], where), integer(f[5], where)});
   } else if (kind == "kernelcorr") {
-    need(f, 3, where);
-    trace.kernel_correlations.push_back({integer(f[1], where), integer(f[2], where), integer(f[3], where)});
+    // A trace written before the device was (three fields) is device 0's.
+    if (f.size() != 5) need(f, 3, where);
+    trace.kernel_correlations.push_back({integer(f[1], where), integer(f[2], where), integer(f[3], where),
+                                         f.size() == 5 ? static_cast<int>(integer(f[4], where)) : 0});
   } else if (kind == "clock") {
     need(f, 2, where);
     trace.has_clock = true;
@@ -185,7 +187,7 @@ std::string nccl_call_line(const NcclCallRecord& c) {
 
 std::string kernel_correlation_line(const KernelCorrelation& k) {
   return "kernelcorr\t" + std::to_string(k.correlation_id) + "\t" + std::to_string(k.start_ns) + "\t" +
-         std::to_string(k.end_ns) + "\n";
+         std::to_string(k.end_ns) + "\t" + std::to_string(k.device) + "\n";
 }
 
 std::string clock_line(std::int64_t activity_ns, std::int64_t monotonic_ns) {

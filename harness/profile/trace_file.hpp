@@ -12,7 +12,7 @@
 //   gemmcall   EXTERNAL_ID M N K BATCH DTYPE   (a cuBLAS call, before it ran)
 //   extcorr    CORRELATION_ID EXTERNAL_ID      (an API call inside that cuBLAS call)
 //   ncclcall   EXTERNAL_ID COLLECTIVE COUNT ELEMENT_BYTES RANKS   (an NCCL call, before it ran)
-//   kernelcorr CORRELATION_ID START END        (a kernel that API call launched)
+//   kernelcorr CORRELATION_ID START END DEVICE (a kernel that API call launched)
 //   clock   ACTIVITY_NS MONOTONIC_NS   (the two clocks read together)
 //   dropped COUNT
 //   problem TEXT

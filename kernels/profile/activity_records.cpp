@@ -77,7 +77,7 @@ void RecordReader::read_kernel(const CUpti_ActivityKernel10& kernel, std::vector
   a.device = static_cast<int>(kernel.deviceId);
   a.stream = kernel.streamId;
   a.name = kernel_name(kernel.name);
-  if (keep_correlations_) correlations_.kernels.push_back({kernel.correlationId, a.start_ns, a.end_ns});
+  if (keep_correlations_) correlations_.kernels.push_back({kernel.correlationId, a.start_ns, a.end_ns, a.device});
   out.push_back(std::move(a));
 }
 
