@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "harness/core/usage_error.hpp"
+#include "harness/plan/busbw_curve.hpp"
 #include "harness/plan/csv_cells.hpp"
 #include "harness/report/csv_reader.hpp"
 #include "harness/report/recorded_summary.hpp"
@@ -27,8 +28,7 @@ bool has_ok_row(const CsvTable& t) {
 double largest_all_reduce(const CsvTable& t, const fs::path& csv) {
   double largest = 0;
   for (std::size_t r = 0; r < t.rows.size(); ++r)
-    if (t.value(r, "status") == "ok" && t.value(r, "collective") == "all_reduce" && t.value(r, "group").empty() &&
-        t.value(r, "rank").empty())
+    if (whole_communicator_all_reduce(t, r))
       largest = std::max(largest, cell_number(t, r, "bytes", csv.string(), "--from"));
   return largest;
 }

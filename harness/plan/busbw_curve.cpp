@@ -11,12 +11,8 @@
 namespace redline {
 namespace {
 
-// An ok sum all-reduce over the whole communicator: a --split group's rows
-// and the per-rank rows measured a part of it, and would be averaged in.
 bool wanted_row(const CsvTable& t, std::size_t r) {
-  if (t.value(r, "collective") != "all_reduce" || t.value(r, "status") != "ok") return false;
-  if (!t.value(r, "group").empty() || !t.value(r, "rank").empty()) return false;
-  return !t.column("op") || t.value(r, "op") == "sum";
+  return whole_communicator_all_reduce(t, r) && (!t.column("op") || t.value(r, "op") == "sum");
 }
 
 // The dtype to read: the preferred one when measured, else the first seen.
@@ -32,6 +28,11 @@ std::string chosen_dtype(const CsvTable& t, const std::string& preferred) {
 }
 
 }  // namespace
+
+bool whole_communicator_all_reduce(const CsvTable& t, std::size_t r) {
+  return t.value(r, "collective") == "all_reduce" && t.value(r, "status") == "ok" && t.value(r, "group").empty() &&
+         t.value(r, "rank").empty();
+}
 
 BusbwCurve read_busbw_curve(const CsvTable& t, const std::string& file, const std::string& flag,
                             const std::string& dtype) {

@@ -26,6 +26,10 @@ struct BusbwCurve {
   std::vector<BusbwPoint> points;  // bytes ascending
 };
 
+// An ok all_reduce row over the whole communicator: a --split group's rows
+// and the per-rank rows measured a part of it, and would be averaged in.
+bool whole_communicator_all_reduce(const CsvTable& table, std::size_t row);
+
 // The ok all_reduce rows (op sum where the CSV says; in-place ones where
 // there are any, since DDP all-reduces its buckets in place; one dtype,
 // preferring `dtype`, else the first). A missing column or no such row is a
