@@ -127,6 +127,34 @@ TEST_F(BatchSweepTest, WallTimeIsTheLastResortAndSaysSo) {
   EXPECT_CONTAINS(r.child.output, "batch_sweep: warning: no step time");
 }
 
+// One source a sweep: a trial read another way would be compared with
+// figures that measure something else (a wall time holds the start-up).
+TEST_F(BatchSweepTest, ATrialReadAnotherWayThanTheFirstIsAnError) {
+  // nanoGPT's lines up to batch 4, then none: 8 and 16 would fall back on their wall time.
+  const std::string lines_up_to_4 =
+      "if [ $REDLINE_BATCH_SIZE -le 4 ]; then for i in 1 2 3; do echo \"iter $i: loss 1.0, time 5.00ms\"; done; fi";
+  auto r = run_command({"--batch-sizes", "2,4,8,16"}, {"/bin/sh", "-c", lines_up_to_4});
+  CsvTable csv = r.csv();
+  EXPECT_EQ(statuses(csv), (std::map<long, std::string>{{2, "ok"}, {4, "ok"}, {8, "error"}, {16, "error"}}))
+      << r.child.output;
+  EXPECT_CONTAINS(csv.value(2, "note"), "its throughput would come from the trial's wall time");
+  EXPECT_CONTAINS(csv.value(2, "note"), "the earlier trials' from nanoGPT's iter N: ... time X ms");
+  EXPECT_TRUE(csv.value(2, "samples_per_s").empty());
+  EXPECT_EQ(r.say("metric"), "samples_per_s (from nanoGPT's iter N: ... time X ms: batch / step time, median of 2 "
+                             "lines after skipping 1)");
+  EXPECT_EQ(r.say("metric_warning"), "<missing>");
+
+  // The other way: a wall-time sweep does not take a printed figure later.
+  const std::string lines_from_8 =
+      "if [ $REDLINE_BATCH_SIZE -ge 8 ]; then for i in 1 2 3; do echo \"iter $i: loss 1.0, time 5.00ms\"; done; fi";
+  r = run_command({"--batch-sizes", "4,8"}, {"/bin/sh", "-c", lines_from_8});
+  csv = r.csv();
+  EXPECT_EQ(statuses(csv), (std::map<long, std::string>{{4, "ok"}, {8, "error"}})) << r.child.output;
+  EXPECT_CONTAINS(csv.value(1, "note"), "would come from nanoGPT's iter N: ... time X ms, the earlier trials' from "
+                                        "the trial's wall time");
+  EXPECT_CONTAINS(r.say("metric"), "batch x --steps / trial wall time, start-up included");
+}
+
 TEST_F(BatchSweepTest, AMetricRegexThatReadsATimeIsWarnedAbout) {
   auto r = run({"--batch-sizes", "8,16,32", "--metric-regex", "step time ([0-9.]+) ms"},
                {"--batch-size", "{bs}", "--log-style", "step-time", "--step-ms", "2", "--saturate-at", "8"});

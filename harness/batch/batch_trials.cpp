@@ -76,7 +76,7 @@ PointOutcome BatchTrials::run_point(std::int64_t batch, bool from_bisect) {
   for (int r = 0; r < options_.repeats; ++r) {
     const Trial trial = run_trial(batch, r, from_bisect);
     if (trial.verdict.status != PointStatus::ok) return {trial.verdict.status, trial.verdict.note};
-    if (trial.throughput && trial.metric == metric_name_) throughputs.push_back(*trial.throughput);
+    if (trial.throughput) throughputs.push_back(*trial.throughput);
   }
   if (!throughputs.empty()) median_throughput_[batch] = summarize(throughputs).median;
   return {PointStatus::ok, ""};
@@ -124,9 +124,27 @@ std::optional<double> last_printed_number(const std::string& output, const std::
   return last;
 }
 
+// A trial read another way than the sweep's first ok trial: its figure would
+// not compare with theirs (a wall time holds the start-up a printed step time
+// leaves out; two trainers' lines measure different spans). Nullopt when it
+// is read the same way, or is the first.
+std::optional<std::string> BatchTrials::other_source(const std::optional<ThroughputReading>& reading) const {
+  const std::string source = reading ? reading->source : kWallTimeSource;
+  if (!source_ || source_->source == source) return std::nullopt;
+  const auto described = [](const std::string& s) {
+    return s == kWallTimeSource ? std::string("the trial's wall time (no step time or throughput line recognised)") : s;
+  };
+  return "its throughput would come from " + described(source) + ", the earlier trials' from " +
+         described(source_->source) + ": the two do not compare (give --step-time-regex or --metric-regex)";
+}
+
 void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
   if (trial.verdict.status != PointStatus::ok) return;
   const auto& reading = trial.verdict.reading;
+  if (const auto why = other_source(reading)) {
+    trial.verdict = {PointStatus::error, std::nullopt, *why};
+    return;
+  }
   std::string name = "samples_per_s";
   double value = 0;
   std::optional<double> samples;  // the throughput in samples/s, when it is one
@@ -151,12 +169,8 @@ void BatchTrials::measure_throughput(Trial& trial, std::int64_t batch) {
                          ": a throughput must be a finite positive number"};
     return;
   }
-  if (reading)
-    note_source(reading->source, reading->kind, reading->readings, reading->skipped);
-  else
-    note_source("wall time", ReadingKind::samples_per_s, 0, 0);
-  if (!metric_name_settled_) metric_name_ = name;
-  metric_name_settled_ = true;
+  note_source(reading);
+  metric_name_ = name;  // one source a sweep: the same name every trial
   trial.metric = name;
   trial.throughput = value;
   trial.step_seconds = step_seconds_of(reading, batch, samples);
@@ -212,12 +226,13 @@ void BatchTrials::record(const Trial& trial, std::int64_t batch, int repetition,
                  (rss ? ", peak RSS " + format_size(*rss) : "") + " (" + format_number(wall, 1) + " s)");
 }
 
-void BatchTrials::note_source(const std::string& source, ReadingKind kind, int readings, int skipped) {
-  auto it = std::find_if(sources_.begin(), sources_.end(), [&](const auto& s) { return s.source == source; });
-  if (it == sources_.end()) it = sources_.insert(sources_.end(), {source, kind, 0, 0, 0});
-  ++it->trials;
-  it->readings = readings;
-  it->skipped = skipped;
+void BatchTrials::note_source(const std::optional<ThroughputReading>& reading) {
+  if (!source_)
+    source_ = reading ? ThroughputSourceUse{reading->source, reading->kind}
+                      : ThroughputSourceUse{kWallTimeSource, ReadingKind::samples_per_s};
+  ++source_->trials;
+  source_->readings = reading ? reading->readings : 0;
+  source_->skipped = reading ? reading->skipped : 0;
 }
 
 std::vector<MemoryPoint> BatchTrials::memory_points() const { return gpu_measured_ ? gpu_memory_ : host_memory_; }

@@ -24,9 +24,13 @@ namespace redline {
 // pattern.
 std::optional<double> last_printed_number(const std::string& output, const std::string& pattern);
 
-// Where the throughput of ok trials came from, and how often.
+// Where the throughput of the sweep's ok trials came from, and how often: one
+// source a sweep, set by its first ok trial, so that every figure compares
+// with every other.
+inline constexpr const char* kWallTimeSource = "wall time";
+
 struct ThroughputSourceUse {
-  std::string source;  // "--metric-regex", "--step-time-regex", a trainer line's name, or "wall time"
+  std::string source;  // "--metric-regex", "--step-time-regex", a trainer line's name, or kWallTimeSource
   ReadingKind kind = ReadingKind::samples_per_s;
   int trials = 0;
   int skipped = 0;  // lines dropped by --skip-steps, in the last such trial
@@ -58,7 +62,8 @@ class BatchTrials {
   // The throughput's column: the options' metric name, or tokens_per_s for a
   // trainer that prints tokens/s when no --tokens-per-sample converts it.
   const std::string& metric_name() const { return metric_name_; }
-  const std::vector<ThroughputSourceUse>& sources() const { return sources_; }
+  // Empty until a trial ran ok.
+  const std::optional<ThroughputSourceUse>& source() const { return source_; }
   // Every trial's peak memory: its GPU memory when NVML measured any trial's,
   // else its process tree's host RSS.
   std::vector<MemoryPoint> memory_points() const;
@@ -74,7 +79,8 @@ class BatchTrials {
   Trial run_trial(std::int64_t batch, int repetition, bool from_bisect);
   void measure_throughput(Trial& trial, std::int64_t batch);
   void record(const Trial& trial, std::int64_t batch, int repetition, bool from_bisect);
-  void note_source(const std::string& source, ReadingKind kind, int readings, int skipped);
+  std::optional<std::string> other_source(const std::optional<ThroughputReading>& reading) const;
+  void note_source(const std::optional<ThroughputReading>& reading);
 
   const BatchSweepOptions& options_;
   const std::vector<std::pair<std::string, std::string>> config_;  // the case key's program and config
@@ -83,9 +89,8 @@ class BatchTrials {
   Report& report_;
   std::unique_ptr<NvmlSession> nvml_;
   std::string metric_name_;
-  bool metric_name_settled_ = false;
   std::map<std::int64_t, double> median_throughput_;
-  std::vector<ThroughputSourceUse> sources_;
+  std::optional<ThroughputSourceUse> source_;
   std::vector<MemoryPoint> host_memory_, gpu_memory_;
   std::optional<Prediction> prediction_;
   bool gpu_measured_ = false;

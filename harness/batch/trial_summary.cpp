@@ -16,7 +16,7 @@ std::string bytes_text(double bytes) {
 
 std::string how_read(const ThroughputSourceUse& use, const BatchSweepOptions& options) {
   if (use.source == "--metric-regex") return "from --metric-regex, the last match";
-  if (use.source == "wall time") return "batch x --steps / trial wall time, start-up included";
+  if (use.source == kWallTimeSource) return kWallTimeThroughput;
   std::string how = "from " + use.source + ": ";
   switch (use.kind) {
     case ReadingKind::samples_per_s: how += "as printed"; break;
@@ -35,10 +35,9 @@ std::string how_read(const ThroughputSourceUse& use, const BatchSweepOptions& op
 }
 
 std::string describe_metric(const BatchSweepOptions& options, const BatchTrials& trials) {
-  if (trials.sources().empty()) return trials.metric_name() + " (no trial ran ok)";
-  std::string hows;
-  for (const auto& use : trials.sources()) hows += (hows.empty() ? "" : "; ") + how_read(use, options);
-  return trials.metric_name() + " (" + hows + (options.repeats > 1 ? "; median of repeats" : "") + ")";
+  if (!trials.source()) return trials.metric_name() + " (no trial ran ok)";
+  return trials.metric_name() + " (" + how_read(*trials.source(), options) +
+         (options.repeats > 1 ? "; median of repeats" : "") + ")";
 }
 
 void add_memory_fit(const BatchTrials& trials, SummaryLines& summary) {
@@ -56,6 +55,10 @@ void add_memory_fit(const BatchTrials& trials, SummaryLines& summary) {
 }
 
 }  // namespace
+
+bool throughput_from_wall_time(const std::string& recorded_metric) {
+  return recorded_metric.find(kWallTimeThroughput) != std::string::npos;
+}
 
 void summarize_limits(const BatchSweepOptions& options, const BatchTrials& trials, const SweepResult& sweep,
                       SummaryLines& summary) {
@@ -85,11 +88,9 @@ std::vector<std::string> summarize_memory_and_warnings(const BatchSweepOptions& 
   if (!trials.gpu_memory_measured() && !trials.gpu_memory_unavailable().empty())
     summary.emplace_back("gpu_memory", "not measured: " + trials.gpu_memory_unavailable());
   std::vector<std::string> warnings;
-  for (const auto& use : trials.sources())
-    if (use.source == "wall time")
-      warnings.push_back("no step time or throughput line was recognised in the output, so " + trials.metric_name() +
-                         " is batch x --steps / trial wall time, start-up included: give --step-time-regex or "
-                         "--metric-regex");
+  if (trials.source() && trials.source()->source == kWallTimeSource)
+    warnings.push_back("no step time or throughput line was recognised in the output, so " + trials.metric_name() +
+                       " is " + kWallTimeThroughput + ": give --step-time-regex or --metric-regex");
   if (const std::string why = time_like_metric(options.metric_regex, trials.median_throughput()); !why.empty())
     warnings.push_back("--metric-regex '" + options.metric_regex + "' looks like a time, not a throughput (" + why +
                        "): give a step time with --step-time-regex instead");

@@ -14,6 +14,13 @@ namespace redline {
 
 using SummaryLines = std::vector<std::pair<std::string, std::string>>;
 
+// How the metric line describes a throughput read from the trials' wall time.
+inline constexpr const char* kWallTimeThroughput = "batch x --steps / trial wall time, start-up included";
+
+// Whether a sweep's recorded metric line (its JSON summary's "metric") says
+// the throughput, and so step_time_ms, came from the trials' wall time.
+bool throughput_from_wall_time(const std::string& recorded_metric);
+
 // metric, max_feasible_batch and first_oom_batch: the summary's first lines.
 // first_oom_batch never names a batch that did not run.
 void summarize_limits(const BatchSweepOptions& options, const BatchTrials& trials, const SweepResult& sweep,
