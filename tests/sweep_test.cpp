@@ -359,6 +359,34 @@ TEST_F(SweepTest, AnInterruptedPointIsNotTheLargestRun) {
   EXPECT_EQ(r.largest_run, 2);
 }
 
+// The last point, or the one that stops the sweep, has no next point to stop
+// before: the interrupt still ends the sweep and says so.
+TEST_F(SweepTest, InterruptedDuringTheLastPointSaysSo) {
+  SweepResult r = run_sweep({1, 2}, {}, [&](std::int64_t size, bool) -> PointOutcome {
+    if (size < 2) return {PointStatus::ok, ""};
+    set_interrupted_for_testing(true);
+    return {PointStatus::skipped, "interrupted"};
+  });
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.stop_reason, "interrupted");
+  EXPECT_EQ(r.largest_run, 1);
+
+  set_interrupted_for_testing(false);
+  SweepOptions options;
+  options.bisect = true;
+  int bisect_probes = 0;
+  r = run_sweep({1, 2, 4, 8}, options, [&](std::int64_t size, bool from_bisect) -> PointOutcome {
+    bisect_probes += from_bisect;
+    if (size < 4) return {PointStatus::ok, ""};
+    set_interrupted_for_testing(true);  // Ctrl-C during the point that ran out of memory
+    return {PointStatus::oom, ""};
+  });
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.stop_reason, "out of memory at 4, then interrupted");
+  EXPECT_EQ(bisect_probes, 0);
+  EXPECT_EQ(r.first_oom, 4);
+}
+
 TEST_F(SweepTest, InterruptedDuringBisectStopsBisecting) {
   std::vector<std::pair<std::int64_t, bool>> ran;
   SweepOptions options;

@@ -144,6 +144,13 @@ SweepResult run_sweep(const std::vector<std::int64_t>& axis, const SweepOptions&
       break;
     }
   }
+  // A Ctrl-C during the last point, or during the one that stopped the sweep,
+  // finds no next point to stop before: it still ends the sweep here, so no
+  // bisection starts and the reason says so.
+  if (!result.interrupted && interrupted()) {
+    result.interrupted = true;
+    result.stop_reason = result.stop_reason.empty() ? "interrupted" : result.stop_reason + ", then interrupted";
+  }
   // The points never run are recorded too, so a report shows the whole axis.
   const std::string skip_note = result.stop_reason.empty() ? "not run" : "not run: " + result.stop_reason;
   for (; next < axis.size(); ++next)
