@@ -129,6 +129,9 @@ BatchSweepOptions to_options(const Flags& f, std::vector<std::string> command) {
   set_step_time_options(f, o);
   o.oom_regexes = f.oom_regexes;
   o.data_parallel = parse_count_between("--data-parallel", f.data_parallel, 1, kMaxDataParallel);
+  // Its one use is the accumulation plan: alone it would be silently ignored.
+  if (f.given.count("--data-parallel") && f.global_batch.empty())
+    throw UsageError("--data-parallel", f.data_parallel, "does nothing without --global-batch, the plan it is for");
   if (!f.global_batch.empty()) {
     o.global_batch = parse_count_between("--global-batch", f.global_batch, 1, kMaxBatch);
     plan_accumulation(*o.global_batch, o.data_parallel, 1);  // rejects an impossible plan before any trial

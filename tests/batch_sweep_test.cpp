@@ -319,6 +319,7 @@ TEST_F(BatchSweepTest, BadInputIsRejectedNamingTheFlagAndValue) {
       {{"--metric-regex", "samples", "--", train}, {"--metric-regex", "capture group"}},
       {{"--oom-regex", "[", "--", train}, {"--oom-regex", "'['"}},
       {{"--global-batch", "4", "--data-parallel", "8", "--max", "4", "--", train}, {"--global-batch", "'4'"}},
+      {{"--data-parallel", "8", "--", train}, {"--data-parallel '8'", "does nothing without --global-batch"}},
       {{"--metric-name", "step_time_ms", "--", train}, {"--metric-name", "step_time_ms"}},
       {{"--metric-name", "gpu_time_us", "--", train}, {"--metric-name", "gpu_time_us"}},
       {{"--metric-name", "two words", "--", train}, {"--metric-name", "two words"}},
