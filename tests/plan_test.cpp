@@ -183,6 +183,44 @@ TEST_F(PlanCommand, EmptyValuesAndUnreadablePathsSayWhatIsWrong) {
 // A suite run of the real tools, then the plan from its folder.
 // A run folder's all-reduce CSV with a size that is not a number is bad
 // input naming the file, not a crash.
+// A real batch_sweep of a command that prints no step line: its throughput,
+// and so its step_time_ms, is the trials' wall time over --steps.
+class PlanOnASweep : public PlanCommand {
+ protected:
+  void sweep(const std::string& stem) {
+    ChildSpec spec;
+    spec.argv = {BATCH_SWEEP_BIN, "--batch-sizes", "2,4", "--global-batch", "8", "--csv", (dir_ / (stem + ".csv")).string(),
+                 "--json", (dir_ / (stem + ".json")).string(), "--", "/bin/sh", "-c", "sleep 0.05"};
+    spec.timeout_seconds = 60;
+    const ChildResult ran = run_child(spec);
+    ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  }
+  ChildResult plan_on(const std::string& stem) {
+    return plan({"--sweep", (dir_ / (stem + ".csv")).string(), "--samples", "1e6", "--grad-bytes", "1e9", "--busbw",
+                 "100"});
+  }
+};
+
+TEST_F(PlanOnASweep, AWallTimeStepTimeIsMarkedAsAnUpperBound) {
+  sweep("sweep");
+  const ChildResult child = plan_on("sweep");
+  ASSERT_EQ(child.exit_code, 0) << child.output;
+  EXPECT_CONTAINS(child.output, "the trial's wall time / --steps, start-up included: an upper bound");
+}
+
+TEST_F(PlanOnASweep, AJsonOfAnotherRunBesideTheCsvIsRefused) {
+  sweep("sweep");
+  // Another process: another run id (it carries the pid).
+  sweep("other");
+  fs::copy_file(dir_ / "other.json", dir_ / "sweep.json", fs::copy_options::overwrite_existing);
+  const ChildResult child = plan_on("sweep");
+  EXPECT_EQ(child.exit_code, 2) << child.output;
+  EXPECT_CONTAINS(child.output, "--sweep '" + (dir_ / "sweep.csv").string() + "'");
+  EXPECT_CONTAINS(child.output, "sweep.json beside it reports another run");
+  // Its own JSON is read.
+  EXPECT_EQ(plan_on("other").exit_code, 0);
+}
+
 TEST_F(PlanCommand, ARunFoldersUnreadableSizeIsNamed) {
   const fs::path run = dir_ / "run";
   fs::create_directories(run);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "bench/plan/run_folder.hpp"
 #include "harness/core/units.hpp"
@@ -43,12 +44,26 @@ Source pick(const std::string& flag_value, const char* flag, const std::optional
   return {found, "--from"};
 }
 
+// The CSV, and the JSON beside it checked to be the same run's (the plan
+// reads its summary).
 CsvTable load(const Source& s) {
+  CsvTable table;
   try {
-    return read_csv(*s.path);
+    table = read_csv(*s.path);
   } catch (const std::runtime_error& e) {
     throw UsageError(s.flag, s.path->string(), e.what());
   }
+  if (const std::string why = json_of_another_run(table, *s.path); !why.empty())
+    throw UsageError(s.flag, s.path->string(), why);
+  return table;
+}
+
+// A wall-time sweep's step time is the trial's wall time over its steps: the
+// start-up is in it, so it says at most how long a step takes.
+void mark_wall_time_step_times(const std::filesystem::path& sweep, std::map<std::int64_t, Figure>& step_time_ms) {
+  if (!recorded_wall_time_throughput(sweep)) return;
+  for (auto& [batch, figure] : step_time_ms)
+    figure.source += "; the trial's wall time / --steps, start-up included: an upper bound";
 }
 
 // What a real run can have, in each flag's unit: wide enough for any, and
@@ -91,7 +106,10 @@ double fraction(const char* flag, const std::string& text, bool zero_ok) {
 // MBS, its step time and the other measured step times; DP and GBS.
 void resolve_batch(const PlanFlags& f, const Source& sweep, ResolvedInputs& r) {
   PlanInputs& in = r.plan;
-  if (sweep.path) in.step_time_ms = read_step_times(load(sweep), sweep.path->string(), sweep.flag);
+  if (sweep.path) {
+    in.step_time_ms = read_step_times(load(sweep), sweep.path->string(), sweep.flag);
+    mark_wall_time_step_times(*sweep.path, in.step_time_ms);
+  }
   std::optional<std::int64_t> rec;
   if (sweep.path) rec = recorded_recommended_batch(*sweep.path);
   const std::string rec_from = sweep.path ? sweep.path->stem().string() + ".json recommended_batch" : "";

@@ -4,6 +4,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "harness/batch/trial_summary.hpp"
 #include "harness/core/usage_error.hpp"
 #include "harness/plan/busbw_curve.hpp"
 #include "harness/plan/csv_cells.hpp"
@@ -33,10 +34,13 @@ double largest_all_reduce(const CsvTable& t, const fs::path& csv) {
   return largest;
 }
 
-std::optional<std::string> summary_value(const fs::path& csv, const std::string& key) {
+fs::path json_beside(const fs::path& csv) {
   fs::path json = csv;
-  json.replace_extension(".json");
-  for (const auto& [k, v] : recorded_summary(json))
+  return json.replace_extension(".json");
+}
+
+std::optional<std::string> summary_value(const fs::path& csv, const std::string& key) {
+  for (const auto& [k, v] : recorded_summary(json_beside(csv)))
     if (k == key) return v;
   return std::nullopt;
 }
@@ -82,6 +86,20 @@ RunFiles find_run_files(const std::string& dir) {
   if (!files.allreduce && !files.sweep && !files.checkpoint)
     throw UsageError("--from", dir, "holds no allreduce_bench, batch_sweep or checkpoint_bench CSV with ok rows");
   return files;
+}
+
+std::string json_of_another_run(const CsvTable& t, const fs::path& csv) {
+  const fs::path json = json_beside(csv);
+  const std::string json_run = recorded_run_id(json);
+  const std::string csv_run = t.rows.empty() ? "" : t.value(0, "run_id");
+  if (json_run.empty() || csv_run.empty() || json_run == csv_run) return "";
+  return json.filename().string() + " beside it reports another run (run_id " + json_run + ", the CSV's " + csv_run +
+         "): its summary would be that run's; give that run's CSV, or move the JSON away";
+}
+
+bool recorded_wall_time_throughput(const fs::path& csv) {
+  const auto metric = summary_value(csv, "metric");
+  return metric && throughput_from_wall_time(*metric);
 }
 
 std::optional<std::int64_t> recorded_ranks(const fs::path& csv) {

@@ -3,6 +3,19 @@
 #include <fstream>
 
 namespace redline {
+namespace {
+
+// A string member's value as our JsonWriter writes it on its own line
+// ("key": "value"), escapes undone.
+std::string string_value(const std::string& line, std::size_t value_start) {
+  std::string value = line.substr(value_start);
+  value = value.substr(0, value.rfind('"'));
+  std::string unescaped;
+  for (std::size_t i = 0; i < value.size(); ++i) unescaped += (value[i] == '\\' && i + 1 < value.size()) ? value[++i] : value[i];
+  return unescaped;
+}
+
+}  // namespace
 
 // Our own JsonWriter puts one member per line, so a line scan suffices.
 std::vector<std::pair<std::string, std::string>> recorded_summary(const std::filesystem::path& json_file) {
@@ -18,13 +31,17 @@ std::vector<std::pair<std::string, std::string>> recorded_summary(const std::fil
     if (line.find('}') != std::string::npos && line.find("\": \"") == std::string::npos) break;
     const auto a = line.find('"'), b = line.find("\": \"");
     if (a == std::string::npos || b == std::string::npos) continue;
-    std::string value = line.substr(b + 4);
-    value = value.substr(0, value.rfind('"'));
-    std::string unescaped;
-    for (std::size_t i = 0; i < value.size(); ++i) unescaped += (value[i] == '\\' && i + 1 < value.size()) ? value[++i] : value[i];
-    members.emplace_back(line.substr(a + 1, b - a - 1), unescaped);
+    members.emplace_back(line.substr(a + 1, b - a - 1), string_value(line, b + 4));
   }
   return members;
+}
+
+std::string recorded_run_id(const std::filesystem::path& json_file) {
+  std::ifstream in(json_file);
+  static const std::string member = "\"run_id\": \"";
+  for (std::string line; std::getline(in, line);)
+    if (const auto at = line.find(member); at != std::string::npos) return string_value(line, at + member.size());
+  return "";
 }
 
 }  // namespace redline
