@@ -157,6 +157,34 @@ TEST(PlanKnobs, EachKnobIsTheSameProjectionWithOneThingMoved) {
   EXPECT_NEAR(t.compute_pct + t.exposed_pct + t.checkpoint_pct, 100, 1e-9);
 }
 
+// Doubling DP at one GBS halves GA while it can; at GA 1 the micro-batch
+// halves instead, and its step time is then scaled, which the knob says.
+TEST(PlanKnobs, DoublingDpSaysWhatMovedAndMarksAScaledStep) {
+  PlanInputs in = issue_example();
+  auto alts = knob_alternatives(in, {});
+  ASSERT_TRUE(alts[0].projection);
+  EXPECT_EQ(alts[0].change, "DP 16 (2x) at the same GBS, GA 16 -> 8");
+  EXPECT_FALSE(alts[0].projection->step_time_scaled);
+
+  in.global_batch = 32;  // MBS 4 x GA 1 x DP 8: DP 16 leaves 2 a rank
+  in.samples.value = 3200;
+  alts = knob_alternatives(in, {});
+  ASSERT_TRUE(alts[0].projection);
+  EXPECT_EQ(alts[0].change, "DP 16 (2x) at the same GBS, MBS 4 -> 2");
+  EXPECT_TRUE(alts[0].projection->step_time_scaled);
+  EXPECT_NEAR(alts[0].projection->step_time_ms.value, 500, 1e-9);
+  const Projection plan = project(in);
+  EXPECT_FALSE(plan.step_time_scaled);
+  std::string text;
+  for (const auto& [key, value] : plan_summary(in, plan, alts)) text += key + ": " + value + "\n";
+  EXPECT_CONTAINS(text, "knob dp_doubled: DP 16 (2x) at the same GBS, MBS 4 -> 2: GBS 32 = MBS 2 x GA 1 x DP 16, step ");
+  EXPECT_CONTAINS(text, "(micro-step 500 ms scaled to MBS 2 at constant samples/s, a lower bound)");
+  const auto rows = plan_rows(plan, alts);
+  EXPECT_EQ(rows[0].note, "");
+  EXPECT_EQ(rows[1].note, "DP 16 (2x) at the same GBS, MBS 4 -> 2; micro-step 500 ms scaled to MBS 2 at constant "
+                          "samples/s, a lower bound");
+}
+
 TEST(PlanKnobs, KnobsThatCannotMoveSayWhy) {
   PlanInputs in = issue_example();
   in.global_batch = 8;  // DP 16 does not divide 8

@@ -7,8 +7,21 @@
 namespace redline {
 namespace {
 
+// "GA 8 -> 4", "MBS 8 -> 4": what the accumulation rule moved between two
+// plans of one GBS (the micro-batch moves once GA is 1).
+std::string plan_moves(const BatchPlan& from, const BatchPlan& to) {
+  std::string moves;
+  const auto move = [&](const char* name, std::int64_t a, std::int64_t b) {
+    if (a != b) moves += (moves.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(a) + " -> " + std::to_string(b);
+  };
+  move("MBS", from.micro_batch, to.micro_batch);
+  move("GA", from.accumulation_steps, to.accumulation_steps);
+  return moves;
+}
+
 Alternative dp_doubled(PlanInputs in) {
-  Alternative a{"dp_doubled", "DP " + std::to_string(2 * in.data_parallel) + " (2x), GA halved, same GBS", {}, ""};
+  const BatchPlan before = project(in).plan;
+  Alternative a{"dp_doubled", "DP " + std::to_string(2 * in.data_parallel) + " (2x) at the same GBS", {}, ""};
   in.data_parallel *= 2;
   if (in.global_batch % in.data_parallel) {
     a.why_not = "GBS " + std::to_string(in.global_batch) + " is not a multiple of DP " + std::to_string(in.data_parallel);
@@ -16,6 +29,7 @@ Alternative dp_doubled(PlanInputs in) {
   }
   if (in.checkpoint) in.checkpoint->mtbf_s.value /= 2;  // twice the GPUs fail twice as often
   a.projection = project(in);
+  if (const std::string moves = plan_moves(before, a.projection->plan); !moves.empty()) a.change += ", " + moves;
   return a;
 }
 

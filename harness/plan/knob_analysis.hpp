@@ -31,7 +31,8 @@ struct Alternative {
   std::string why_not;   // when there is no projection
 };
 
-// In order: DP doubled (GA halved, the job MTBF halved: failures scale with
+// In order: DP doubled (the same GBS, so GA or else the micro-batch falls as
+// the accumulation rule has it; the job MTBF halved: failures scale with
 // GPUs), the recommended micro-batch at its measured step time, busbw at the
 // acceptance threshold, the async save's checkpoint advice.
 std::vector<Alternative> knob_alternatives(const PlanInputs& in, const KnobInputs& knobs);

@@ -95,13 +95,21 @@ void add_total(const PlanInputs& in, const Projection& p, SummaryLines& s) {
                                  "%, checkpoints and failures " + format_number(t.checkpoint_pct, 1) + "%)");
 }
 
+// A projection's micro-step not measured at its MBS, said where its figures are.
+std::string scaled_step_note(const Projection& p) {
+  if (!p.step_time_scaled) return "";
+  return "micro-step " + human_number(p.step_time_ms.value) + " ms scaled to MBS " +
+         std::to_string(p.plan.micro_batch) + " at constant samples/s, a lower bound";
+}
+
 std::string alternative_text(const Alternative& a, const Projection& plan) {
   if (!a.projection) return (a.change.empty() ? "" : a.change + ": ") + "not projected: " + a.why_not;
   const Projection& p = *a.projection;
   const double change = 100.0 * (p.total_s / plan.total_s - 1.0);
-  return a.change + ": " + plan_text(p.plan) + ", step " + seconds(p.step.total_s) + ", total " +
-         duration_text(p.total_s) + " (" + (change > 0 ? "+" : "") + format_number(change, 1) + "%), " +
-         format_number(p.gpu_hours, 1) + " GPU-hours";
+  const std::string scaled = scaled_step_note(p);
+  return a.change + ": " + plan_text(p.plan) + ", step " + seconds(p.step.total_s) +
+         (scaled.empty() ? "" : " (" + scaled + ")") + ", total " + duration_text(p.total_s) + " (" +
+         (change > 0 ? "+" : "") + format_number(change, 1) + "%), " + format_number(p.gpu_hours, 1) + " GPU-hours";
 }
 
 }  // namespace
@@ -110,10 +118,12 @@ std::string duration_text(double s) { return format_number(s, 0) + " s (" + form
 
 std::vector<Row> plan_rows(const Projection& plan, const std::vector<Alternative>& alternatives) {
   std::vector<Row> rows{scenario_row("plan", plan, plan.total_s)};
+  rows.back().note = scaled_step_note(plan);
   for (const auto& a : alternatives) {
     if (a.projection) {
       rows.push_back(scenario_row(a.scenario, *a.projection, plan.total_s));
-      rows.back().note = a.change;
+      const std::string scaled = scaled_step_note(*a.projection);
+      rows.back().note = a.change + (scaled.empty() ? "" : "; " + scaled);
     } else {
       Row row;
       row.param("scenario", a.scenario);

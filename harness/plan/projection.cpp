@@ -70,6 +70,7 @@ Projection project(const PlanInputs& in) {
   p.accumulation = plan_accumulation(in.global_batch, in.data_parallel, in.micro_batch);
   p.plan = *p.accumulation.exact;
   p.step_time_ms = step_time_at(in, p.plan.micro_batch);
+  p.step_time_scaled = !in.step_time_ms.count(p.plan.micro_batch);
   p.busbw_GBps = in.busbw_GBps.value;
   p.step = optimizer_step(p.step_time_ms.value / 1e3, p.plan.accumulation_steps, p.plan.data_parallel, in);
   p.optimizer_steps = static_cast<std::int64_t>(std::ceil(in.samples.value / static_cast<double>(p.plan.global_batch)));

@@ -66,6 +66,7 @@ struct Projection {
   AccumulationPlan accumulation;
   BatchPlan plan;      // the one projected: the accumulation's exact plan
   Figure step_time_ms;     // at plan.micro_batch
+  bool step_time_scaled = false;  // not measured at plan.micro_batch: scaled (step_time_at)
   double busbw_GBps = 0;   // what the all-reduce ran at
   StepBreakdown step;
   std::int64_t optimizer_steps = 0;
