@@ -245,6 +245,30 @@ TEST(AttentionModel, BlockTimeIsItsFlopsAtItsEfficiency) {
   const LayoutPrediction p = predict_layout({4096, 32, 32, 1}, 4, 4096, false, GemmDtype::bf16, gpu);
   EXPECT_NEAR(predicted_block_ms(p, gpu), p.block_flop / (989.4e12 * p.block_efficiency) * 1e3, 1e-9);
   EXPECT_EQ(predicted_block_ms(predict_layout({4096, 3, 3, 1}, 4, 4096, false, GemmDtype::bf16, gpu), gpu), 0);
+  // FP8's efficiencies are shares of the FP8 peak, as the sweep measures them: its exponentials factor
+  // already charges an exp at that rate.
+  const LayoutPrediction fp8 = predict_layout({4096, 32, 32, 1}, 4, 4096, false, GemmDtype::fp8_e4m3, gpu);
+  EXPECT_NEAR(predicted_block_ms(fp8, gpu), fp8.block_flop / (1978.9e12 * fp8.block_efficiency) * 1e3, 1e-9);
+}
+
+// The unfused backward's efficiency is of the 2.5x convention's FLOPs; its
+// four GEMMs do 2x, so its time is the GEMMs' own at their efficiency.
+TEST(AttentionModel, TheUnfusedBackwardIsTimedByTheWorkItDoes) {
+  const ModelGpu gpu = h100();
+  for (const bool causal : {false, true}) {
+    SCOPED_TRACE(causal);
+    const LayoutPrediction p = predict_layout({4096, 32, 32, 1}, 4, 4096, causal, GemmDtype::bf16, gpu);
+    EXPECT_DOUBLE_EQ(factor(p.unfused_bwd.factors, "no_recompute").value, 1.25);
+    double gemm_flop = 0;
+    for (const auto& g : unfused_gemms(p.shape, AttentionDirection::backward)) gemm_flop += g.flop();
+    const double gemm_efficiency = factor(p.unfused_bwd.factors, "gemm_quantization").value *
+                                   factor(p.unfused_bwd.factors, "gemm_ceiling").value;
+    // FLOPs over efficiency (the time at the peak): the convention's count at its efficiency is the
+    // GEMMs' own count at theirs; causal, the mask's share cancels between count and causal_waste.
+    EXPECT_NEAR(p.unfused_bwd.flop / p.unfused_bwd.efficiency, gemm_flop / gemm_efficiency, 1e-9 * gemm_flop);
+  }
+  EXPECT_FALSE(has_factor(predict_layout({4096, 32, 32, 1}, 4, 4096, false, GemmDtype::bf16, gpu).unfused_fwd.factors,
+                          "no_recompute"));
 }
 
 TEST(AttentionModel, UnfusedLosesOnKDepthAlignmentAndTheCausalMask) {
@@ -305,10 +329,22 @@ TEST(LayoutRanking, BestFirstWithTheFactorsThatCostEachPlace) {
   EXPECT_CONTAINS(ranked[2].reasons[0], "exponentials 50.0% against 80.0%");
   EXPECT_EQ(ranked[3].index, 2u);
   EXPECT_TRUE(std::isinf(ranked[3].slower));
+  EXPECT_EQ(ranked[3].rank, 0);  // no place
   EXPECT_CONTAINS(ranking_verdict(ranked[3]), "cannot run: no_fused_kernel: cuDNN needs multiples of 8");
   EXPECT_EQ(ranking_verdict(ranked[0]), "best");
   EXPECT_CONTAINS(ranking_verdict(ranked[2]), "60.0% slower: exponentials");
   EXPECT_THROW(rank_layouts({}), std::invalid_argument);
+}
+
+// Where no layout runs (FP8 at head sizes with no FP8 kernel), none is best.
+TEST(LayoutRanking, WhereNoneRunsNoneIsBest) {
+  const auto ranked = rank_layouts({{"d=64", 0, {{"no_fused_kernel", 0, "no FP8 backward at d = 64"}}},
+                                    {"d=32", 0, {{"no_fused_kernel", 0, "no FP8 backward at d = 32"}}}});
+  for (const auto& r : ranked) {
+    EXPECT_EQ(r.rank, 0);
+    EXPECT_EQ(ranking_verdict(r).rfind("cannot run: no_fused_kernel: no FP8 backward at d = ", 0), 0u)
+        << ranking_verdict(r);
+  }
 }
 
 // ---- the CPU reference ----

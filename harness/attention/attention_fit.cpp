@@ -65,6 +65,19 @@ void solve_large_head_forward(const FitData& data, ModelGpu& gpu) {
   gpu.fit.large_head_fwd = std::min(1.0, p.fused_fwd.flop / (peak * forward_s) / p.fused_fwd.efficiency);
 }
 
+// The FP8 backward's ceiling: the one FP8 shape measured (hidden 8192, 64
+// query and 8 KV heads, seq 32768, batch 1), over what the other factors give.
+MeasuredAttention fp8_shape(const char* path, const char* direction) {
+  return {{8192, 64, 8, 1}, 1, 32768, false, "fp8", path, direction};
+}
+
+void solve_fp8_backward(double measured_tflops, ModelGpu& gpu) {
+  const MeasuredAttention m = fp8_shape("", "");
+  gpu.fit.fp8_bwd_ceiling = 1;
+  const LayoutPrediction p = predict_layout(m.layout, m.batch, m.seq, m.causal, GemmDtype::fp8_e4m3, gpu);
+  gpu.fit.fp8_bwd_ceiling = measured_tflops / gpu.fp8_peak_tflops / p.fused_bwd.efficiency;
+}
+
 }  // namespace
 
 const ResultRow* find_measured(const RunResults& reference, const MeasuredAttention& shape) {
@@ -95,6 +108,7 @@ FusedKernelFit fit_fused_kernels(const RunResults& reference, ModelGpu gpu, cons
   gpu.fit.exp_exposed = (low + high) / 2;
   solve_given_exposure(data, gpu);
   solve_large_head_forward(data, gpu);
+  solve_fp8_backward(required(reference, fp8_shape("cudnn", "bwd")), gpu);
   gpu.fit.source = source;
   return gpu.fit;
 }

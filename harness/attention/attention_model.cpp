@@ -87,8 +87,19 @@ PathPrediction predict_unfused(const AttentionShape& shape, AttentionDirection d
                                                                : attention_backward_flop(shape);
   if (dtype == GemmDtype::fp8_e4m3)
     return product_of(flop, {{"unfused_kernel", 0, "the unfused path runs bf16 and fp16 only"}});
-  std::vector<ModelFactor> factors = {gemm_quantization(unfused_gemms(shape, direction), gpu.sm_count, "gemm_quantization"),
-                                      gemm_ceiling(gpu)};
+  const std::vector<AttentionGemm> gemms = unfused_gemms(shape, direction);
+  std::vector<ModelFactor> factors = {gemm_quantization(gemms, gpu.sm_count, "gemm_quantization"), gemm_ceiling(gpu)};
+  if (direction == AttentionDirection::backward) {
+    // Efficiency is of the convention's FLOPs, which count the fused kernels'
+    // recompute of S; keeping P, this path runs four GEMMs, not five. Both
+    // counts over all s^2 scores: causal_waste below takes the mask.
+    AttentionShape unmasked = shape;
+    unmasked.causal = false;
+    double gemm_flop = 0;
+    for (const auto& g : gemms) gemm_flop += g.flop();
+    factors.push_back({"no_recompute", attention_backward_flop(unmasked) / gemm_flop,
+                       "P is kept, so four GEMMs do the work the convention counts as five"});
+  }
   const double aligned = alignment_efficiency(shape.head_dim);
   if (aligned < 1)
     factors.push_back({"alignment", aligned,
@@ -132,11 +143,13 @@ ModelFactor exponentials(std::int64_t kernel_head_dim, AttentionDirection direct
               " of it not hidden (fitted): " + format_percent(value) + " of the time is matmul"};
 }
 
-ModelFactor kernel_ceiling(AttentionDirection direction, const ModelGpu& gpu) {
+ModelFactor kernel_ceiling(AttentionDirection direction, GemmDtype dtype, const ModelGpu& gpu) {
   const bool forward = direction == AttentionDirection::forward;
-  return {"kernel_ceiling", forward ? gpu.fit.fwd_ceiling : gpu.fit.bwd_ceiling,
-          std::string("the fused ") + (forward ? "forward" : "backward") + "'s share of the peak at d = 128 (" +
-              gpu.fit.source + ")"};
+  const bool fp8_backward = !forward && dtype == GemmDtype::fp8_e4m3;
+  const double value = forward ? gpu.fit.fwd_ceiling : fp8_backward ? gpu.fit.fp8_bwd_ceiling : gpu.fit.bwd_ceiling;
+  return {"kernel_ceiling", value,
+          std::string("the fused ") + (forward ? "forward" : fp8_backward ? "FP8 backward" : "backward") +
+              "'s share of the peak at d = 128 (" + gpu.fit.source + ")"};
 }
 
 // The fused kernel's matmuls whose K is d pay for a whole last 64-element
@@ -173,7 +186,7 @@ PathPrediction predict_fused(const AttentionShape& shape, AttentionDirection dir
   factors.push_back(sm_fill(shape, gpu.sm_count));
   if (shape.causal) factors.push_back(causal_diagonal(shape));
   factors.push_back(exponentials(support.kernel_head_dim, direction, dtype, gpu));
-  factors.push_back(kernel_ceiling(direction, gpu));
+  factors.push_back(kernel_ceiling(direction, dtype, gpu));
   if (shape.head_dim > 128) factors.push_back(large_head(shape.head_dim, direction, gpu));
   return product_of(flop, std::move(factors));
 }
@@ -194,10 +207,13 @@ void predict_block(LayoutPrediction& p) {
   const PathPrediction& fwd = fused ? p.fused_fwd : p.unfused_fwd;
   const PathPrediction& bwd = fused ? p.fused_bwd : p.unfused_bwd;
   std::vector<ModelFactor> factors;
+  // Told, not charged (the unfused path's own factors are), unless that path
+  // cannot run either: then it is what stops the block.
+  const bool unfused_runs = p.unfused_fwd.efficiency > 0 && p.unfused_bwd.efficiency > 0;
   if (!fused)
-    factors.push_back({"no_fused_kernel", 1.0,
+    factors.push_back({"no_fused_kernel", unfused_runs ? 1.0 : 0.0,
                        "cuDNN runs no fused kernel for it (" + (p.cudnn_fwd.supported ? p.cudnn_bwd.reason : p.cudnn_fwd.reason) +
-                           "): attention runs unfused, with s^2 scores in memory"});
+                           (unfused_runs ? "): attention runs unfused, with s^2 scores in memory" : ")")});
   for (const auto& f : fwd.factors) factors.push_back(f);
   // The backward's own, named apart where the forward has the same factor.
   for (ModelFactor f : bwd.factors) {
@@ -265,14 +281,16 @@ ModelGpu model_gpu(const GpuPeaks& peaks) {
   // compute capability 8.x-10.x (CUDA C++ Programming Guide, arithmetic
   // instruction throughput).
   if (peaks.bf16_tflops > 0) gpu.peak_tflops = peaks.bf16_tflops;
+  gpu.fp8_peak_tflops = peaks.fp8_tflops;  // 0 where the GPU has no FP8 (A100): nothing in FP8 runs
   if (peaks.sm_count > 0 && peaks.boost_clock_ghz > 0)
     gpu.flop_per_exp = peaks.bf16_tflops * 1e12 / (peaks.sm_count * peaks.boost_clock_ghz * 1e9) / 16;
   return gpu;
 }
 
 double predicted_block_ms(const LayoutPrediction& p, const ModelGpu& gpu) {
-  if (!p.feasible || !(p.block_efficiency > 0) || !(gpu.peak_tflops > 0)) return 0;
-  return p.block_flop / (gpu.peak_tflops * 1e12 * p.block_efficiency) * 1e3;
+  const double peak = gpu.peak_tflops_for(p.dtype);
+  if (!p.feasible || !(p.block_efficiency > 0) || !(peak > 0)) return 0;
+  return p.block_flop / (peak * 1e12 * p.block_efficiency) * 1e3;
 }
 
 LayoutPrediction predict_layout(const HeadLayout& layout, std::int64_t batch, std::int64_t seq, bool causal,
@@ -280,6 +298,7 @@ LayoutPrediction predict_layout(const HeadLayout& layout, std::int64_t batch, st
   if (batch < 1 || seq < 1) throw std::invalid_argument("predict_layout needs batch and seq of at least 1");
   LayoutPrediction p;
   p.layout = layout;
+  p.dtype = dtype;
   p.feasible = layout_feasible(layout);
   if (!p.feasible) return p;
   p.shape = per_gpu_shape(layout, batch, seq, causal);

@@ -89,6 +89,7 @@ struct PathPrediction {
 
 struct LayoutPrediction {
   HeadLayout layout;
+  GemmDtype dtype = GemmDtype::bf16;
   AttentionShape shape;  // per GPU
   bool feasible = false;
   FusedSupport flash3_fwd, flash3_bwd, cudnn_fwd, cudnn_bwd;
@@ -117,6 +118,9 @@ struct FusedKernelFit {
   double large_head_fwd = 0.8493;  // the forward above d = 128, beyond K depth and exponentials
   double large_head_bwd = 0.6801;  // the backward above d = 128, the same way
   double gemm_ceiling = 0.6989;    // cuBLASLt at full tiles and waves (the projections, the unfused GEMMs)
+  // cuDNN's FP8 backward (d = 128 only on Hopper), of the FP8 peak: bwd_ceiling
+  // would put it 33% above the one FP8 shape measured.
+  double fp8_bwd_ceiling = 0.4932;
   std::string source = "fitted to the H200 reference (results/references/H200, attention_h4096, 2026-11-26)";
 };
 
@@ -126,12 +130,17 @@ struct ModelGpu {
   int compute_capability = 90;
   // Tensor-core FLOPs one SFU exp costs: dense bf16 FLOP per SM per clock / 16.
   double flop_per_exp = 256;
-  double peak_tflops = 989.4;  // dense bf16, to turn efficiencies into times
+  double peak_tflops = 989.4;       // dense bf16 (and fp16), to turn efficiencies into times
+  double fp8_peak_tflops = 1978.9;  // dense fp8: FP8 attention and its projections run at this rate
   FusedKernelFit fit;
+
+  // The dense peak an efficiency of `dtype` is a share of, as the sweep
+  // reports measured TFLOPS against its dtype's peak.
+  double peak_tflops_for(GemmDtype dtype) const { return dtype == GemmDtype::fp8_e4m3 ? fp8_peak_tflops : peak_tflops; }
 };
 
-// The block's predicted time in ms: its FLOPs over the peak at its efficiency;
-// 0 when it cannot run.
+// The block's predicted time in ms: its FLOPs over its dtype's peak at its
+// efficiency; 0 when it cannot run.
 double predicted_block_ms(const LayoutPrediction& p, const ModelGpu& gpu);
 // From the peaks table: flop_per_exp = bf16 TFLOPS / (SMs x clock) / 16.
 ModelGpu model_gpu(const GpuPeaks& peaks);
