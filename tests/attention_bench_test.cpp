@@ -70,6 +70,16 @@ TEST_F(AttentionBenchPlan, NoFeasibleLayoutIsBadInput) {
   EXPECT_CONTAINS(child.output, "--heads '3': no feasible layout of hidden 4096: infeasible: h % a_q == 0 not met");
 }
 
+// FP8 runs only d = 128 both ways: at d = 64 and 32 nothing runs, so no layout is best.
+TEST_F(AttentionBenchPlan, NoLayoutThatRunsIsBadInput) {
+  const ChildResult child = run({"plan", "--hidden", "4096", "--heads", "64,128", "--dtype", "fp8", "--gpu", "H200"});
+  EXPECT_EQ(child.exit_code, 2) << child.output;
+  EXPECT_CONTAINS(child.output, "--dtype 'fp8': no layout of hidden 4096 runs in it here (a_q=64");
+  EXPECT_CONTAINS(child.output, "cannot run: no_fused_kernel: cuDNN runs no fused kernel for it (");
+  EXPECT_CONTAINS(child.output, "unfused_kernel: the unfused path runs bf16 and fp16 only");
+  EXPECT_NOT_CONTAINS(child.output, "best:");
+}
+
 TEST_F(AttentionBenchPlan, NamesThePaddingAndTheMissingKernel) {
   const auto csv = dir_ / "plan.csv";
   const ChildResult child =

@@ -159,12 +159,17 @@ void add_ranking(Report& report, const PlanFlags& f, const LayoutGrid& grid,
   if (candidates.empty())
     throw UsageError("--heads", f.layout.heads,
                      "no feasible layout of hidden " + std::to_string(grid.hidden) + ": " + report.rows.front().note);
-  for (const RankedLayout& r : rank_layouts(candidates)) {
-    report.rows[row_of[r.index]].metric("rank", r.rank);
-    const std::string label = r.rank == 1 ? "best" : "rank " + std::to_string(r.rank);
+  const std::vector<RankedLayout> ranked = rank_layouts(candidates);
+  if (ranked.front().rank == 0)  // fastest first: the first cannot run, so none can
+    throw UsageError("--dtype", attention_dtype_name(grid.dtype),
+                     "no layout of hidden " + std::to_string(grid.hidden) + " runs in it here (" +
+                         candidates[ranked.front().index].label + ": " + ranking_verdict(ranked.front()) + ")");
+  for (const RankedLayout& r : ranked) {
+    if (r.rank > 0) report.rows[row_of[r.index]].metric("rank", r.rank);
+    const std::string label = r.rank == 1 ? "best" : r.rank == 0 ? "cannot run" : "rank " + std::to_string(r.rank);
     report.summary.emplace_back(label, candidates[r.index].label + " (predicted " + format_number(r.time, 2) + " ms, " +
                                            format_number(100 * feasible[r.index].block_efficiency, 1) +
-                                           "% of peak): " + ranking_verdict(r));
+                                           "% of the " + attention_dtype_name(grid.dtype) + " peak): " + ranking_verdict(r));
   }
   add_reference_check(report, f, grid, feasible, predicted_ms);
 }

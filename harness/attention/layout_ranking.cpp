@@ -11,7 +11,6 @@
 namespace redline {
 namespace {
 
-
 const ModelFactor* find_factor(const std::vector<ModelFactor>& factors, const std::string& name) {
   for (const auto& f : factors)
     if (f.name == name) return &f;
@@ -28,6 +27,14 @@ std::vector<std::string> reasons_against(const RankCandidate& layout, const Rank
       reasons.push_back(f.name + " " + format_percent(f.value) + " against " + format_percent(theirs->value) + ": " + f.why);
     }
   }
+  return reasons;
+}
+
+// Where no layout runs there is no best to compare with: the factors at 0.
+std::vector<std::string> what_stops(const RankCandidate& layout) {
+  std::vector<std::string> reasons;
+  for (const auto& f : layout.factors)
+    if (f.value == 0) reasons.push_back(f.name + ": " + f.why);
   return reasons;
 }
 
@@ -51,9 +58,11 @@ std::vector<RankedLayout> rank_layouts(const std::vector<RankCandidate>& candida
     RankedLayout r;
     r.index = order[i];
     r.time = runs(order[i]) ? c.time : 0;
-    r.rank = i > 0 && r.time == ranked.back().time ? ranked.back().rank : static_cast<int>(i) + 1;
+    // A layout that cannot run has no place, even where none can: never "best".
+    if (!runs(order[i])) r.rank = 0;
+    else r.rank = i > 0 && r.time == ranked.back().time ? ranked.back().rank : static_cast<int>(i) + 1;
     r.slower = runs(order[i]) && runs(order.front()) ? c.time / best.time - 1 : std::numeric_limits<double>::infinity();
-    if (r.rank > 1) r.reasons = reasons_against(c, best);
+    if (r.rank != 1) r.reasons = runs(order.front()) ? reasons_against(c, best) : what_stops(c);
     ranked.push_back(std::move(r));
   }
   return ranked;
@@ -61,7 +70,7 @@ std::vector<RankedLayout> rank_layouts(const std::vector<RankCandidate>& candida
 
 std::string ranking_verdict(const RankedLayout& ranked) {
   if (ranked.rank == 1) return "best";
-  std::string verdict = ranked.time > 0 ? format_percent(ranked.slower) + " slower" : "cannot run";
+  std::string verdict = ranked.rank > 0 ? format_percent(ranked.slower) + " slower" : "cannot run";
   for (std::size_t i = 0; i < ranked.reasons.size(); ++i) verdict += (i == 0 ? ": " : "; ") + ranked.reasons[i];
   if (ranked.reasons.empty() && ranked.time > 0) verdict += " (no single factor stands out)";
   return verdict;

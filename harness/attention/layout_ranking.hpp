@@ -23,7 +23,7 @@ struct RankCandidate {
 
 struct RankedLayout {
   std::size_t index = 0;  // into the candidates
-  int rank = 0;           // 1 = best; equal scores share a rank
+  int rank = 0;           // 1 = best; equal scores share a rank; 0: cannot run
   double time = 0;
   double slower = 0;      // time / the best's time - 1: 0.25 = takes 25% longer; infinite when it cannot run
   std::vector<std::string> reasons;  // empty for the best
@@ -33,7 +33,8 @@ struct RankedLayout {
 // below the best layout's factor of the same name.
 inline constexpr double kReasonMargin = 0.02;
 
-// Fastest first, layouts that cannot run last. Throws std::invalid_argument
+// Fastest first, layouts that cannot run last (rank 0, whether or not any
+// other runs). Throws std::invalid_argument
 // for an empty list or a negative time.
 std::vector<RankedLayout> rank_layouts(const std::vector<RankCandidate>& candidates);
 
