@@ -15,6 +15,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "harness/core/child_process.hpp"
 #include "harness/report/csv_reader.hpp"
 #include "harness/report/run_results.hpp"
 #include "harness/report/schema.hpp"
@@ -226,6 +227,28 @@ TEST(History, LoadSkipsRowsThatAreNotOkAndNamesTheLineOfABadValue) {
   EXPECT_THROW(load_history(dir / "other.csv"), std::runtime_error);
 }
 
+// `redline history` on a file that holds no values yet names the file, not
+// filters the user never gave; with filters, it names them.
+TEST(HistoryCli, AFileWithoutValuesNamesTheFile) {
+  const redline::testing::TempDir temp("history_cli_empty");
+  const fs::path file = temp.path() / "history.csv";
+  std::ofstream(file, std::ios::binary) << "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,metric,value,status\r\n";
+  auto history = [&](std::vector<std::string> args) {
+    ChildSpec spec;
+    spec.argv = {REDLINE_BIN, "history", "--file", file.string()};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.timeout_seconds = 60;
+    return run_child(spec);
+  };
+  const ChildResult bare = history({});
+  EXPECT_EQ(bare.exit_code, 2) << bare.output;
+  EXPECT_CONTAINS(bare.output, "--file '" + file.string() + "': holds no ok values yet");
+  EXPECT_NOT_CONTAINS(bare.output, "--case");
+  const ChildResult filtered = history({"--metric", "busbw"});
+  EXPECT_EQ(filtered.exit_code, 2) << filtered.output;
+  EXPECT_CONTAINS(filtered.output, "--case/--metric '/busbw': match no series");
+}
+
 TEST(Trends, AStepOfMinus20PercentIsFoundAtTheFirstRunOfTheNewLevel) {
   const auto v = planted(20, 1.0, 42, [](std::size_t i) { return i < 10 ? 1000.0 : 800.0; });
   const auto findings = detect_trends(series_of("samples_per_s", v), schema(), 0.05);
@@ -303,6 +326,28 @@ TEST(Trends, ARegressionAndItsLaterFixAreTwoSteps) {
   EXPECT_EQ(findings[1].kind, "step");
   EXPECT_EQ(findings[1].run_id, "run-15");
   EXPECT_FALSE(findings[1].worse);
+}
+
+TEST(Trends, AThreeNightRegressionFixedLaterIsTwoSteps) {
+  // Three nights at 80 between levels of 100: the 7-run window after run 10
+  // holds 3 runs at 80 and 4 back at 100 (a median of 100), so the full
+  // window alone missed it. The narrower window finds both boundaries.
+  const auto v = planted(23, 1.0, 5, [](std::size_t i) { return i >= 10 && i < 13 ? 80.0 : 100.0; });
+  const auto findings = detect_trends(series_of("samples_per_s", v), schema(), 0.05);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].kind, "step");
+  EXPECT_EQ(findings[0].run_id, "run-10");
+  EXPECT_NEAR(findings[0].after, 80, 1.5);
+  EXPECT_TRUE(findings[0].worse);
+  EXPECT_EQ(findings[1].kind, "step");
+  EXPECT_EQ(findings[1].run_id, "run-13");
+  EXPECT_FALSE(findings[1].worse);
+}
+
+TEST(Trends, TwoBadNightsAreNoStep) {
+  // A median of 3 would take two nights at 80 as a level; a step needs 3.
+  const auto v = planted(23, 1.0, 5, [](std::size_t i) { return i >= 10 && i < 12 ? 80.0 : 100.0; });
+  EXPECT_TRUE(detect_trends(series_of("samples_per_s", v), schema(), 0.05).empty());
 }
 
 TEST(Trends, AChangeBelowTheThresholdOrInsideTheNoiseIsNotFlagged) {

@@ -77,7 +77,9 @@ double median_of(std::vector<double> values) {
 //     first run of the new level), and when two levels fit the window better
 //     than a straight line (Theil-Sen) does: a slope is a drift, not a step.
 //     The boundary that removes the most deviation is taken first, then the
-//     next, so a regression and its later fix are two steps.
+//     next, so a regression and its later fix are two steps. A level shorter
+//     than the window (3 nights of a regression, then its fix) is found with
+//     a narrower window, whose cut side must hold only runs at the new level.
 // (c) drift: with no step found and at least 9 runs, the median of the last
 //     third of the series against the median of the first third.
 // (a) last-run (a one-night regression): the last run against the median of
@@ -164,12 +166,9 @@ struct StepCandidate {
   double before = 0, after = 0, gain = 0;
 };
 
-// The boundary k judged within [lo, hi): the window up to kWindow runs each side.
-std::optional<StepCandidate> judge_boundary(const std::vector<double>& v, std::size_t lo, std::size_t hi,
-                                            std::size_t k, double sigma, double threshold) {
-  const std::size_t from = std::max(lo, k >= kWindow ? k - kWindow : 0);
-  const std::size_t to = std::min(hi, k + kWindow);
-  if (k - from < kMinSide || to - k < kMinSide) return std::nullopt;
+// The boundary k judged with the window v[from, to).
+std::optional<StepCandidate> judge_window(const std::vector<double>& v, std::size_t from, std::size_t k, std::size_t to,
+                                          double sigma, double threshold) {
   const double before = median_range(v, from, k), after = median_range(v, k, to);
   const double two_levels = two_level_deviation(v, from, k, to);
   const double one_level = abs_deviation(v, from, to, median_range(v, from, to));
@@ -180,6 +179,37 @@ std::optional<StepCandidate> judge_boundary(const std::vector<double>& v, std::s
     if (j != k && two_level_deviation(v, from, j, to) < two_levels) return std::nullopt;
   if (line_deviation(v, from, to) <= two_levels) return std::nullopt;  // a slope, not a step
   return StepCandidate{k, before, after, one_level - two_levels};
+}
+
+// Every run of v[lo, hi) is away from `old_level`, beyond the threshold and
+// the noise, on the side of `new_level`.
+bool all_at_new_level(const std::vector<double>& v, std::size_t lo, std::size_t hi, double old_level, double new_level,
+                      double sigma, double threshold) {
+  for (std::size_t i = lo; i < hi; ++i)
+    if (!significant(old_level, v[i], sigma, threshold) || (v[i] > old_level) != (new_level > old_level)) return false;
+  return true;
+}
+
+// The boundary k judged within [lo, hi): the window up to kWindow runs each
+// side. A level that lasted fewer runs than that (a regression fixed three
+// nights later) is outvoted in the full window by the level after it, so
+// narrower windows are tried too; a side cut short must hold only runs at its
+// new level, so two bad nights (a median of 3 would take them) are no step.
+std::optional<StepCandidate> judge_boundary(const std::vector<double>& v, std::size_t lo, std::size_t hi,
+                                            std::size_t k, double sigma, double threshold) {
+  const std::size_t widest_before = std::min(kWindow, k - lo), widest_after = std::min(kWindow, hi - k);
+  if (widest_before < kMinSide || widest_after < kMinSide) return std::nullopt;
+  for (std::size_t after = widest_after; after >= kMinSide; --after) {
+    for (std::size_t before = widest_before; before >= kMinSide; --before) {
+      auto step = judge_window(v, k - before, k, k + after, sigma, threshold);
+      if (!step) continue;
+      if (after < widest_after && !all_at_new_level(v, k, k + after, step->before, step->after, sigma, threshold)) continue;
+      if (before < widest_before && !all_at_new_level(v, k - before, k, step->after, step->before, sigma, threshold))
+        continue;
+      return step;
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<StepCandidate> find_steps(const std::vector<double>& v, double sigma, double threshold) {
