@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "harness/core/child_process.hpp"
 #include "tests/support.hpp"
@@ -101,6 +102,48 @@ TEST_F(NightlyTest, TheCommittedBaselineMatchesTheQuickSuite) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "SAME");
   EXPECT_NOT_CONTAINS(r.output, "nothing to compare");
+}
+
+// A GPU whose driver fails is no machine without a GPU: its entries would all
+// skip and the CPU ones pass. A device node stands for the hardware here
+// (REDLINE_NVIDIA_DEVICES), and nvidia-smi is absent or fails on this machine.
+TEST_F(NightlyTest, AGpuTheDriverCannotUseFailsTheNight) {
+  std::ofstream(dir_ / "nvidia0") << "";
+  redline::ChildSpec probe;
+  probe.argv = {"sh", "-c", "nvidia-smi -L"};
+  if (redline::run_child(probe).succeeded()) GTEST_SKIP() << "nvidia-smi works here: no broken driver to stand for";
+  redline::ChildSpec spec;
+  spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--suite", suite("base").string(), "--results",
+               (dir_ / "results").string()};
+  spec.extra_env = {{"REDLINE_SKIP_SETUP", "1"},
+                    {"REDLINE_BUILD_DIR", fs::path(REDLINE_BIN).parent_path().parent_path().string()},
+                    {"REDLINE_NVIDIA_DEVICES", (dir_ / "nvidia*").string()}};
+  spec.timeout_seconds = 300;
+  const auto broken = redline::run_child(spec);
+  EXPECT_EQ(broken.exit_code, 1) << broken.output;
+  EXPECT_CONTAINS(broken.output, "has an NVIDIA GPU (" + (dir_ / "nvidia0").string() + "), but nvidia-smi cannot use it");
+  EXPECT_FALSE(fs::exists(dir_ / "results" / "runs")) << "no suite should have run";
+  // Asked for the CPU-only suite, it runs it.
+  spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--quick", "--results", (dir_ / "results").string()};
+  const auto quick = redline::run_child(spec);
+  EXPECT_EQ(quick.exit_code, 0) << quick.output;
+  EXPECT_NOT_CONTAINS(quick.output, "cannot use it");
+}
+
+// A night that passes says which entries measured nothing (exit 77).
+TEST_F(NightlyTest, SkippedEntriesAreNamed) {
+  const fs::path file = suite("with_skip");
+  std::ofstream(file, std::ios::app) << "gpu_thing sh -c 'echo no GPU here; exit 77'\n";
+  const auto first = nightly(file);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_CONTAINS(first.output, "skipped, so not measured tonight: gpu_thing");
+  const auto second = nightly(file);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_CONTAINS(second.output, "skipped, so not measured tonight: gpu_thing");
+  std::ifstream compare_md(run_of(second) / "compare.md");
+  std::stringstream text;
+  text << compare_md.rdbuf();
+  EXPECT_CONTAINS(text.str(), "Skipped, so not measured tonight: gpu_thing");
 }
 
 TEST_F(NightlyTest, BadArgumentsExitTwo) {
