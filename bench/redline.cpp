@@ -3,17 +3,19 @@
 //   redline compare BASELINE CURRENT          judge every tracked metric (exit 1 on a regression)
 //   redline history [--case S] [--metric S]   trends across runs, with level-shift detection
 //   redline report RUN [--baseline RUN] -o F  a self-contained HTML report
-//   redline baseline RUN                      promote a run to results/baselines/<gpu>/
+//   redline baseline RUN [--force]            promote a whole, passing run to results/baselines/<gpu>/
 //   redline plan [--from RUN] FLAGS...        how long a training run takes (bench/plan/)
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>  // renameat2
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "bench/plan/plan_flags.hpp"
@@ -42,16 +44,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Reads a run or CSV for a command, turning unreadable input into exit 2.
+// Reads a run or CSV for a command, turning unreadable input, or rows that
+// are not one run's, into exit 2.
 RunResults load_input(const char* what, const std::string& path) {
   if (!fs::exists(path)) throw UsageError(what, path, "no such run folder or CSV file");
+  RunResults results;
   try {
-    return load_results(path);
+    results = load_results(path);
   } catch (const CsvError& e) {
     throw UsageError(what, path, e.what());
   } catch (const std::runtime_error& e) {
     throw UsageError(what, path, e.what());
   }
+  if (const std::string problem = pooled_rows_problem(results); !problem.empty()) throw UsageError(what, path, problem);
+  return results;
 }
 
 // The schema compiled in, unless --schema names another file.
@@ -142,7 +148,7 @@ int cmd_compare(const std::string& baseline, const std::string& current, const s
     std::cout << "baseline: " << reference_description(baseline) << "\n";
   const Comparison comparison = compare_results(base, cur, schema, options);
   // A case that ran ok and fails now is something in common: a regression.
-  if (comparison.metrics.empty() && comparison.missing_metrics.empty() && comparison.failing_now == 0)
+  if (!comparison.shared_anything())
     throw UsageError("CURRENT", current, "shares no tracked metric of any case with " + baseline +
                                              ": nothing to compare (different tools?)");
   std::cout << format_comparison(comparison, format, baseline, current);
@@ -160,6 +166,8 @@ int cmd_history(const std::string& file, const std::string& case_filter, const s
   } catch (const std::runtime_error& e) {  // CsvError too
     throw UsageError("--file", file, e.what());
   }
+  if (series.empty() && case_filter.empty() && metric_filter.empty())
+    throw UsageError("--file", file, "holds no ok values yet (only a header, or only failed rows)");
   if (series.empty()) throw UsageError("--case/--metric", case_filter + "/" + metric_filter, "match no series in " + file);
   std::vector<std::vector<std::string>> cells = {{"tool", "case", "metric", "runs", "first", "last", "findings"}};
   for (const auto& s : series) {
@@ -207,6 +215,10 @@ int cmd_report(const std::string& run, const std::string& baseline, const std::s
     CompareOptions options;
     options.baseline_is_reference = is_reference_folder(baseline);
     inputs.comparison = compare_results(load_input("--baseline", baseline), inputs.run, inputs.schema, options);
+    // As compare: a baseline of other tools' results is bad input, not a report that passed.
+    if (!inputs.comparison->shared_anything())
+      throw UsageError("--baseline", baseline, "shares no tracked metric of any case with " + run +
+                                                   ": nothing to compare (different tools?)");
     inputs.baseline_name = baseline;
   }
   if (!history.empty() && fs::exists(history)) inputs.history = run_headlines(history, inputs.run, inputs.schema);
@@ -265,6 +277,13 @@ void swap_in(const std::string& root, const fs::path& staging, const fs::path& t
     fs::rename(staging, target);
     return;
   }
+  // In one step where the file system can (Linux's RENAME_EXCHANGE): a
+  // nightly reading the baseline meanwhile finds the old one or the new one,
+  // never none. `staging` then holds the old one.
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    fs::remove_all(staging);
+    return;
+  }
   const fs::path old = make_staging_folder(root, target, "old");
   fs::remove(old);  // the name is ours now; rename wants it free
   fs::rename(target, old);
@@ -277,7 +296,20 @@ void swap_in(const std::string& root, const fs::path& staging, const fs::path& t
   fs::remove_all(old);
 }
 
-int cmd_baseline(const std::string& run, const std::string& root, bool name_only, bool reference_only) {
+// A baseline is what later nights must match: a run that failed, or stopped
+// part-way, would make its missing cases "new" and its broken ones the norm.
+void require_whole_passing_run(const std::string& run) {
+  std::string problem;
+  try {
+    problem = unfinished_suite_entry(run);
+  } catch (const std::runtime_error& e) {  // CsvError too
+    throw UsageError("RUN", run, e.what());
+  }
+  if (!problem.empty())
+    throw UsageError("RUN", run, problem + ": a baseline must be a whole run that passed; --force promotes it anyway");
+}
+
+int cmd_baseline(const std::string& run, const std::string& root, bool name_only, bool reference_only, bool force) {
   const RunResults results = load_input("RUN", run);
   if (name_only) {
     std::cout << baseline_name(results) << "\n";
@@ -289,6 +321,7 @@ int cmd_baseline(const std::string& run, const std::string& root, bool name_only
     return kExitOk;
   }
   if (!fs::is_directory(run)) throw UsageError("RUN", run, "give a run folder (results/runs/<run_id>)");
+  if (!force) require_whole_passing_run(run);
   require_baselines_folder(root);
   const fs::path target = fs::path(root) / baseline_name(results);
   if (fs::exists(target) && !fs::is_directory(target))
@@ -351,13 +384,14 @@ int main(int argc, char** argv) {
   report->add_option("--schema", schema, "Read directions from this SCHEMA.md instead of the one built in");
 
   std::string baselines_root = "results/baselines";
-  bool name_only = false, reference_only = false;
+  bool name_only = false, reference_only = false, force = false;
   auto* promote = app.add_subcommand("baseline", "Promote a run folder to results/baselines/<gpu>/");
   promote->add_option("RUN", run)->required();
   promote->add_option("--dir", baselines_root, "Baselines folder (default results/baselines)");
   promote->add_flag("--name", name_only, "Only print the baseline folder name this run belongs to");
   promote->add_flag("--reference", reference_only,
                     "Only print the reference folder of this run's GPU model (results/references), or nothing");
+  promote->add_flag("--force", force, "Promote a run whose suite failed or stopped part-way");
 
   plan::PlanFlags plan_flags;
   auto* plan = plan::add_plan_subcommand(app, plan_flags);
@@ -374,6 +408,6 @@ int main(int argc, char** argv) {
     if (*compare) return cmd_compare(baseline, current, threshold, alpha, format, all_metrics, schema);
     if (*hist) return cmd_history(history, case_filter, metric_filter, threshold, schema);
     if (*report) return cmd_report(run, report_baseline, output, history, schema);
-    return cmd_baseline(run, baselines_root, name_only, reference_only);
+    return cmd_baseline(run, baselines_root, name_only, reference_only, force);
   });
 }

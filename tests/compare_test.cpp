@@ -129,16 +129,44 @@ TEST(CompareMannWhitney, KnownValues) {
   EXPECT_DOUBLE_EQ(mann_whitney_p({}, {1, 2}), 1.0);
 }
 
-TEST(CompareMannWhitney, NormalApproximationWithTies) {
-  // a = 1 2 2 3 4, b = 2 4 5 6 7. Pooled ranks: 1 -> 1, the three 2s -> 3,
-  // 3 -> 5, the two 4s -> 6.5, 5 6 7 -> 8 9 10. R_a = 1+3+3+5+6.5 = 18.5,
-  // U = 18.5 - 15 = 3.5, mean 12.5. Tie term sum(t^3 - t) = 24 + 6 = 30, so
-  // var = 25/12 * (11 - 30/90) = 22.222, z = (9 - 0.5) / 4.714 = 1.8031,
-  // p = erfc(z / sqrt 2) = 0.071369 (scipy, method="asymptotic": 0.0713690).
-  EXPECT_NEAR(mann_whitney_p({1, 2, 2, 3, 4}, {2, 4, 5, 6, 7}), 0.07136901092402136, 1e-9);
-  // Ties within each side only: three 3s vs three 2.4s. var = 9/12 * (7 -
-  // 48/30) = 4.05, z = (4.5 - 0.5) / 2.0125 = 1.9876, p = 0.046854.
-  EXPECT_NEAR(mann_whitney_p({3, 3, 3}, {2.4, 2.4, 2.4}), 0.046854177603873774, 1e-9);
+TEST(CompareMannWhitney, ExactWithTies) {
+  // Ties are counted exactly for up to 10 values a side: the rank sum's
+  // distribution over every choice of which pooled values are a's, midranks
+  // included. Three 3s against three 2.4s: a holds the three top midranks in
+  // 1 of C(6,3) = 20 choices, as extreme at either end, so p = 2/20. (The
+  // normal approximation read 0.047 here: significant where nothing can be.)
+  EXPECT_NEAR(mann_whitney_p({3, 3, 3}, {2.4, 2.4, 2.4}), 0.1, 1e-12);
+  // a = 1 2 2 3 4, b = 2 4 5 6 7: midranks 1 3 3 3 5 6.5 6.5 8 9 10, a's sum
+  // 18.5. Of the C(10,5) = 252 choices of five, 10 sum to 18.5 or less (a
+  // count made separately, by listing them all), and as many to 36.5 or more
+  // (their complements), so p = 20/252. The normal approximation read 0.071.
+  EXPECT_NEAR(mann_whitney_p({1, 2, 2, 3, 4}, {2, 4, 5, 6, 7}), 20.0 / 252, 1e-12);
+}
+
+TEST(CompareMannWhitney, NormalApproximationWithTiesBeyondTenValues) {
+  // 11 vs 11 with every value tied within its side: U = 0, mean 60.5, tie
+  // term 2 x (11^3 - 11) = 2640, var = 121/12 x (23 - 2640/462) = 174.24,
+  // z = 60 / 13.2 = 4.54545, p = erfc(z / sqrt 2).
+  const std::vector<double> a(11, 1.0), b(11, 2.0);
+  EXPECT_NEAR(mann_whitney_p(a, b), std::erfc(60 / std::sqrt(121.0 / 12 * (23 - 2640.0 / 462)) / std::sqrt(2.0)), 1e-12);
+}
+
+TEST(CompareWelch, KnownValues) {
+  // 1 2 3 against 4 5 6: t = -3 / sqrt(2/3), 4 degrees of freedom; for 4 the
+  // two-sided tail has the closed form 1 - |t| (t^2 + 6) / (t^2 + 4)^1.5.
+  const double t = 3 / std::sqrt(2.0 / 3);
+  EXPECT_NEAR(welch_t_p({1, 2, 3}, {4, 5, 6}), 1 - t * (t * t + 6) / std::pow(t * t + 4, 1.5), 1e-12);
+  // 2 values a side, the spread all on one: 1 degree of freedom, which is
+  // Cauchy: P(|T| >= t) = 1 - 2 atan(t) / pi, with t = 2 here.
+  EXPECT_NEAR(welch_t_p({0, 2}, {3, 3}), 1 - 2 * std::atan(2.0) / M_PI, 1e-12);
+  // 2 degrees of freedom: P(|T| >= t) = 1 - t / sqrt(2 + t^2), here with 3
+  // values a side whose spread is all on one side (df = 2, t = 2).
+  EXPECT_NEAR(welch_t_p({-1, 0, 1}, {2 / std::sqrt(3.0), 2 / std::sqrt(3.0), 2 / std::sqrt(3.0)}),
+              1 - 2 / std::sqrt(6.0), 1e-12);
+  // No spread anywhere: a difference is certain, none is no evidence.
+  EXPECT_DOUBLE_EQ(welch_t_p({5, 5}, {4, 4}), 0);
+  EXPECT_DOUBLE_EQ(welch_t_p({5, 5}, {5, 5}), 1);
+  EXPECT_DOUBLE_EQ(welch_t_p({5}, {4, 4}), 1);
 }
 
 TEST(CompareMannWhitney, NormalApproximationForLargerSamples) {
@@ -353,27 +381,69 @@ TEST_F(CompareRunsTest, IdenticalRunsAreSame) {
   EXPECT_DOUBLE_EQ(c.geomean_improvement, 1);
 }
 
-TEST_F(CompareRunsTest, NoisyRunsAreNoisyNotSlower) {
-  // A real 8% drop hidden in +-40% noise, 3 repetitions a side. The median
-  // change often passes the 5% threshold, but with 3 vs 3 values the
-  // smallest two-sided p is 0.1 > alpha: never significant, so NOISY (or
-  // SAME when the medians land within 5%), never SLOWER or FASTER.
+TEST_F(CompareRunsTest, NoisyRunsWithThreeRepetitionsAreJudgedByWelchsTest) {
+  // A real 8% drop in +-40% noise, 3 repetitions a side: the U test could
+  // never reach p < 0.05 with 3 a side (its smallest p is 0.1), so Welch's
+  // t-test judges, and the verdict follows its p.
   const fs::path base = sweep(dir_ / "base.csv", {"--max", "64", "--repeats", "3"}, {"--noise-pct", "40"});
   const fs::path cur = sweep(dir_ / "cur.csv", {"--max", "64", "--repeats", "3"},
                              {"--noise-pct", "40", "--throughput-scale", "0.92"});
   const Comparison c = compare_results(load_results(base), load_results(cur), real_schema());
   ASSERT_EQ(c.metrics.size(), cases_to_64(base).size()) << dump(c);
   for (const auto& m : c.metrics) {
-    EXPECT_TRUE(m.verdict == Verdict::noisy || m.verdict == Verdict::same) << m.case_key << "\n" << dump(c);
     EXPECT_EQ(m.baseline_n, 3);
     EXPECT_EQ(m.current_n, 3);
+    EXPECT_EQ(m.test, SignificanceTest::welch_t) << m.case_key;
     ASSERT_TRUE(m.p_value);
-    EXPECT_GE(*m.p_value, 0.1 - 1e-12);
-    if (std::fabs(m.change) > 0.05) {
-      EXPECT_EQ(m.verdict, Verdict::noisy) << m.case_key;
-    }
+    const Verdict expected = std::fabs(m.change) <= 0.05 ? Verdict::same
+                             : *m.p_value >= 0.05      ? Verdict::noisy
+                             : m.current < m.baseline  ? Verdict::slower
+                                                       : Verdict::faster;
+    EXPECT_EQ(m.verdict, expected) << m.case_key << "\n" << dump(c);
   }
-  EXPECT_FALSE(c.any_slower());
+}
+
+TEST_F(CompareRunsTest, TheTestFollowsTheRepetitions) {
+  // Rows written here, so each verdict is known: per case, the repetitions
+  // decide which test judges it.
+  const std::string header = "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,bytes,busbw_GBps,status,note\r\n";
+  auto rows = [](int bytes, const std::vector<double>& values) {
+    std::ostringstream out;
+    for (std::size_t rep = 0; rep < values.size(); ++rep)
+      out << "r,2026-01-01T00:00:00Z,h,none,allreduce_bench,bytes=" << bytes << "," << rep << "," << bytes << ","
+          << values[rep] << ",ok,\r\n";
+    return out.str();
+  };
+  write_file(dir_ / "base.csv", header + rows(1, {100, 101}) + rows(2, {100, 60, 140}) +
+                                    rows(3, {100, 101, 102, 103, 104}) + rows(4, {100, 102, 101}));
+  write_file(dir_ / "cur.csv", header + rows(1, {50, 50.5}) + rows(2, {92, 130, 55}) +
+                                   rows(3, {50, 51, 52, 53, 54}) + rows(4, {100}));
+  const Comparison c = compare_results(load_results(dir_ / "base.csv"), load_results(dir_ / "cur.csv"), real_schema());
+  ASSERT_EQ(c.metrics.size(), 4u) << dump(c);
+  // A steady halving with 2 a side: the U test's smallest p would be 1/3
+  // (NOISY), so Welch's: t = 50.25 / sqrt(0.25 + 0.0625) = 89.9 on 1.5
+  // degrees of freedom, p = 0.000996.
+  const MetricComparison* halved = find_metric(c, "bytes=1", "busbw_GBps");
+  EXPECT_EQ(halved->test, SignificanceTest::welch_t);
+  EXPECT_EQ(halved->verdict, Verdict::slower) << dump(c);
+  EXPECT_NEAR(*halved->p_value, 0.000996, 1e-6);
+  EXPECT_CONTAINS(dump(c), "(t)");
+  // An 8% change inside +-40% spread, 3 a side: Welch's p is far from 0.05.
+  const MetricComparison* noisy = find_metric(c, "bytes=2", "busbw_GBps");
+  EXPECT_EQ(noisy->test, SignificanceTest::welch_t);
+  EXPECT_EQ(noisy->verdict, Verdict::noisy) << dump(c);
+  EXPECT_GT(*noisy->p_value, 0.5);
+  // 5 a side: the U test (no ordering overlaps: 2/252).
+  const MetricComparison* ranked = find_metric(c, "bytes=3", "busbw_GBps");
+  EXPECT_EQ(ranked->test, SignificanceTest::mann_whitney_u);
+  EXPECT_NEAR(*ranked->p_value, 2.0 / 252, 1e-12);
+  EXPECT_EQ(ranked->verdict, Verdict::slower);
+  // One value now: the noise band from the baseline's repetitions (CV 1/101).
+  const MetricComparison* single = find_metric(c, "bytes=4", "busbw_GBps");
+  EXPECT_EQ(single->test, SignificanceTest::noise_band);
+  EXPECT_FALSE(single->p_value);
+  EXPECT_NEAR(*single->noise, 1.0 / 101, 1e-12);
+  EXPECT_EQ(single->verdict, Verdict::same);
 }
 
 TEST_F(CompareRunsTest, MissingAndFailedCasesAreListed) {
@@ -623,6 +693,61 @@ TEST_F(CompareCliTest, EveryCaseFailingNowIsARegression) {
   EXPECT_NOT_CONTAINS(r.output, "nothing to compare");
 }
 
+// A case whose current rows include a wrong repetition beside ok ones is a
+// broken result, not a SAME: listed, and exit 1. A failure the baseline's
+// rows of that case already had is nothing new.
+TEST_F(CompareCliTest, ACaseFailingInPartIsARegression) {
+  const std::string header = "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,batch_size,samples_per_s,status,note\n";
+  auto rows = [&](const std::vector<std::pair<std::string, std::string>>& reps) {
+    std::string text = header;
+    for (std::size_t rep = 0; rep < reps.size(); ++rep)
+      text += "r,2026-01-01T00:00:00Z,h,none,batch_sweep,batch_size=2," + std::to_string(rep) + ",2," +
+              reps[rep].first + "," + reps[rep].second + ",\n";
+    return text;
+  };
+  write_file(dir_ / "base.csv", rows({{"200", "ok"}, {"200", "ok"}, {"200", "ok"}}));
+  write_file(dir_ / "cur.csv", rows({{"200", "ok"}, {"", "wrong"}, {"200", "ok"}}));
+  const ChildResult r = compare({(dir_ / "base.csv").string(), (dir_ / "cur.csv").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "failing now in part");
+  EXPECT_CONTAINS(r.output, "batch_sweep batch_size=2 (1 of 3 current rows wrong)");
+  EXPECT_CONTAINS(line_with(r.output, "samples_per_s"), "SAME");  // the ok rows are still judged
+
+  // The baseline had a wrong row too: not new, so the ok rows decide (exit 0).
+  write_file(dir_ / "base_wrong.csv", rows({{"200", "ok"}, {"", "wrong"}, {"200", "ok"}}));
+  const ChildResult known = compare({(dir_ / "base_wrong.csv").string(), (dir_ / "cur.csv").string()});
+  EXPECT_EQ(known.exit_code, 0) << known.output;
+  EXPECT_NOT_CONTAINS(known.output, "failing now in part");
+
+  // A skipped repetition (not run) is no failure.
+  write_file(dir_ / "cur_skipped.csv", rows({{"200", "ok"}, {"", "skipped"}, {"200", "ok"}}));
+  const ChildResult skipped = compare({(dir_ / "base.csv").string(), (dir_ / "cur_skipped.csv").string()});
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.output;
+}
+
+// Rows of two runs in one file, or one case and repetition twice, would be
+// pooled as repetitions of one measurement: bad input (exit 2) naming the side,
+// the file and line.
+TEST_F(CompareCliTest, RowsThatAreNotOneRunsAreBadInput) {
+  const std::string header = "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,batch_size,samples_per_s,status,note\n";
+  auto row = [](const std::string& run, int rep, int value) {
+    return run + ",2026-01-01T00:00:00Z,h,none,batch_sweep,batch_size=2," + std::to_string(rep) + ",2," +
+           std::to_string(value) + ",ok,\n";
+  };
+  write_file(dir_ / "base.csv", header + row("r1", 0, 200) + row("r1", 1, 201));
+  write_file(dir_ / "two_runs.csv", header + row("r2", 0, 100) + row("r3", 0, 101));
+  write_file(dir_ / "twice.csv", header + row("r2", 0, 100) + row("r2", 0, 101));
+
+  const ChildResult two_runs = compare({(dir_ / "base.csv").string(), (dir_ / "two_runs.csv").string()});
+  EXPECT_EQ(two_runs.exit_code, 2) << two_runs.output;
+  EXPECT_CONTAINS(two_runs.output, "CURRENT '" + (dir_ / "two_runs.csv").string() + "'");
+  EXPECT_CONTAINS(two_runs.output, "two_runs.csv:3: rows of two runs in one file (run_id 'r2' at line 2, 'r3' here)");
+  const ChildResult twice = compare({(dir_ / "twice.csv").string(), (dir_ / "base.csv").string()});
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_CONTAINS(twice.output, "BASELINE '" + (dir_ / "twice.csv").string() + "'");
+  EXPECT_CONTAINS(twice.output, "twice.csv:3: case 'batch_size=2' repetition 0 again (first at line 2)");
+}
+
 // redline baseline RUN --dir DIR, and the entries of DIR afterwards.
 ChildResult promote(const fs::path& run, const fs::path& dir) {
   ChildSpec spec;
@@ -674,6 +799,37 @@ TEST_F(CompareCliTest, BaselineTouchesOnlyWhatItCreated) {
   EXPECT_EQ(file.exit_code, 2) << file.output;
   EXPECT_CONTAINS(file.output, "--dir '" + (dir_ / "a_file").string() + "'");
   EXPECT_EQ(read_file(dir_ / "a_file"), "not a folder");
+}
+
+// A run whose suite failed, or stopped part-way, would make its broken or
+// missing cases the norm later nights are held to: refused (exit 2, nothing
+// written) unless --force.
+TEST_F(CompareCliTest, BaselineRefusesARunThatFailedOrStopped) {
+  const std::string header = "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,batch_size,samples_per_s,status,note\n";
+  const fs::path run = dir_ / "run", baselines = dir_ / "baselines";
+  fs::create_directories(run);
+  write_file(run / "sweep.csv", header + "r,2026-01-01T00:00:00Z,h,none,batch_sweep,batch_size=1,0,1,5,ok,\n");
+  for (const auto& [index, why] : std::vector<std::pair<std::string, std::string>>{
+           {"sweep,ok,0,1.0,\ngemm,failed,1,2.0,3 values were wrong\n",
+            "suite entry 'gemm' is failed (3 values were wrong)"},
+           {"sweep,ok,0,1.0,\ngemm,skipped,-1,0,not run: the suite was interrupted\n", "suite entry 'gemm' is not run"},
+           {"sweep,ok,0,1.0,\ngemm,pending,-1,0,not ended yet\n", "suite entry 'gemm' is pending"}}) {
+    write_file(run / "suite.csv", "name,status,exit_code,seconds,note\n" + index);
+    const ChildResult r = promote(run, baselines);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_CONTAINS(r.output, "RUN '" + run.string() + "'");
+    EXPECT_CONTAINS(r.output, why);
+    EXPECT_CONTAINS(r.output, "--force");
+    EXPECT_FALSE(fs::exists(baselines / "none")) << r.output;
+  }
+  ChildSpec force;
+  force.argv = {REDLINE_BIN, "baseline", run.string(), "--dir", baselines.string(), "--force"};
+  const ChildResult forced = run_child(force);
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_TRUE(fs::exists(baselines / "none" / "sweep.csv"));
+  // A whole run whose GPU entry skipped (exit 77, no GPU here) is fit.
+  write_file(run / "suite.csv", "name,status,exit_code,seconds,note\nsweep,ok,0,1.0,\ngemm,skipped,77,0.1,no GPU\n");
+  EXPECT_EQ(promote(run, dir_ / "other").exit_code, 0);
 }
 
 // The line of `output` that mentions `what` (empty if none).

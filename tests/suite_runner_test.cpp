@@ -262,6 +262,37 @@ TEST(RunSuite, CtrlCStopsTheSuiteAfterTheCurrentEntry) {
   const CsvTable index = read_csv(run.run_dir / "suite.csv");
   ASSERT_EQ(index.rows.size(), 2u);
   EXPECT_EQ(index.value(1, "status"), "skipped");
+  // Not a run to promote to a baseline: the first entry it names is the one cut short.
+  EXPECT_CONTAINS(unfinished_suite_entry(run.run_dir), "suite entry 'first' is error");
+}
+
+// While an entry runs, suite.csv lists the entries still to come as pending:
+// the index a killed suite leaves says what never ran. The first entry copies
+// the index as it stands into a folder of its own (the --csv path is its $2).
+TEST(RunSuite, TheIndexListsTheEntriesNotRunYetAsPending) {
+  const redline::testing::TempDir temp("suite_runner_test_pending");
+  const fs::path& dir = temp.path();
+  fs::create_directories(dir / "killed");
+  const std::string copy = "cp \"$(dirname \"$2\")/suite.csv\" \"$0\"";
+  const std::vector<SuiteEntry> entries = {{"first", {"sh", "-c", copy, (dir / "killed" / "suite.csv").string()}, 1},
+                                           {"second", {"true"}, 2}};
+  const SuiteRun run = run_suite(entries, dir / "runs", "", capture_environment());
+  ASSERT_EQ(run.entries.at(0).status, "ok") << run.entries.at(0).note;
+  const CsvTable during = read_csv(dir / "killed" / "suite.csv");
+  ASSERT_EQ(during.rows.size(), 2u);
+  EXPECT_EQ(during.value(0, "status"), kPendingStatus);  // the copying entry had not ended
+  EXPECT_EQ(during.value(1, "status"), kPendingStatus);
+  EXPECT_EQ(during.value(1, "exit_code"), "-1");
+  EXPECT_CONTAINS(unfinished_suite_entry(dir / "killed"), "suite entry 'first' is pending");
+  // The whole run, ended: both ok, nothing pending, fit to be a baseline.
+  const CsvTable after = read_csv(run.run_dir / "suite.csv");
+  ASSERT_EQ(after.rows.size(), 2u);
+  EXPECT_EQ(after.value(1, "status"), "ok");
+  EXPECT_EQ(unfinished_suite_entry(run.run_dir), "");
+  // A skipped entry (exit 77: no GPU here) is a whole run still; no suite.csv is no suite's run.
+  const SuiteRun skipped = run_suite({{"no_gpu", {"sh", "-c", "exit 77"}, 1}}, dir / "runs", "", capture_environment());
+  EXPECT_EQ(unfinished_suite_entry(skipped.run_dir), "");
+  EXPECT_EQ(unfinished_suite_entry(dir), "");
 }
 
 // Bad input to `redline suite` and `redline report` is exit 2 naming the flag,
@@ -288,7 +319,12 @@ TEST(RedlineCli, BadSuiteAndReportInputIsUsageUpFront) {
       {{"suite", suite.string(), "--runs", runs.string(), "--run-dir-file", (dir / "folder").string()},
        "--run-dir-file '" + (dir / "folder").string() + "'"},
       {{"report", baseline, "-o", (dir / "folder").string()}, "-o '" + (dir / "folder").string() + "'"},
+      // A baseline of another tool's results compares nothing: not a report that passed.
+      {{"report", baseline, "--baseline", (dir / "other.csv").string(), "-o", (dir / "r.html").string()},
+       "--baseline '" + (dir / "other.csv").string() + "': shares no tracked metric"},
   };
+  std::ofstream(dir / "other.csv") << "run_id,timestamp_utc,host,gpu,tool,case_key,repetition,bytes,busbw_GBps,status,note\r\n"
+                                      "r,2026-01-01T00:00:00Z,h,none,allreduce_bench,bytes=1,0,1,5,ok,\r\n";
   for (const auto& c : cases) {
     ChildSpec spec;
     spec.argv = {REDLINE_BIN};

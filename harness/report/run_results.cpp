@@ -4,8 +4,10 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "harness/report/csv_reader.hpp"
 
@@ -152,6 +154,24 @@ RunResults load_results(const fs::path& run_or_csv) {
     throw std::runtime_error(results.source + ": no such run folder or CSV file");
   }
   return results;
+}
+
+std::string pooled_rows_problem(const RunResults& results) {
+  std::map<std::string, const ResultRow*> first_of_file;  // file -> its first row
+  std::map<std::tuple<std::string, std::string, std::string, int>, const ResultRow*> seen;  // file, tool, case, rep
+  for (const ResultRow& row : results.rows) {
+    const ResultRow*& first = first_of_file.try_emplace(row.file, &row).first->second;
+    if (row.run_id != first->run_id)
+      return row.file + ":" + std::to_string(row.line) + ": rows of two runs in one file (run_id '" + first->run_id +
+             "' at line " + std::to_string(first->line) + ", '" + row.run_id +
+             "' here); they would be judged as one run's repetitions: give one run's rows";
+    const auto [it, inserted] = seen.try_emplace({row.file, row.tool, row.case_key, row.repetition}, &row);
+    if (!inserted)
+      return row.file + ":" + std::to_string(row.line) + ": case '" + row.case_key + "' repetition " +
+             std::to_string(row.repetition) + " again (first at line " + std::to_string(it->second->line) +
+             "); one run has one row per case and repetition";
+  }
+  return "";
 }
 
 std::string series_tool(const ResultRow& row) {

@@ -44,6 +44,12 @@ std::string series_tool(const ResultRow& row);
 // path or a CSV without redline's common columns.
 RunResults load_results(const std::filesystem::path& run_or_csv);
 
+// What makes the rows unfit to compare as one run's repetitions, or "" when
+// nothing does: a file holding rows of several runs (two run_ids), or one case
+// and repetition twice in a file ("file:line: ..."). Pooled, either would be
+// judged as extra repetitions of one measurement.
+std::string pooled_rows_problem(const RunResults& results);
+
 // A tool's report as its CSV will read back (file empty), so what is computed
 // from a tool's own rows matches what is computed from its results later.
 RunResults results_of(const Report& report);

@@ -14,8 +14,11 @@
 //   change            = (current - baseline) / baseline
 //
 //   1. |change| <= threshold                    -> SAME
-//   2. both sides have >= 2 repetitions: two-sided Mann-Whitney U test
-//      (as Google Benchmark's compare.py):
+//   2. both sides have >= 2 repetitions: a two-sided test of the two samples,
+//      the Mann-Whitney U test (as Google Benchmark's compare.py; exact for up
+//      to 10 values a side, ties included) where it can reach alpha, i.e. its
+//      smallest p, 2 / C(n1 + n2, n1), is below it (4 a side at alpha 0.05);
+//      with fewer, Welch's t-test (which assumes roughly normal noise):
 //        p < alpha                              -> FASTER or SLOWER (by the metric's direction)
 //        otherwise                              -> NOISY
 //   3. otherwise (a single value on a side), a noise band (as nvbench_compare):
@@ -28,13 +31,18 @@
 //
 //   Cases present on one side only are listed; so are cases whose rows are
 //   all failed (oom, error, ...) on one side, with their status. A case
-//   failing on both sides is not listed. The geometric mean runs over every
+//   failing on both sides is not listed. A case whose current rows include a
+//   failed status (not skipped) that none of its baseline rows has is listed
+//   as failing in part, and is a regression even though its ok rows are
+//   judged as usual: one wrong repetition beside two ok ones is a broken
+//   result, not a SAME. The geometric mean runs over every
 //   judged metric of current/baseline (baseline/current when lower is
 //   better), so above 1 is an improvement; non-positive values are left out.
 //
-// With n <= 3 repetitions per side the smallest two-sided exact p is 0.1: such
-// a comparison can never be significant at alpha 0.05, and says NOISY. Use 5
-// or more repetitions when regressions must be judged by the U test.
+// With n <= 3 repetitions per side the U test's smallest two-sided p is 0.1:
+// it could never be significant at alpha 0.05, so Welch's t-test judges.
+// Use 5 or more repetitions to be judged by the U test, which assumes
+// nothing about the shape of the noise.
 
 #include <algorithm>
 #include <cmath>
@@ -53,6 +61,30 @@ namespace {
 
 // The exact distribution is enumerated up to this many values per side.
 constexpr std::size_t kExactMaxN = 10;
+
+// The exact two-sided p of a rank sum: under the null every choice of which n1
+// of the pooled values are a's is equally likely, so the distribution of a's
+// (doubled) rank sum is counted over all C(n, n1) choices. Counting over the
+// ranks as they are, midranks included, makes it exact with ties too (the
+// permutation distribution), where the normal approximation is poor for few
+// values: 3 tied values a side read p 0.047 by it, 0.1 exactly.
+double exact_rank_sum_p(const std::vector<std::size_t>& doubled_ranks, std::size_t n1, std::size_t observed) {
+  std::size_t largest_sum = 0;
+  for (std::size_t r : doubled_ranks) largest_sum += r;
+  // ways[k][s]: the choices of k of the ranks seen so far whose sum is s.
+  std::vector<std::vector<double>> ways(n1 + 1, std::vector<double>(largest_sum + 1, 0));
+  ways[0][0] = 1;
+  for (std::size_t r : doubled_ranks)
+    for (std::size_t k = n1; k >= 1; --k)
+      for (std::size_t s = largest_sum; s >= r; --s) ways[k][s] += ways[k - 1][s - r];
+  double total = 0, at_most = 0, at_least = 0;
+  for (std::size_t s = 0; s <= largest_sum; ++s) {
+    total += ways[n1][s];
+    if (s <= observed) at_most += ways[n1][s];
+    if (s >= observed) at_least += ways[n1][s];
+  }
+  return std::min(1.0, 2 * std::min(at_most, at_least) / total);
+}
 
 // Suite run folders name each tool's CSV after its suite entry.
 std::string entry_of(const RunResults& results, const ResultRow& row) {
@@ -113,6 +145,15 @@ std::optional<double> side_noise(const std::vector<const ResultRow*>& rows, cons
   return std::nullopt;
 }
 
+// The smallest two-sided p the U test can give with n1 and n2 distinct values:
+// the most extreme ordering of all C(n1 + n2, n1), at either end. Ties only
+// raise it.
+double smallest_u_test_p(std::size_t n1, std::size_t n2) {
+  double orderings = 1;  // C(n1 + n2, n1), built up factor by factor
+  for (std::size_t i = 1; i <= n1; ++i) orderings = orderings * static_cast<double>(n2 + i) / static_cast<double>(i);
+  return std::min(1.0, 2 / orderings);
+}
+
 Verdict judge(MetricComparison& m, const std::vector<double>& base, const std::vector<double>& cur,
               std::optional<double> base_noise, std::optional<double> cur_noise, const CompareOptions& options) {
   // Which way the value moved, not the sign of the change: a baseline below
@@ -120,11 +161,19 @@ Verdict judge(MetricComparison& m, const std::vector<double>& base, const std::v
   const bool worse = m.better == Better::higher ? m.current < m.baseline : m.current > m.baseline;
   const Verdict moved = worse ? Verdict::slower : Verdict::faster;
   if (base.size() >= 2 && cur.size() >= 2) {
-    m.p_value = mann_whitney_p(base, cur);
+    // With 2 or 3 repetitions a side the U test's smallest p is 0.33 or 0.1:
+    // it would call a steady halving NOISY, where one value a side calls it
+    // SLOWER. Welch's t-test can decide there; it assumes roughly normal noise.
+    const bool rank_test = smallest_u_test_p(base.size(), cur.size()) < options.alpha;
+    m.test = rank_test ? SignificanceTest::mann_whitney_u : SignificanceTest::welch_t;
+    m.p_value = rank_test ? mann_whitney_p(base, cur) : welch_t_p(base, cur);
     if (std::fabs(m.change) <= options.threshold) return Verdict::same;
     return *m.p_value < options.alpha ? moved : Verdict::noisy;
   }
-  if (base_noise || cur_noise) m.noise = std::max(base_noise.value_or(0), cur_noise.value_or(0));
+  if (base_noise || cur_noise) {
+    m.test = SignificanceTest::noise_band;
+    m.noise = std::max(base_noise.value_or(0), cur_noise.value_or(0));
+  }
   if (std::fabs(m.change) <= options.threshold) return Verdict::same;
   if (m.noise && std::fabs(m.change) <= 2 * *m.noise) return Verdict::noisy;
   return moved;
@@ -147,7 +196,8 @@ std::string percent_text(double fraction, const char* format) {
 std::string evidence_text(const MetricComparison& m) {
   char buf[48];
   if (m.p_value) {
-    std::snprintf(buf, sizeof buf, "p=%.3g", *m.p_value);
+    // Welch's p is marked: it rests on roughly normal noise, the U test's does not.
+    std::snprintf(buf, sizeof buf, m.test == SignificanceTest::welch_t ? "p=%.3g (t)" : "p=%.3g", *m.p_value);
     return buf;
   }
   if (m.noise) return "noise " + percent_text(*m.noise, "%.1f%%");
@@ -188,6 +238,7 @@ std::string format_text(const Comparison& c, const std::string& baseline_name, c
     for (const auto& item : items) out += "  " + item + "\n";
   };
   list("only in baseline", c.only_in_baseline);
+  list("failing now in part", c.failing_in_part);
   list("in the reference, not run now", c.not_run_now);
   list("tracked metric missing in current", c.missing_metrics);
   list("only in current", c.only_in_current);
@@ -234,6 +285,7 @@ std::string format_markdown(const Comparison& c, const std::string& baseline_nam
     for (const auto& item : items) out += "- " + md_escape(item) + "\n";
   };
   list("Only in baseline", c.only_in_baseline);
+  list("Failing now in part", c.failing_in_part);
   list("In the reference, not run now", c.not_run_now);
   list("Tracked metric missing in current", c.missing_metrics);
   list("Only in current", c.only_in_current);
@@ -260,6 +312,7 @@ std::string format_json(const Comparison& c, const std::string& baseline_name, c
     json.key("change").value(m.change);
     json.key("baseline_n").value(m.baseline_n);
     json.key("current_n").value(m.current_n);
+    json.key("test").value(to_string(m.test));
     json.key("p_value");
     if (m.p_value) json.value(*m.p_value); else json.null();
     json.key("noise");
@@ -274,6 +327,7 @@ std::string format_json(const Comparison& c, const std::string& baseline_name, c
     json.end_array();
   };
   list("only_in_baseline", c.only_in_baseline);
+  list("failing_in_part", c.failing_in_part);
   list("not_run_now", c.not_run_now);
   list("only_in_current", c.only_in_current);
   list("not_compared", c.not_compared);
@@ -320,6 +374,18 @@ MatchedCases match_cases(const RunResults& baseline, const RunResults& current, 
   return matched;
 }
 
+// The current rows whose failed status none of the baseline's rows has. A
+// skipped row was not run (an interrupted repetition), so it is no failure.
+std::vector<const ResultRow*> newly_failed_rows(const CaseRows& rows) {
+  std::set<RowStatus> before;
+  for (const ResultRow* row : rows.baseline) before.insert(row->status);
+  std::vector<const ResultRow*> failed;
+  for (const ResultRow* row : rows.current)
+    if (row->status != RowStatus::ok && row->status != RowStatus::skipped && !before.count(row->status))
+      failed.push_back(row);
+  return failed;
+}
+
 // Both sides' ok rows of a case; nullopt (and the case listed) when a side
 // has none. A case failing on both sides is not listed: nothing changed.
 std::optional<std::pair<std::vector<const ResultRow*>, std::vector<const ResultRow*>>> ok_sides(
@@ -343,6 +409,9 @@ std::optional<std::pair<std::vector<const ResultRow*>, std::vector<const ResultR
     comparison.only_in_current.push_back(label + " (no ok row in baseline: " + statuses(rows.baseline) + ")");
     return std::nullopt;
   }
+  if (auto failed = newly_failed_rows(rows); !failed.empty())
+    comparison.failing_in_part.push_back(label + " (" + std::to_string(failed.size()) + " of " +
+                                         std::to_string(rows.current.size()) + " current rows " + statuses(failed) + ")");
   return std::pair{std::move(base_ok), std::move(cur_ok)};
 }
 
@@ -425,11 +494,27 @@ std::string to_string(Verdict verdict) {
   return "?";
 }
 
+std::string to_string(SignificanceTest test) {
+  switch (test) {
+    case SignificanceTest::none: return "none";
+    case SignificanceTest::mann_whitney_u: return "mann_whitney_u";
+    case SignificanceTest::welch_t: return "welch_t";
+    case SignificanceTest::noise_band: return "noise_band";
+  }
+  return "?";
+}
+
 bool Comparison::any_slower() const {
   return std::any_of(metrics.begin(), metrics.end(), [](const auto& m) { return m.verdict == Verdict::slower; });
 }
 
-bool Comparison::regressed() const { return any_slower() || !only_in_baseline.empty() || !missing_metrics.empty(); }
+bool Comparison::shared_anything() const {
+  return !metrics.empty() || !missing_metrics.empty() || failing_now > 0 || !failing_in_part.empty();
+}
+
+bool Comparison::regressed() const {
+  return any_slower() || !only_in_baseline.empty() || !missing_metrics.empty() || !failing_in_part.empty();
+}
 
 Comparison compare_results(const RunResults& baseline, const RunResults& current, const Schema& schema,
                            const CompareOptions& options) {
@@ -469,66 +554,89 @@ std::string format_comparison(const Comparison& comparison, CompareFormat format
   return "";
 }
 
+namespace {
+
+// The regularized incomplete beta function I_x(a, b), by its continued
+// fraction (modified Lentz), on the side of x where the fraction converges fast.
+double incomplete_beta_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300, kEpsilon = 1e-15;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  d = 1 / (std::fabs(d) < kTiny ? kTiny : d);
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    const double dm = m;
+    for (const double step : {dm * (b - dm) * x / ((a + 2 * dm - 1) * (a + 2 * dm)),
+                              -(a + dm) * (a + b + dm) * x / ((a + 2 * dm) * (a + 2 * dm + 1))}) {
+      d = 1 + step * d;
+      d = 1 / (std::fabs(d) < kTiny ? kTiny : d);
+      c = 1 + step / c;
+      if (std::fabs(c) < kTiny) c = kTiny;
+      h *= c * d;
+    }
+    if (std::fabs(c * d - 1) < kEpsilon) break;
+  }
+  return h;
+}
+
+double regularized_incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * incomplete_beta_fraction(a, b, x) / a;
+  return 1 - front * incomplete_beta_fraction(b, a, 1 - x) / b;
+}
+
+}  // namespace
+
+double welch_t_p(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || b.size() < 2) return 1;
+  const Summary sa = summarize(a), sb = summarize(b);
+  const double va = sa.stddev * sa.stddev / static_cast<double>(a.size());
+  const double vb = sb.stddev * sb.stddev / static_cast<double>(b.size());
+  // No spread on either side: any difference at all is certain, none is no evidence.
+  if (va + vb == 0) return sa.mean == sb.mean ? 1 : 0;
+  const double t = (sa.mean - sb.mean) / std::sqrt(va + vb);
+  // Welch-Satterthwaite degrees of freedom.
+  const double df = (va + vb) * (va + vb) /
+                    (va * va / static_cast<double>(a.size() - 1) + vb * vb / static_cast<double>(b.size() - 1));
+  // Two-sided: P(|T| >= |t|) = I_{df / (df + t^2)}(df / 2, 1 / 2).
+  return regularized_incomplete_beta(df / 2, 0.5, df / (df + t * t));
+}
+
 double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b) {
   const std::size_t n1 = a.size(), n2 = b.size();
   if (n1 == 0 || n2 == 0) return 1;
 
-  // Average ranks of the pooled sample; tie groups for the variance.
+  // Average ranks of the pooled sample, doubled so that a tie's half ranks
+  // are whole numbers; tie groups for the variance.
   std::vector<std::pair<double, bool>> pooled;  // value, from a
   for (double v : a) pooled.emplace_back(v, true);
   for (double v : b) pooled.emplace_back(v, false);
   std::sort(pooled.begin(), pooled.end(),
             [](const auto& x, const auto& y) { return x.first < y.first; });
   const std::size_t n = n1 + n2;
-  double rank_sum_a = 0, tie_term = 0;
-  bool ties = false;
+  std::vector<std::size_t> doubled_ranks;
+  std::size_t doubled_rank_sum_a = 0;
+  double tie_term = 0;
   for (std::size_t i = 0; i < n;) {
     std::size_t j = i;
     while (j < n && pooled[j].first == pooled[i].first) ++j;
-    const double t = static_cast<double>(j - i);
-    const double rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;  // ranks i+1..j
-    for (std::size_t k = i; k < j; ++k)
-      if (pooled[k].second) rank_sum_a += rank;
-    if (j - i > 1) {
-      ties = true;
-      tie_term += t * t * t - t;
+    const std::size_t doubled_rank = (i + 1) + j;  // twice the mean of ranks i+1..j
+    for (std::size_t k = i; k < j; ++k) {
+      doubled_ranks.push_back(doubled_rank);
+      if (pooled[k].second) doubled_rank_sum_a += doubled_rank;
     }
+    const double t = static_cast<double>(j - i);
+    tie_term += t * t * t - t;
     i = j;
   }
-  const double dn1 = static_cast<double>(n1), dn2 = static_cast<double>(n2), dn = static_cast<double>(n);
-  const double u1 = rank_sum_a - dn1 * (dn1 + 1) / 2;  // pairs with a > b (ties count half)
 
-  if (!ties && n1 <= kExactMaxN && n2 <= kExactMaxN) {
-    // Exact null distribution of U: count[i][j][u] = orderings of i a-values
-    // and j b-values with U = u. The largest value is an a (beating all j
-    // b-values) or a b (beating none).
-    std::vector<std::vector<std::vector<double>>> count(n1 + 1, std::vector<std::vector<double>>(n2 + 1));
-    for (std::size_t i = 0; i <= n1; ++i) {
-      for (std::size_t j = 0; j <= n2; ++j) {
-        auto& f = count[i][j];
-        f.assign(i * j + 1, 0);
-        if (i == 0 || j == 0) {
-          f[0] = 1;
-          continue;
-        }
-        for (std::size_t u = 0; u <= i * j; ++u) {
-          if (u >= j && u - j < count[i - 1][j].size()) f[u] += count[i - 1][j][u - j];
-          if (u < count[i][j - 1].size()) f[u] += count[i][j - 1][u];
-        }
-      }
-    }
-    const auto& f = count[n1][n2];
-    const auto u = static_cast<std::size_t>(std::llround(u1));
-    double total = 0, at_most = 0, at_least = 0;
-    for (std::size_t k = 0; k < f.size(); ++k) {
-      total += f[k];
-      if (k <= u) at_most += f[k];
-      if (k >= u) at_least += f[k];
-    }
-    return std::min(1.0, 2 * std::min(at_most, at_least) / total);
-  }
+  if (n1 <= kExactMaxN && n2 <= kExactMaxN)
+    return exact_rank_sum_p(doubled_ranks, n1, doubled_rank_sum_a);
 
   // Normal approximation with tie correction and continuity correction.
+  const double dn1 = static_cast<double>(n1), dn2 = static_cast<double>(n2), dn = static_cast<double>(n);
+  const double u1 = static_cast<double>(doubled_rank_sum_a) / 2 - dn1 * (dn1 + 1) / 2;  // pairs with a > b (ties half)
   const double mean = dn1 * dn2 / 2;
   const double variance = dn1 * dn2 / 12 * ((dn + 1) - tie_term / (dn * (dn - 1)));
   if (variance <= 0) return 1;  // every value equal

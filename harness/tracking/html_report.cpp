@@ -214,6 +214,7 @@ std::string comparison_section(const Comparison& cmp, const std::string& baselin
             "(results/SCHEMA.md).</p>\n";
   }
   html += folded_case_list("Cases only in the baseline", cmp.only_in_baseline);
+  html += folded_case_list("Cases failing now in part (a regression)", cmp.failing_in_part);
   html += folded_case_list("Cases in the reference, not run now (not a regression)", cmp.not_run_now);
   html += folded_case_list("Tracked metrics missing in the current run", cmp.missing_metrics);
   html += folded_case_list("Cases only in the current run", cmp.only_in_current);

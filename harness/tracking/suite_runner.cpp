@@ -12,6 +12,7 @@
 
 #include "harness/core/atomic_file.hpp"
 #include "harness/core/child_process.hpp"
+#include "harness/report/csv_reader.hpp"
 #include "harness/report/csv_writer.hpp"
 #include "harness/report/gbench_json.hpp"
 #include "harness/tracking/history.hpp"
@@ -152,11 +153,18 @@ SuiteEntryResult judge_entry(const std::string& name, const ChildResult& child, 
   return r;
 }
 
-void write_suite_index(const fs::path& run_dir, const std::vector<SuiteEntryResult>& entries) {
+// Every entry of the suite: those run so far with their results, the rest
+// `pending`, so the index of a suite killed part-way says what never ran.
+void write_suite_index(const fs::path& run_dir, const std::vector<SuiteEntry>& suite,
+                       const std::vector<SuiteEntryResult>& done) {
   std::string out = "name,status,exit_code,seconds,note\r\n";
-  for (const auto& e : entries)
+  auto line = [&](const SuiteEntryResult& e) {
     out += csv_field(e.name) + "," + csv_field(e.status) + "," + std::to_string(e.exit_code) + "," +
            seconds_text(e.seconds) + "," + csv_field(e.note) + "\r\n";
+  };
+  for (const auto& e : done) line(e);
+  for (std::size_t i = done.size(); i < suite.size(); ++i)
+    line({suite[i].name, kPendingStatus, -1, 0, "not ended yet (where the suite has ended, it was stopped here)"});
   write_file_atomically(run_dir / "suite.csv", out);
 }
 
@@ -205,6 +213,21 @@ void append_run_to_history(const SuiteRun& run, const std::vector<SuiteEntry>& e
 
 }  // namespace
 
+std::string unfinished_suite_entry(const fs::path& run_dir) {
+  const fs::path index = run_dir / "suite.csv";
+  if (!fs::exists(index)) return "";
+  const CsvTable table = read_csv(index);
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const std::string& status = table.value(r, "status");
+    const bool never_ran = table.value(r, "exit_code") == "-1";  // interrupted before it, or pending
+    if (status == "ok" || (status == "skipped" && !never_ran)) continue;
+    const std::string& note = table.value(r, "note");
+    return "suite entry '" + table.value(r, "name") + "' is " + (never_ran && status == "skipped" ? "not run" : status) +
+           (note.empty() ? "" : " (" + note + ")");
+  }
+  return "";
+}
+
 bool SuiteRun::any_failed() const {
   return std::any_of(entries.begin(), entries.end(),
                      [](const SuiteEntryResult& e) { return e.status == "failed" || e.status == "error"; });
@@ -243,7 +266,7 @@ SuiteRun run_suite(const std::vector<SuiteEntry>& entries, const std::filesystem
   std::tie(run.run_id, run.run_dir) = claim_run_dir(runs_root, make_run_id(env.host));
   const std::string started_utc = env.timestamp_utc.empty() ? utc_timestamp() : env.timestamp_utc;
   write_file_atomically(run.run_dir / "env.json", environment_json(env));
-  write_suite_index(run.run_dir, run.entries);
+  write_suite_index(run.run_dir, entries, run.entries);
 
   const Progress progress;
   const std::string total = std::to_string(entries.size());
@@ -281,9 +304,9 @@ SuiteRun run_suite(const std::vector<SuiteEntry>& entries, const std::filesystem
     progress.line(counter + ": " + result.status + (result.note.empty() ? "" : " (" + result.note + ")") + ", " +
                   seconds_text(result.seconds) + " s");
     run.entries.push_back(std::move(result));
-    write_suite_index(run.run_dir, run.entries);  // kept current: a killed suite still leaves its index
+    write_suite_index(run.run_dir, entries, run.entries);  // kept current: a killed suite still leaves its index
   }
-  write_suite_index(run.run_dir, run.entries);
+  write_suite_index(run.run_dir, entries, run.entries);
   if (interrupted()) run.interrupted = true;
 
   // The history tracks whole nights: a run cut short stays in its folder only.

@@ -22,9 +22,13 @@ struct SuiteEntry {
 // duplicate name.
 std::vector<SuiteEntry> parse_suite(const std::filesystem::path& suite_file);
 
+// suite.csv's status of an entry not run yet; one still there after the
+// suite ended means the suite was killed before it.
+inline constexpr const char* kPendingStatus = "pending";
+
 struct SuiteEntryResult {
   std::string name;
-  std::string status;  // ok, skipped (exit 77), failed (exit 1), error (anything else)
+  std::string status;  // ok, skipped (exit 77), failed (exit 1), error (anything else); pending in suite.csv
   int exit_code = 0;
   double seconds = 0;
   std::string note;    // the telling line of output when not ok
@@ -37,6 +41,12 @@ struct SuiteRun {
   bool interrupted = false;
   bool any_failed() const;  // failed or error
 };
+
+// Why the run folder is not a whole, passing suite run, or "" when it is (or
+// holds no suite.csv, so no suite wrote it): the first entry that failed,
+// erred, or never ran (the suite interrupted, or killed with it pending).
+// Throws CsvError for an unreadable suite.csv.
+std::string unfinished_suite_entry(const std::filesystem::path& run_dir);
 
 // `runs_root`/<run_id>/ gets <name>.csv, <name>.json, <name>.log per entry
 // (--csv/--json are added before a "--" in the arguments, else at the end),
