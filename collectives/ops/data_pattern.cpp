@@ -93,6 +93,24 @@ AvgPair avg_pair(const CollectiveCase& c, std::uint64_t cls) {
   return {static_cast<int>(first), static_cast<int>(second), negative};
 }
 
+// fp8's lone avg contributor v is scaled by a power of two so that v / n
+// stays a normal number: below the smallest normal the tolerance turns
+// absolute, and at 1024 ranks e4m3's v / n of 2^-8 sat under it, so a dropped
+// (0) or doubled contribution passed. A power of two keeps v exact (at most 3
+// significant bits), and the scale stops where the largest v would pass the
+// type's largest value (e4m3 448: up to 8192 ranks are covered; beyond, the
+// absolute bound holds again). 1 for every other type.
+double avg_scale(const CollectiveCase& c, std::int64_t bottom, std::int64_t top) {
+  const bool e4m3 = c.type == DataType::fp8_e4m3;
+  if (!e4m3 && c.type != DataType::fp8_e5m2) return 1;
+  const double largest = e4m3 ? 448 : 57344;
+  double scale = 1;
+  while (static_cast<double>(bottom) * scale / c.nranks < smallest_normal(c.type) &&
+         static_cast<double>(top) * scale * 2 <= largest)
+    scale *= 2;
+  return scale;
+}
+
 double avg_input(const CollectiveCase& c, int rank, std::uint64_t cls) {
   const AvgPair pair = avg_pair(c, cls);
   if (rank != pair.first && rank != pair.second) return 0.0;
@@ -100,7 +118,7 @@ double avg_input(const CollectiveCase& c, int rank, std::uint64_t cls) {
   const std::int64_t bottom = (top + 1) / 2;
   const auto span = static_cast<std::uint64_t>(top - bottom + 1);
   const auto offset = static_cast<std::int64_t>(below(rank_hash(c.seed, rank, cls), span));
-  const auto magnitude = static_cast<double>(bottom + offset);
+  const double magnitude = static_cast<double>(bottom + offset) * avg_scale(c, bottom, top);
   return pair.negative ? -magnitude : magnitude;
 }
 

@@ -242,6 +242,20 @@ void store_element(void* data, DataType type, std::size_t i, double value) {
   throw std::invalid_argument("unknown DataType");
 }
 
+double smallest_normal(DataType type) {
+  switch (type) {
+    case DataType::float16: return 0x1p-14;
+    case DataType::bfloat16: return 0x1p-126;
+    case DataType::float32: return 0x1p-126;
+    case DataType::float64: return 0x1p-1022;
+    case DataType::fp8_e4m3: return 0x1p-6;
+    case DataType::fp8_e5m2: return 0x1p-14;
+    case DataType::int8:
+    case DataType::int32: return 1.0;
+  }
+  throw std::invalid_argument("unknown DataType");
+}
+
 double round_to_type(double value, DataType type) {
   switch (type) {
     case DataType::int8: return to_integer<std::int8_t>(value);

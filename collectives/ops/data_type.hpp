@@ -49,4 +49,9 @@ void store_element(void* data, DataType type, std::size_t i, double value);
 // `value` rounded to the type and back: what the type can hold.
 double round_to_type(double value, DataType type);
 
+// The smallest positive normal value of a floating type (1 for integers):
+// below it the type's spacing is fixed, so a relative error bound turns
+// absolute there.
+double smallest_normal(DataType type);
+
 }  // namespace redline

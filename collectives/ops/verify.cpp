@@ -22,21 +22,6 @@ namespace {
 // for fp8, where second-order terms are not negligible.
 constexpr double kAvgUlps = 3.0;
 
-// Below it the type's spacing is fixed, so the bound turns absolute.
-double smallest_normal(DataType type) {
-  switch (type) {
-    case DataType::float16: return 0x1p-14;
-    case DataType::bfloat16: return 0x1p-126;
-    case DataType::float32: return 0x1p-126;
-    case DataType::float64: return 0x1p-1022;
-    case DataType::fp8_e4m3: return 0x1p-6;
-    case DataType::fp8_e5m2: return 0x1p-14;
-    case DataType::int8:
-    case DataType::int32: return 1.0;
-  }
-  throw std::invalid_argument("unknown DataType");
-}
-
 // Runs fn(begin, end) over [0, count) in chunks on several threads: buffers
 // reach gigabytes, and every element costs a few hashes. Small buffers stay
 // on the calling thread. The first exception a chunk throws is rethrown here.
