@@ -62,17 +62,24 @@ std::uint32_t float_bits(float f) {
   return u;
 }
 
-// float -> bfloat16, round to nearest even; false where the definition must decide.
+// float -> bfloat16, round to nearest even; false where the definition must
+// decide (NaN). Infinity, and a value that overflows to it, take the fast
+// path: in-place repetitions feed each sum back in, so a long series reaches
+// inf, and a slow path there made in-place rows time the encoder.
 bool encode_bfloat16(float f, std::uint16_t& out) {
   const std::uint32_t u = float_bits(f);
-  if ((u & 0x7f800000u) == 0x7f800000u) return false;  // inf, NaN
-  const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  if ((rounded & 0x7f80u) == 0x7f80u) return false;  // overflows to inf
-  out = static_cast<std::uint16_t>(rounded);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return false;  // NaN
+  if ((u & 0x7fffffffu) == 0x7f800000u) {
+    out = static_cast<std::uint16_t>(u >> 16);
+    return true;
+  }
+  out = static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);  // an overflow carries into inf
   return true;
 }
 
-// float -> IEEE half, round to nearest even, normal results and zero only.
+// float -> IEEE half, round to nearest even: zero, normal results, and inf
+// (what >= 65520 rounds to, as for bfloat16 above); subnormals and NaN are the
+// definition's.
 bool encode_half(float f, std::uint16_t& out) {
   const std::uint32_t u = float_bits(f);
   const auto sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
@@ -81,7 +88,11 @@ bool encode_half(float f, std::uint16_t& out) {
     out = sign;
     return true;
   }
-  if (x < 0x38800000u || x >= 0x477ff000u) return false;  // below 2^-14 (subnormal), or rounds to >= 65520
+  if (x > 0x7f800000u || x < 0x38800000u) return false;  // NaN, or below 2^-14 (subnormal)
+  if (x >= 0x477ff000u) {  // rounds to >= 65520: infinity
+    out = static_cast<std::uint16_t>(sign | 0x7c00u);
+    return true;
+  }
   const std::uint32_t mantissa = x & 0x7fffffu;
   std::uint32_t h = ((((x >> 23) - 127 + 15) << 10) | (mantissa >> 13));
   const std::uint32_t rest = mantissa & 0x1fffu;
