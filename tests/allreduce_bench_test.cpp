@@ -790,6 +790,69 @@ TEST_F(AllreduceBenchTest, SlowPairIsNamedBySplitPairs) {
   EXPECT_CONTAINS(r.output, "below the median busbw: group 1 (n3+n4)");
 }
 
+// A host whose name is part of another's (node1 in node10) is still named:
+// hosts are matched whole, not found in the joined name.
+TEST_F(AllreduceBenchTest, AGroupNamesEveryHostWhole) {
+  const auto r = mpirun_hosts({{2, "node10"}, {2, "node1"}},
+                              {"--backend", "host", "-b", "1K", "-e", "1K", "-n", "2", "-w", "1", "--split", "pairs"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "group 0 (node10+node1)");
+}
+
+// The sizes a series names: -f's last power lands on -e although the product
+// rounds above it (100 x 1.1 x 1.1 = 121.00000000000003), and an -i series at
+// the top of the range ends instead of wrapping past 2^64 (it used to grow
+// until bad_alloc, exit 1).
+TEST_F(AllreduceBenchTest, SizeSeriesEndWhereTheyShould) {
+  auto bytes_of = [](const fs::path& csv_path) {
+    const redline::CsvTable csv = redline::read_csv(csv_path);
+    std::vector<std::string> bytes;
+    for (std::size_t r = 0; r < csv.rows.size(); r += 2) bytes.push_back(csv.value(r, "bytes"));
+    return bytes;
+  };
+  const fs::path factor_csv = dir_ / "factor.csv";
+  const auto factor = mpirun(1, {"--backend", "host", "-b", "100", "-e", "121", "-f", "1.1", "-d", "int8", "-n", "2", "-w",
+                                 "1", "--csv", factor_csv.string()});
+  ASSERT_EQ(factor.exit_code, 0) << factor.output;
+  EXPECT_EQ(bytes_of(factor_csv), (std::vector<std::string>{"100", "110", "121"}));
+
+  // 16777215T is within 2T of 2^64: one size, far too large to allocate (a
+  // skipped row), and nothing measured (exit 1) - not an endless series.
+  const fs::path top_csv = dir_ / "top.csv";
+  const auto top = mpirun(1, {"--backend", "host", "-b", "16777215T", "-e", "16777215T", "-i", "2T", "-n", "2", "-w", "1",
+                              "--csv", top_csv.string()},
+                          120);
+  EXPECT_EQ(top.exit_code, 1) << top.output;
+  EXPECT_NOT_CONTAINS(top.output, "error: std::bad_alloc");
+  EXPECT_CONTAINS(top.output, "nothing was measured");
+  EXPECT_EQ(bytes_of(top_csv).size(), 1u);
+}
+
+// A size skipped (here: out of memory) has the bytes and count its measured
+// row would have, so a point skipped on one machine and measured on another
+// is one case: all_gather of floats on 2 ranks rounds each rank's block down
+// to whole 16-byte lines, 100000000000003 bytes to 100000000000000.
+TEST_F(AllreduceBenchTest, ASkippedSizeHasTheMeasuredRowsBytesAndCount) {
+  std::ifstream overcommit("/proc/sys/vm/overcommit_memory");
+  int mode = -1;
+  overcommit >> mode;
+  // With overcommit always on (1), a 100 TB allocation would succeed and be touched.
+  if (mode == 1) GTEST_SKIP() << "vm.overcommit_memory is 1: a 100 TB buffer would not fail to allocate";
+  const fs::path csv_path = dir_ / "skipped.csv";
+  const auto r = mpirun(2, {"--backend", "host", "--collective", "all_gather", "-b", "100000000000003", "-e",
+                            "100000000000003", "-n", "2", "-w", "1", "--csv", csv_path.string()},
+                        120);
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // nothing measured
+  const redline::CsvTable csv = redline::read_csv(csv_path);
+  ASSERT_EQ(csv.rows.size(), 2u) << r.output;
+  for (std::size_t row = 0; row < 2; ++row) {
+    EXPECT_EQ(csv.value(row, "status"), "skipped");
+    EXPECT_CONTAINS(csv.value(row, "note"), "out of memory");
+    EXPECT_EQ(csv.value(row, "bytes"), "100000000000000");
+    EXPECT_EQ(csv.value(row, "count"), "12500000000000");  // per rank, as a measured row's
+  }
+}
+
 // --split auto ends with a name: rank 3 (n4) slow before every operation is
 // slow in its pair and in its new pairing, and again alone against a healthy
 // pair alone. One rank per node: no inside round. The emulated cluster's

@@ -1,6 +1,7 @@
 #include "bench/allreduce/flags.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <vector>
 
@@ -40,8 +41,16 @@ std::vector<std::size_t> parse_sizes(const Flags& f) {
     if (std::log(static_cast<double>(max_bytes) / static_cast<double>(min_bytes)) / std::log(factor) > kMaxSizes)
       throw UsageError("-f", f.stepfactor, "gives more than 10000 sizes between -b " + f.minbytes + " and -e " +
                                                f.maxbytes);
-    for (double size = static_cast<double>(min_bytes); size <= static_cast<double>(max_bytes); size *= factor)
-      sizes.push_back(static_cast<std::size_t>(size));
+    // -b x f^k from k = 0, each power taken afresh: multiplied up step by step,
+    // rounding builds up (100 x 1.1 x 1.1 = 121.00000000000003 > -e 121, so
+    // the last size was dropped). The nudge, far above pow's rounding and far
+    // below a byte, keeps a size that lands on a whole number there.
+    constexpr double kNudge = 1e-12;
+    for (int k = 0;; ++k) {
+      const double size = static_cast<double>(min_bytes) * std::pow(factor, k) * (1 + kNudge);
+      if (size >= static_cast<double>(max_bytes) + 1) break;
+      sizes.push_back(std::min(max_bytes, static_cast<decltype(max_bytes)>(size)));
+    }
     return sizes;
   }
   const auto step = parse_size("-i", f.stepbytes);
@@ -50,7 +59,11 @@ std::vector<std::size_t> parse_sizes(const Flags& f) {
     throw UsageError("-e", f.maxbytes,
                      "gives more than 10000 sizes from -b " + f.minbytes + " in steps of -i " + f.stepbytes +
                          "; raise -i or step by a factor with -f");
-  for (auto size = min_bytes; size <= max_bytes; size += step) sizes.push_back(size);
+  // Stops before a step would pass -e, so a size near 2^64 cannot wrap around.
+  for (auto size = min_bytes;; size += step) {
+    sizes.push_back(size);
+    if (max_bytes - size < step) break;
+  }
   return sizes;
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <utility>
 
 #include "harness/core/usage_error.hpp"
 
@@ -65,9 +67,11 @@ std::vector<int> split_colors(const std::vector<std::string>& hosts, SplitMode m
 
 std::map<int, std::string> group_host_names(const std::vector<int>& colors, const std::vector<std::string>& hosts) {
   std::map<int, std::string> names;
+  // Each host once per group, matched whole: node1 is not already in "node10".
+  std::set<std::pair<int, std::string>> named;
   for (std::size_t r = 0; r < colors.size(); ++r) {
+    if (!named.emplace(colors[r], hosts[r]).second) continue;
     std::string& name = names[colors[r]];
-    if (name.find(hosts[r]) != std::string::npos) continue;
     if (!name.empty()) name += '+';
     name += hosts[r];
   }

@@ -21,7 +21,7 @@ ColumnsDeclaration collective_columns() {
        {"rank_host", "`--per-rank-csv`: the rank's host (`host` is rank 0's, as in every row)"}},
     .metrics = {
       {.name = "time_us", .unit = "us", .better = Better::lower,
-       .meaning = "median time of one operation (combined across ranks as `-a` says)"},
+       .meaning = "mean time of one operation: the timed loop's time / `-n` (combined across ranks as `-a` says)"},
       {.name = "algbw_GBps", .unit = "GB/s", .better = Better::higher,
        .meaning = "algorithm bandwidth: bytes / time"},
       {.name = "busbw_GBps", .unit = "GB/s", .better = Better::higher, .tracked = true,

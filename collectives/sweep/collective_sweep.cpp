@@ -53,7 +53,7 @@ class Sweep {
   bool run_size(const Collective& collective, const CollectiveCase& c, const SeriesKey& key, CollectiveBuffers* buffers,
                 const std::string& why_not, std::size_t bytes_asked);
   void record_skipped(const Collective& collective, const CollectiveCase& c, const SeriesKey& key,
-                      std::size_t bytes_asked, const std::string& reason);
+                      const CollectiveCounts& counts, std::size_t bytes_asked, const std::string& reason);
   GatheredPoint measure(const Collective& collective, CollectiveBuffers& buffers, const CollectiveCase& c,
                         std::size_t count, const CollectiveCounts& counts, bool in_place, const std::string& label);
   std::vector<Row> layout_rows(const Collective& collective, const CollectiveCase& c, const CollectiveCounts& counts,
@@ -195,7 +195,7 @@ bool Sweep::run_size(const Collective& collective, const CollectiveCase& c, cons
   if (skip.empty() && counts.param_count == 0)
     skip = "under one element per rank (per-rank blocks are whole 16-byte lines)";
   if (!skip.empty()) {
-    if (root()) record_skipped(collective, c, key, bytes_asked, skip);
+    if (root()) record_skipped(collective, c, key, counts, bytes_asked, skip);
     return true;
   }
   // The size column is the whole array the collective moves (nccl-tests).
@@ -218,12 +218,16 @@ bool Sweep::run_size(const Collective& collective, const CollectiveCase& c, cons
   return true;
 }
 
+// The bytes and count a measured row of this size would have, so a size
+// skipped here (out of memory, a type the backend lacks) and measured
+// elsewhere is one case; a size with no whole element per rank keeps the
+// bytes asked, with its count of 0.
 void Sweep::record_skipped(const Collective& collective, const CollectiveCase& c, const SeriesKey& key,
-                           std::size_t bytes_asked, const std::string& reason) {
-  const std::size_t count = bytes_asked / info(c.type).bytes;
-  table_->skipped(bytes_asked, count, key, reason);
+                           const CollectiveCounts& counts, std::size_t bytes_asked, const std::string& reason) {
+  const std::size_t bytes = counts.param_count == 0 ? bytes_asked : bytes_moved(collective, c, bytes_asked);
+  table_->skipped(bytes, counts.param_count, key, reason);
   for (bool in_place : {false, true})
-    services_.record.add(skipped_row(point_row(collective, bytes_asked, count, c, in_place), reason));
+    services_.record.add(skipped_row(point_row(collective, bytes, counts.param_count, c, in_place), reason));
 }
 
 // One layout of one size on every rank. The point covers the barrier and the
