@@ -345,6 +345,33 @@ TEST(TransformerGemms, StepFlopIsSixTimesTokensTimesWeightsPerRank) {
   EXPECT_DOUBLE_EQ(step_gemm_flop({{"x", GemmPass::forward, 2, 3, 5, 7}}), 2.0 * 2 * 3 * 5 * 7);
 }
 
+// Grouped-query attention: Llama-2-70B's layer (hidden 8192, 64 query heads of
+// 128, 8 KV heads) over 8 ranks. Q is 8192 wide, K and V 8 x 128 each: the QKV
+// projection's output is 10240, 1280 a rank, where MHA's 3H would be 3072 a
+// rank (2.4x the FLOPs). The other layers do not change.
+TEST(TransformerGemms, GroupedQueryAttentionNarrowsTheQkvProjection) {
+  TransformerShape s;
+  s.hidden = 8192, s.heads = 64, s.kv_heads = 8, s.ffn = 28672, s.vocab = 32000, s.seq = 4096, s.micro_batch = 1;
+  s.tensor_parallel = 8, s.layers = 80, s.swiglu = true;
+  const auto gqa = transformer_step_gemms(s);
+  ASSERT_EQ(gqa[0].layer, "qkv");
+  EXPECT_EQ(gqa[0].m, 1280);  // forward: M = out
+  EXPECT_EQ(gqa[1].k, 1280);  // backward data: K = out
+  EXPECT_EQ(gqa[2].n, 1280);  // backward weight: N = out
+  TransformerShape mha = s;
+  mha.kv_heads = 0;  // as many as heads
+  const auto full = transformer_step_gemms(mha);
+  EXPECT_EQ(full[0].m, 3 * 8192 / 8);
+  for (std::size_t i = 3; i < gqa.size(); ++i) {
+    EXPECT_EQ(gqa[i].m, full[i].m) << gqa[i].layer;
+    EXPECT_EQ(gqa[i].n, full[i].n) << gqa[i].layer;
+    EXPECT_EQ(gqa[i].k, full[i].k) << gqa[i].layer;
+  }
+  // kv_heads equal to heads is MHA.
+  mha.kv_heads = 64;
+  EXPECT_EQ(transformer_step_gemms(mha)[0].m, 3 * 8192 / 8);
+}
+
 void expect_usage_error(const TransformerShape& s, const std::string& flag) {
   try {
     validate_transformer_shape(s);
@@ -379,6 +406,11 @@ TEST(TransformerGemms, ValidationNamesTheFlag) {
   // tp 2: ffn 4095 and vocab 50257 are not divisible.
   expect_usage_error(with([](TransformerShape& s) { s.tensor_parallel = 2, s.ffn = 4095, s.vocab = 50304; }), "--ffn");
   expect_usage_error(with([](TransformerShape& s) { s.tensor_parallel = 2; }), "--vocab");
+  // 16 query heads cannot share 5 KV heads; 2 KV heads cannot split over 4 ranks.
+  expect_usage_error(with([](TransformerShape& s) { s.kv_heads = 5; }), "--kv-heads");
+  expect_usage_error(with([](TransformerShape& s) { s.kv_heads = -1; }), "--kv-heads");
+  expect_usage_error(with([](TransformerShape& s) { s.kv_heads = 2, s.tensor_parallel = 4, s.vocab = 50304; }),
+                     "--kv-heads");
 }
 
 TEST(TransformerGemms, PaddingCandidatesForGpt2Vocab) {

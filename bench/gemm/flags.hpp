@@ -50,7 +50,7 @@ inline constexpr std::int64_t kMaxBatch = 65535;
 
 struct ModelFlags {
   MeasureFlags measure;
-  std::string hidden, heads, ffn, vocab, seq, mbs, tp = "1", layers = "1";
+  std::string hidden, heads, kv_heads, ffn, vocab, seq, mbs, tp = "1", layers = "1";
   bool swiglu = false;
 };
 

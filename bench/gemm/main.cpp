@@ -108,6 +108,8 @@ CLI::App* add_model(CLI::App& app, ModelFlags& f) {
       f.measure);
   model->add_option("--hidden", f.hidden, "Hidden size H")->required()->type_name("H");
   model->add_option("--heads", f.heads, "Attention heads")->required()->type_name("A");
+  model->add_option("--kv-heads", f.kv_heads, "KV heads (grouped-query attention; default: as many as --heads)")
+      ->type_name("K");
   model->add_option("--ffn", f.ffn, "FFN width F")->required()->type_name("F");
   model->add_option("--vocab", f.vocab, "Vocabulary size V")->required()->type_name("V");
   model->add_option("--seq", f.seq, "Sequence length")->required()->type_name("S");

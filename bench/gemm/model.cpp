@@ -24,6 +24,7 @@ TransformerShape transformer_of(const ModelFlags& f) {
   TransformerShape shape;
   shape.hidden = parse_count_between("--hidden", f.hidden, 1, kMaxDim);
   shape.heads = parse_count_between("--heads", f.heads, 1, kMaxDim);
+  if (!f.kv_heads.empty()) shape.kv_heads = parse_count_between("--kv-heads", f.kv_heads, 1, kMaxDim);
   shape.ffn = parse_count_between("--ffn", f.ffn, 1, kMaxDim);
   shape.vocab = parse_count_between("--vocab", f.vocab, 1, kMaxDim);
   shape.seq = parse_count_between("--seq", f.seq, 1, kMaxDim);

@@ -56,8 +56,15 @@ void validate_transformer_shape(const TransformerShape& s) {
   require_positive("--tp", s.tensor_parallel);
   require_positive("--layers", s.layers);
   require_divisible("--hidden", s.hidden, s.heads, "--heads");
+  if (s.kv_heads != 0) {
+    require_positive("--kv-heads", s.kv_heads);
+    if (s.heads % s.kv_heads != 0)
+      throw UsageError("--kv-heads", std::to_string(s.kv_heads),
+                       "must divide --heads (" + std::to_string(s.heads) + "): query heads share KV heads in whole groups");
+  }
   const std::string tp = "--tp";
   require_divisible("--heads", s.heads, s.tensor_parallel, tp);
+  if (s.kv_heads != 0) require_divisible("--kv-heads", s.kv_heads, s.tensor_parallel, tp);
   require_divisible("--hidden", s.hidden, s.tensor_parallel, tp);
   require_divisible("--ffn", s.ffn, s.tensor_parallel, tp);
   require_divisible("--vocab", s.vocab, s.tensor_parallel, tp);
@@ -67,7 +74,9 @@ std::vector<StepGemm> transformer_step_gemms(const TransformerShape& s) {
   validate_transformer_shape(s);
   const std::int64_t tokens = s.tokens(), tp = s.tensor_parallel, h = s.hidden;
   std::vector<StepGemm> gemms;
-  add_linear(gemms, "qkv", tokens, h, 3 * h / tp, s.layers);
+  // Q is H wide; K and V each one head size per KV head.
+  const std::int64_t qkv_out = h + 2 * s.kv_head_count() * (h / s.heads);
+  add_linear(gemms, "qkv", tokens, h, qkv_out / tp, s.layers);
   add_linear(gemms, "attn_out", tokens, h / tp, h, s.layers);
   add_linear(gemms, "ffn_up", tokens, h, s.ffn / tp, s.layers);
   if (s.swiglu) add_linear(gemms, "ffn_gate", tokens, h, s.ffn / tp, s.layers);

@@ -12,9 +12,10 @@
 //   backward data  dx[tokens, in]  = dy W     M = in,  N = tokens, K = out
 //   backward weight dW[out, in]    = dy^T x   M = in,  N = out,    K = tokens
 // Per layer (Megatron-style tensor parallelism over T ranks, hidden H,
-// heads A, FFN width F; a rank holds 1/T of the column-parallel outputs and
-// of the row-parallel inputs):
-//   qkv       in H,    out 3H/T   (column-parallel)
+// heads A of size d = H/A, K KV heads (grouped-query attention; K = A is
+// MHA), FFN width F; a rank holds 1/T of the column-parallel outputs and of
+// the row-parallel inputs):
+//   qkv       in H,    out (H + 2Kd)/T   (column-parallel; 3H/T for MHA)
 //   attn_out  in H/T,  out H      (row-parallel)
 //   ffn_up    in H,    out F/T    (column-parallel)
 //   ffn_gate  in H,    out F/T    (SwiGLU only)
@@ -34,11 +35,13 @@ namespace redline {
 
 struct TransformerShape {
   std::int64_t hidden = 0, heads = 0, ffn = 0, vocab = 0, seq = 0, micro_batch = 0;
+  std::int64_t kv_heads = 0;  // grouped-query attention's KV heads; 0: as many as heads (MHA)
   std::int64_t tensor_parallel = 1;
   std::int64_t layers = 1;
   bool swiglu = false;
 
   std::int64_t tokens() const { return seq * micro_batch; }
+  std::int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
 enum class GemmPass { forward, backward_data, backward_weight };
@@ -52,7 +55,8 @@ struct StepGemm {
 };
 
 // Throws UsageError naming the flag: sizes below 1, hidden not divisible by
-// heads, hidden/ffn/vocab/heads not divisible by the tensor-parallel size.
+// heads, heads not divisible by the KV heads, hidden/ffn/vocab/heads/KV heads
+// not divisible by the tensor-parallel size (each rank holds whole KV heads).
 void validate_transformer_shape(const TransformerShape& shape);
 
 // Every GEMM of one step in the order above, three passes per layer.
