@@ -348,6 +348,13 @@ TEST(Trends, TwoBadNightsAreNoStep) {
   // A median of 3 would take two nights at 80 as a level; a step needs 3.
   const auto v = planted(23, 1.0, 5, [](std::size_t i) { return i >= 10 && i < 12 ? 80.0 : 100.0; });
   EXPECT_TRUE(detect_trends(series_of("samples_per_s", v), schema(), 0.05).empty());
+  // Near the series' end too, where the end cuts the window: 80 80 100 (and
+  // 80 80 100 100, a level of 90 that never was) after ten nights at 100.
+  for (std::size_t n : {13, 14}) {
+    const auto tail = planted(n, 1.0, 5, [](std::size_t i) { return i >= 10 && i < 12 ? 80.0 : 100.0; });
+    for (const auto& f : detect_trends(series_of("samples_per_s", tail), schema(), 0.05))
+      EXPECT_NE(f.kind, "step") << n << " runs: " << f.run_id << " " << f.before << " -> " << f.after;
+  }
 }
 
 TEST(Trends, AChangeBelowTheThresholdOrInsideTheNoiseIsNotFlagged) {

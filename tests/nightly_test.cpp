@@ -33,8 +33,10 @@ class NightlyTest : public redline::testing::TempDirTest {
     redline::ChildSpec spec;
     spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--suite", suite_file.string(), "--results",
                  (dir_ / "results").string()};
+    // No GPU hardware, whatever this machine's lspci lists: these nights test the rest.
     spec.extra_env = {{"REDLINE_SKIP_SETUP", "1"},
                       {"REDLINE_BUILD_DIR", fs::path(REDLINE_BIN).parent_path().parent_path().string()},
+                      {"REDLINE_NVIDIA_DEVICES", (dir_ / "no-such-device").string()},
                       {"FAKE_TRAIN_THROUGHPUT_SCALE", scale}};
     spec.timeout_seconds = 300;
     return redline::run_child(spec);
@@ -96,7 +98,8 @@ TEST_F(NightlyTest, TheCommittedBaselineMatchesTheQuickSuite) {
   spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--suite", (dir_ / "quick").string(), "--results",
                (dir_ / "results").string(), "--baseline", std::string(SOURCE_DIR) + "/results/baselines/none"};
   spec.extra_env = {{"REDLINE_SKIP_SETUP", "1"},
-                    {"REDLINE_BUILD_DIR", fs::path(REDLINE_BIN).parent_path().parent_path().string()}};
+                    {"REDLINE_BUILD_DIR", fs::path(REDLINE_BIN).parent_path().parent_path().string()},
+                    {"REDLINE_NVIDIA_DEVICES", (dir_ / "no-such-device").string()}};
   spec.timeout_seconds = 300;
   const auto r = redline::run_child(spec);
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -123,11 +126,16 @@ TEST_F(NightlyTest, AGpuTheDriverCannotUseFailsTheNight) {
   EXPECT_EQ(broken.exit_code, 1) << broken.output;
   EXPECT_CONTAINS(broken.output, "has an NVIDIA GPU (" + (dir_ / "nvidia0").string() + "), but nvidia-smi cannot use it");
   EXPECT_FALSE(fs::exists(dir_ / "results" / "runs")) << "no suite should have run";
-  // Asked for the CPU-only suite, it runs it.
+  // Asked for the CPU-only suite, it runs it; --quick with --suite too.
   spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--quick", "--results", (dir_ / "results").string()};
   const auto quick = redline::run_child(spec);
   EXPECT_EQ(quick.exit_code, 0) << quick.output;
   EXPECT_NOT_CONTAINS(quick.output, "cannot use it");
+  spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--quick", "--suite", suite("base").string(), "--results",
+               (dir_ / "results_of_the_suite").string()};
+  const auto quick_suite = redline::run_child(spec);
+  EXPECT_EQ(quick_suite.exit_code, 0) << quick_suite.output;
+  EXPECT_NOT_CONTAINS(quick_suite.output, "cannot use it");
 }
 
 // A night that passes says which entries measured nothing (exit 77).

@@ -49,7 +49,10 @@ std::vector<std::size_t> parse_sizes(const Flags& f) {
     for (int k = 0;; ++k) {
       const double size = static_cast<double>(min_bytes) * std::pow(factor, k) * (1 + kNudge);
       if (size >= static_cast<double>(max_bytes) + 1) break;
-      sizes.push_back(std::min(max_bytes, static_cast<decltype(max_bytes)>(size)));
+      const auto bytes = std::min(max_bytes, static_cast<decltype(max_bytes)>(size));
+      // A small factor from a small -b repeats sizes (-b 1 -f 1.3: 1 1 1 2 2 3):
+      // each once, so no case gets two rows.
+      if (sizes.empty() || sizes.back() != bytes) sizes.push_back(bytes);
     }
     return sizes;
   }

@@ -41,7 +41,7 @@
 //
 // With n <= 3 repetitions per side the U test's smallest two-sided p is 0.1:
 // it could never be significant at alpha 0.05, so Welch's t-test judges.
-// Use 5 or more repetitions to be judged by the U test, which assumes
+// Use 4 or more a side to be judged by the U test, which assumes
 // nothing about the shape of the noise.
 
 #include <algorithm>

@@ -193,8 +193,9 @@ bool all_at_new_level(const std::vector<double>& v, std::size_t lo, std::size_t 
 // The boundary k judged within [lo, hi): the window up to kWindow runs each
 // side. A level that lasted fewer runs than that (a regression fixed three
 // nights later) is outvoted in the full window by the level after it, so
-// narrower windows are tried too; a side cut short must hold only runs at its
-// new level, so two bad nights (a median of 3 would take them) are no step.
+// narrower windows are tried too; a side shorter than kWindow (cut here, or by
+// the series' end or an earlier step) must hold only runs at its new level,
+// so two bad nights (a median of 3 would take them) are no step.
 std::optional<StepCandidate> judge_boundary(const std::vector<double>& v, std::size_t lo, std::size_t hi,
                                             std::size_t k, double sigma, double threshold) {
   const std::size_t widest_before = std::min(kWindow, k - lo), widest_after = std::min(kWindow, hi - k);
@@ -203,9 +204,10 @@ std::optional<StepCandidate> judge_boundary(const std::vector<double>& v, std::s
     for (std::size_t before = widest_before; before >= kMinSide; --before) {
       auto step = judge_window(v, k - before, k, k + after, sigma, threshold);
       if (!step) continue;
-      if (after < widest_after && !all_at_new_level(v, k, k + after, step->before, step->after, sigma, threshold)) continue;
-      if (before < widest_before && !all_at_new_level(v, k - before, k, step->after, step->before, sigma, threshold))
-        continue;
+      // Short of a full window, whether cut here or by the series' end or an
+      // earlier step: two bad nights at the end are no step either.
+      if (after < kWindow && !all_at_new_level(v, k, k + after, step->before, step->after, sigma, threshold)) continue;
+      if (before < kWindow && !all_at_new_level(v, k - before, k, step->after, step->before, sigma, threshold)) continue;
       return step;
     }
   }
