@@ -144,6 +144,22 @@ TEST(CheckpointModel, YoungDaly) {
   EXPECT_NEAR(c.interval_s, std::sqrt(7200.0), 1e-9);
 }
 
+// Where the first order stops holding, the advice says so: a 20 s save at the
+// smallest MTBF (36 s) is an overhead over 100% (no progress at all); 10 s at
+// 60 s is a sixth of the MTBF, far from C << M; 60 s at a day is fine.
+TEST(CheckpointModel, YoungDalyNamesWhereItStopsHolding) {
+  const auto none = young_daly_advice(20, 36, 0);
+  EXPECT_GT(none.overhead_pct, 100);
+  EXPECT_CONTAINS(young_daly_caveat(none, 20, 36), "no progress: the overhead is 105%");
+  const auto rough = young_daly_advice(10, 60, 0);
+  EXPECT_LT(rough.overhead_pct, 100);
+  EXPECT_CONTAINS(young_daly_caveat(rough, 10, 60), "outside the model: the checkpoint takes 17% of the MTBF");
+  EXPECT_EQ(young_daly_caveat(young_daly_advice(60, 86400, 30), 60, 86400), "");
+  // Async: the persist, not the snapshot, is what must stay small.
+  const auto slow_persist = young_daly_async_advice(1, 1000, 3600, 0);
+  EXPECT_CONTAINS(young_daly_caveat(slow_persist, 1000, 3600), "28% of the MTBF");
+}
+
 // A persist can finish before the load's first look at `stop`. The load still
 // runs a batch first, so its rate is measured over real work: 0 would read as
 // a 100% slowdown.
@@ -468,6 +484,12 @@ TEST_F(CheckpointBench, ArgumentValidationNamesTheFlag) {
       {{"all", "--size", "1M", "--dir", dir_.string(), "--optimizer", "lion"}, "--optimizer 'lion'"},
       {{"frobnicate", "--size", "1M", "--dir", dir_.string()}, "COMMAND 'frobnicate'"},
       {{"save", "--size", "1M", "--dir", dir_.string(), "--rounds", "0"}, "--rounds '0'"},
+      // A flag that would be silently dropped: two parameter counts, an
+      // optimizer beside a size in bytes, a GPU count beside the job's MTBF.
+      {{"all", "--params", "1000", "--model", "7b", "--dir", dir_.string()}, "--model '7b': give the parameter count once"},
+      {{"all", "--size", "1M", "--optimizer", "sgd", "--dir", dir_.string()}, "--optimizer 'sgd': does nothing with --size"},
+      {{"all", "--size", "1M", "--mtbf", "24", "--gpus", "1024", "--dir", dir_.string()},
+       "--gpus '1024': only counts with --gpu-mtbf"},
   };
   for (const auto& c : cases) {
     const auto r = bench(c.args);
@@ -541,6 +563,29 @@ TEST_F(CheckpointBench, RestoreRefusesFlagsThatDoNothing) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// gpu times host-device copies only: what it would ignore is refused before
+// anything runs, GPU or not.
+TEST_F(CheckpointBench, GpuRefusesFlagsThatDoNothing) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--dir", dir_.string()}, "--dir '" + dir_.string() + "': does nothing with gpu"},
+      {{"--keep"}, "--keep does nothing with gpu"},
+      {{"--overwrite"}, "--overwrite does nothing with gpu"},
+      {{"--no-fsync"}, "--no-fsync does nothing with gpu"},
+      {{"--threads", "2"}, "--threads '2': does nothing with gpu"},
+      {{"--chunk", "1M"}, "--chunk '1M': does nothing with gpu"},
+      {{"--rounds", "7"}, "--rounds '7': does nothing with gpu"},
+      {{"--mtbf", "5"}, "--mtbf '5': does nothing with gpu"},
+      {{"--gpu-mtbf", "5", "--gpus", "8"}, "--gpu-mtbf '5': does nothing with gpu"},
+  };
+  for (const auto& [extra, expect] : cases) {
+    std::vector<std::string> args = {"gpu", "--size", "1M"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = bench(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_CONTAINS(r.output, expect);
+  }
+}
+
 TEST_F(CheckpointBench, GpuOnlyWithoutGpuExits77) {
   const auto r = bench({"gpu", "--size", "1M"});
   if (r.exit_code == 0) GTEST_SKIP() << "a GPU is usable here";
@@ -551,8 +596,10 @@ TEST_F(CheckpointBench, GpuOnlyWithoutGpuExits77) {
 TEST_F(CheckpointBench, EndToEndWritesEveryStageRow) {
   const fs::path csv = dir_ / "out.csv", json = dir_ / "out.json";
   // --keep: `all` cleans up after itself otherwise (checked at the end).
-  const auto r = bench({"all", "--size", "64M", "--dir", dir_.string(), "--csv", csv.string(), "--json",
-                        json.string(), "--quiet", "--keep"});
+  // --chunk 16M: 4 chunks, so 4 writers really run (in the default 64M
+  // chunks a 64M state has one, and the writers chart no second point).
+  const auto r = bench({"all", "--size", "64M", "--chunk", "16M", "--dir", dir_.string(), "--csv", csv.string(),
+                        "--json", json.string(), "--quiet", "--keep"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // The JSON carries the one chart the schema's hints make of these rows:
   // the writers stage's GB/s against threads, a line per chunk size.
@@ -607,9 +654,63 @@ TEST_F(CheckpointBench, EndToEndWritesEveryStageRow) {
     f.seekp(1000);
     f.write(&c, 1);
   }
-  const auto bad = bench({"restore", "--dir", dir_.string()});
+  const fs::path refused_csv = dir_ / "refused.csv";
+  const auto bad = bench({"restore", "--dir", dir_.string(), "--csv", refused_csv.string()});
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
   EXPECT_CONTAINS(bad.output, (dir_ / "checkpoint.bin").string());
+  // The refused restore is the same case as a good one of that file: its bytes.
+  const CsvTable refused = read_csv(refused_csv);
+  bool refused_row = false;
+  for (std::size_t i = 0; i < refused.rows.size(); ++i)
+    if (refused.value(i, "stage") == "restore") {
+      refused_row = true;
+      EXPECT_EQ(refused.value(i, "status"), "wrong");
+      EXPECT_EQ(refused.value(i, "bytes"), std::to_string(64 << 20));
+    }
+  EXPECT_TRUE(refused_row);
+}
+
+// Rows name the threads that ran: a 16M state in 64M chunks is one chunk, one
+// writer, whatever --threads says. A save without fsync has no fsync step to
+// time: a skipped row, not an ok 0 GB/s.
+TEST_F(CheckpointBench, RowsSayWhatRan) {
+  const fs::path csv = dir_ / "out.csv";
+  const auto r = bench({"all", "--size", "16M", "--rounds", "1", "--no-fsync", "--dir", dir_.string(), "--csv",
+                        csv.string(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const CsvTable t = read_csv(csv);
+  std::set<std::string> keys;
+  bool fsync_step = false;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    EXPECT_TRUE(keys.insert(t.value(i, "case_key")).second) << "twice: " << t.value(i, "case_key");
+    const std::string& stage = t.value(i, "stage");
+    if (t.value(i, "chunk") == "64M") EXPECT_EQ(t.value(i, "threads"), "1") << stage;
+    if (stage == "save.fsync_file") {
+      fsync_step = true;
+      EXPECT_EQ(t.value(i, "status"), "skipped");
+      EXPECT_EQ(t.value(i, "GBps"), "");
+    }
+  }
+  EXPECT_TRUE(fsync_step);
+}
+
+// On a file system held in memory every figure is memory bandwidth: the rows
+// and the summary say so, whatever O_DIRECT did (Linux 6.6 and later accept
+// it on tmpfs).
+TEST_F(CheckpointBench, AMemoryFileSystemIsNamed) {
+  if (memory_file_system(dir_)) GTEST_SKIP() << "the test folder is itself on a memory file system";
+  EXPECT_EQ(memory_file_system(dir_), std::nullopt);
+  SmallTmpfs small(dir_ / "small");
+  if (!small.mounted()) GTEST_SKIP() << small.why_not();
+  EXPECT_EQ(memory_file_system(small.path()), "tmpfs");
+  const fs::path csv = dir_ / "out.csv";
+  const auto r = bench({"all", "--size", "1M", "--rounds", "1", "--dir", small.path().string(), "--csv", csv.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "is on tmpfs, in memory: every figure here is memory bandwidth");
+  const CsvTable t = read_csv(csv);
+  for (std::size_t i = 0; i < t.rows.size(); ++i)
+    if (t.value(i, "stage") == "raw_read" || t.value(i, "stage") == "restore.read")
+      EXPECT_CONTAINS(t.value(i, "note"), "on tmpfs, in memory: this read is memory bandwidth");
 }
 
 // The save is judged against raw writes paired with it: the save row's
@@ -865,6 +966,8 @@ TEST_F(CheckpointBench, AFullDiskIsAnErrorRowAndTheReportIsKept) {
   text << in.rdbuf();
   EXPECT_CONTAINS(text.str(), "stage=save");
   EXPECT_CONTAINS(text.str(), ",error,");
+  // The error row is keyed as the stage's own rows are.
+  EXPECT_CONTAINS(text.str(), "stage=save;bytes=16777216;threads=1;chunk=64M;fsync=1");
   EXPECT_CONTAINS(text.str(), "No space left on device");
   EXPECT_CONTAINS(r.output, "warning: --dir has ");
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "harness/checkpoint/checkpoint_io.hpp"
 #include "harness/checkpoint/checkpoint_model.hpp"
@@ -67,33 +68,53 @@ void plan_command(const std::string& command, CheckpointPlan& p) {
   else throw UsageError("COMMAND", command, "use save, restore, all or gpu");
 }
 
-// restore takes the state's size from the manifest, writes nothing, and gives no checkpoint
-// interval without a save's cost: these flags would do nothing there while the user believes
-// they did.
-void refuse_flags_restore_ignores(const CheckpointFlags& f) {
-  if (f.command != "restore") return;
-  const std::string from_manifest = "the state's size comes from the checkpoint's manifest";
-  const std::string needs_save = "the checkpoint interval needs a save's cost (use all)";
-  struct Ignored {
-    const char* flag;
-    const std::string* value;  // nullptr for an on/off flag
-    std::string why;
-  };
-  const Ignored ignored[] = {{"--size", &f.size, from_manifest},
-                             {"--params", &f.params, from_manifest},
-                             {"--model", &f.model, from_manifest},
-                             {"--optimizer", &f.optimizer, from_manifest},
-                             {"--keep", nullptr, "restore never removes the checkpoint"},
-                             {"--overwrite", nullptr, "restore writes nothing"},
-                             {"--no-fsync", nullptr, "restore writes nothing"},
-                             {"--mtbf", &f.mtbf, needs_save},
-                             {"--gpu-mtbf", &f.gpu_mtbf, needs_save},
-                             {"--gpus", &f.gpus, needs_save}};
+// A flag a command would ignore while the user believes it did something.
+struct IgnoredFlag {
+  const char* flag;
+  const std::string* value;  // nullptr for an on/off flag
+  std::string why;
+};
+
+void refuse_given(const CheckpointFlags& f, const std::vector<IgnoredFlag>& ignored) {
   for (const auto& [flag, value, why] : ignored) {
     if (!f.given.count(flag)) continue;
-    const std::string problem = "does nothing with restore: " + why;
+    const std::string problem = "does nothing with " + f.command + ": " + why;
     if (value) throw UsageError(flag, *value, problem);
     throw UsageError(std::string(flag) + " " + problem);
+  }
+}
+
+// restore takes the state's size from the manifest, writes nothing, and gives
+// no checkpoint interval without a save's cost; gpu times host-device copies
+// only, so it writes no file, and its copies have no writer threads, chunks or
+// rounds (--no-fsync would only have changed its rows' case keys).
+void refuse_flags_the_command_ignores(const CheckpointFlags& f) {
+  const std::string needs_save = "the checkpoint interval needs a save's cost (use all)";
+  if (f.command == "restore") {
+    const std::string from_manifest = "the state's size comes from the checkpoint's manifest";
+    refuse_given(f, {{"--size", &f.size, from_manifest},
+                     {"--params", &f.params, from_manifest},
+                     {"--model", &f.model, from_manifest},
+                     {"--optimizer", &f.optimizer, from_manifest},
+                     {"--keep", nullptr, "restore never removes the checkpoint"},
+                     {"--overwrite", nullptr, "restore writes nothing"},
+                     {"--no-fsync", nullptr, "restore writes nothing"},
+                     {"--mtbf", &f.mtbf, needs_save},
+                     {"--gpu-mtbf", &f.gpu_mtbf, needs_save},
+                     {"--gpus", &f.gpus, needs_save}});
+  } else if (f.command == "gpu") {
+    const std::string no_file = "gpu copies between host and GPU memory and writes no file";
+    const std::string own_shape = "the GPU copies are whole-state copies on their own streams";
+    refuse_given(f, {{"--dir", &f.dir, no_file},
+                     {"--keep", nullptr, no_file},
+                     {"--overwrite", nullptr, no_file},
+                     {"--no-fsync", nullptr, no_file},
+                     {"--threads", &f.threads, own_shape},
+                     {"--chunk", &f.chunk, own_shape},
+                     {"--rounds", &f.rounds, own_shape},
+                     {"--mtbf", &f.mtbf, needs_save},
+                     {"--gpu-mtbf", &f.gpu_mtbf, needs_save},
+                     {"--gpus", &f.gpus, needs_save}});
   }
 }
 
@@ -114,6 +135,14 @@ std::uint64_t parameter_count(const CheckpointFlags& f) {
 void plan_state_size(const CheckpointFlags& f, CheckpointPlan& p) {
   const auto optimizer = parse_optimizer(f.optimizer);
   if (!optimizer) throw UsageError("--optimizer", f.optimizer, "use adam, sgd or none");
+  // Two parameter counts, or an optimizer beside a size given in bytes: one
+  // of them would be silently dropped.
+  if (!f.params.empty() && !f.model.empty())
+    throw UsageError("--model", f.model, "give the parameter count once: --params or --model, not both");
+  if (!f.size.empty() && f.given.count("--optimizer"))
+    throw UsageError("--optimizer", f.optimizer,
+                     "does nothing with --size (the state's bytes are given); it sets the bytes per parameter of "
+                     "--params or --model");
   if (!f.size.empty()) {
     p.cfg.bytes = parse_size("--size", f.size);
     if (p.cfg.bytes == 0) throw UsageError("--size", f.size, "must be at least 1 byte");
@@ -177,6 +206,7 @@ void plan_failure_rate(const CheckpointFlags& f, CheckpointPlan& p) {
   if (!f.mtbf.empty() && !f.gpu_mtbf.empty())
     throw UsageError("--gpu-mtbf", f.gpu_mtbf, "give either --mtbf (the job's) or --gpu-mtbf with --gpus, not both");
   if (!f.mtbf.empty()) {
+    if (!f.gpus.empty()) throw UsageError("--gpus", f.gpus, "only counts with --gpu-mtbf; --mtbf is the whole job's already");
     p.mtbf_s = hours("--mtbf", f.mtbf) * 3600;
     p.mtbf_source = "--mtbf " + f.mtbf + " h";
   } else if (!f.gpu_mtbf.empty()) {
@@ -211,7 +241,7 @@ void check_host_memory(const CheckpointFlags& f, const CheckpointPlan& p) {
 CheckpointPlan to_plan(const CheckpointFlags& f) {
   CheckpointPlan p;
   plan_command(f.command, p);
-  refuse_flags_restore_ignores(f);
+  refuse_flags_the_command_ignores(f);
   plan_state_size(f, p);
   plan_storage(f, p);
   plan_io_shape(f, p);
