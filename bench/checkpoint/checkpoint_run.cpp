@@ -117,8 +117,9 @@ void attempt(CheckpointRun& run, const CheckpointStage& stage) {
   } catch (const UsageError&) {
     throw;
   } catch (const std::exception& e) {
-    Row row;
-    row.param("stage", std::string(stage.name)).param("bytes", std::to_string(run.plan.cfg.bytes));
+    // Keyed as the stage's own rows are, so a failed night's row meets a good one's.
+    const CheckpointConfig& cfg = run.plan.cfg;
+    Row row = checkpoint_params_row(std::string(stage.name), cfg.bytes, cfg.threads, cfg.chunk, cfg.fsync);
     row.status = failure_status(e);
     row.note = e.what();
     run.report.rows.push_back(row);

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -60,7 +61,7 @@ int parallel_io(int fd, std::byte* data, std::size_t begin, std::size_t end, uns
                 const ChunkHook& before_write = {}) {
   if (end <= begin) return 0;
   const std::size_t chunks = (end - begin + chunk - 1) / chunk;
-  threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, chunks)));
+  threads = io_threads(end - begin, threads, chunk);
   std::atomic<int> first_error{0};
   auto worker = [&](unsigned t) {
     for (std::size_t c = t; c < chunks && first_error.load() == 0; c += threads) {
@@ -224,6 +225,22 @@ bool supports_direct_io(const fs::path& dir) {
   const bool ok = fd.fd >= 0;
   if (ok || errno != ENOENT) ::unlink(probe.c_str());
   return ok;
+}
+
+unsigned io_threads(std::uint64_t bytes, unsigned threads, std::size_t chunk) {
+  const std::uint64_t chunks = chunk == 0 ? 1 : (bytes + chunk - 1) / chunk;
+  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, chunks)));
+}
+
+std::optional<std::string> memory_file_system(const fs::path& dir) {
+  // linux/magic.h's TMPFS_MAGIC and RAMFS_MAGIC.
+  constexpr unsigned long kTmpfs = 0x01021994, kRamfs = 0x858458f6;
+  struct statfs info {};
+  if (::statfs(dir.c_str(), &info) != 0) return std::nullopt;
+  const auto type = static_cast<unsigned long>(info.f_type);
+  if (type == kTmpfs) return "tmpfs";
+  if (type == kRamfs) return "ramfs";
+  return std::nullopt;
 }
 
 std::optional<std::string> directory_problem(const fs::path& dir, bool writes) {

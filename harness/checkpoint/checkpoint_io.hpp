@@ -88,8 +88,18 @@ ReadTimes read_file(const std::filesystem::path& path, std::byte* into, std::siz
                     unsigned threads, std::size_t chunk);
 
 
-// Whether `dir` accepts O_DIRECT opens (tmpfs does not).
+// The threads a parallel write or read of `bytes` in `chunk`-sized calls
+// really runs: at most one per chunk, at least one. Rows name this count, not
+// the one asked for (4 writers of a 16M state in 64M chunks are one).
+unsigned io_threads(std::uint64_t bytes, unsigned threads, std::size_t chunk);
+
+// Whether `dir` accepts O_DIRECT opens (tmpfs did not before Linux 6.6).
 bool supports_direct_io(const std::filesystem::path& dir);
+
+// "tmpfs" or "ramfs" when `dir` is on a file system held in memory, where
+// every read and write, O_DIRECT or not, is memory bandwidth, not storage's;
+// std::nullopt otherwise (or when statfs fails).
+std::optional<std::string> memory_file_system(const std::filesystem::path& dir);
 
 // Why `dir` cannot hold checkpoints (missing, not a directory, not
 // writable), by actually creating and deleting a probe file: root ignores

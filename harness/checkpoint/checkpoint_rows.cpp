@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "harness/checkpoint/checkpoint_io.hpp"
 #include "harness/core/units.hpp"
 
 namespace redline {
@@ -12,7 +13,7 @@ Row checkpoint_params_row(const std::string& stage, std::uint64_t bytes, unsigne
   Row row;
   row.param("stage", stage)
       .param("bytes", std::to_string(bytes))
-      .param("threads", std::to_string(threads))
+      .param("threads", std::to_string(io_threads(bytes, threads, chunk)))  // the threads that ran
       .param("chunk", format_size(chunk))
       .param("fsync", fsync ? "1" : "0");
   return row;

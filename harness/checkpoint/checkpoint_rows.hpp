@@ -27,7 +27,7 @@ struct CheckpointConfig {
 };
 
 // A row with only the parameters every checkpoint row carries: stage, bytes,
-// threads, chunk, fsync.
+// threads (those that ran: at most one per chunk, io_threads), chunk, fsync.
 Row checkpoint_params_row(const std::string& stage, std::uint64_t bytes, unsigned threads, std::size_t chunk,
                           bool fsync);
 

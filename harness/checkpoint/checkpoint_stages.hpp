@@ -40,6 +40,11 @@ const std::vector<StorageStage>& storage_stages();
 // (removed afterwards) and leaves the checkpoint cfg.name with its manifest.
 StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* state, Report& report);
 
+// The note of a timed read from `dir`: from storage (O_DIRECT), maybe from
+// the page cache (O_DIRECT refused), or from memory (tmpfs, ramfs), whichever
+// it was.
+std::string read_note(const std::filesystem::path& dir, bool direct);
+
 // Restores cfg.name into `into`. A rejected checkpoint gives a row with status
 // "wrong" naming the file and std::nullopt; otherwise the restore seconds.
 std::optional<double> run_restore_stage(const CheckpointConfig& cfg, AlignedBuffer& into, Report& report);

@@ -17,7 +17,7 @@ double add_restore_rows(const CheckpointConfig& cfg, const std::vector<RestoreSt
   for (const auto& round : rounds) totals.push_back(round.total_s);
   const RestoreSteps& r = rounds[median_round(totals)];
   Row read = checkpoint_stage_row("restore.read", r.bytes, cfg.threads, cfg.chunk, cfg.fsync, r.read_s);
-  read.note = r.direct ? "O_DIRECT" : "the filesystem refuses O_DIRECT: may be served from the page cache";
+  read.note = read_note(cfg.dir, r.direct);
   report.rows.push_back(read);
   Row verify = checkpoint_stage_row("restore.verify", r.bytes, cfg.threads, cfg.chunk, cfg.fsync, r.verify_s);
   verify.note = "XXH64 matches the manifest";
@@ -47,7 +47,10 @@ std::optional<double> run_restore_stage(const CheckpointConfig& cfg, AlignedBuff
     if (rounds.empty()) restore_round();
     return add_restore_rows(cfg, rounds, report);
   } catch (const CheckpointRejected& e) {
-    Row row = checkpoint_params_row("restore", 0, cfg.threads, cfg.chunk, cfg.fsync);
+    // The data file's size, as a good restore of it names: the refused case is the same case.
+    std::error_code ec;
+    const auto on_disk = std::filesystem::file_size(checkpoint_paths(cfg.dir, cfg.name).data, ec);
+    Row row = checkpoint_params_row("restore", ec ? 0 : on_disk, cfg.threads, cfg.chunk, cfg.fsync);
     row.status = RowStatus::wrong;
     row.note = std::string("refused: ") + e.what();
     report.rows.push_back(row);

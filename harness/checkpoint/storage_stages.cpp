@@ -83,9 +83,7 @@ void run_raw_read(StorageRun& run) {
   std::memset(back.data(), 0, run.bytes);  // fault the pages in before the timed read
   const ReadTimes r = read_file(run.scratch, back.data(), run.bytes, true, 1, run.cfg.chunk);
   run.add(checkpoint_stage_row("raw_read", run.cfg.bytes, 1, run.cfg.chunk, true, r.read_s),
-          r.direct ? "O_DIRECT: read from storage, not the page cache"
-                   : "the filesystem refuses O_DIRECT: cached pages were dropped (fadvise) where possible, "
-                     "but the read may be served from the page cache");
+          read_note(run.cfg.dir, r.direct));
 }
 
 void run_buffered_write(StorageRun& run) {
@@ -116,9 +114,11 @@ void run_odirect_write(StorageRun& run) {
 
 void run_writer_shapes(StorageRun& run) {
   const CheckpointConfig& cfg = run.cfg;
+  // By the threads that run: shapes with more threads than chunks are one shape.
   std::set<std::pair<unsigned, std::size_t>> shapes;
-  for (unsigned t : {1u, 4u, cfg.threads}) shapes.insert({t, cfg.chunk});
-  for (std::size_t c : {std::size_t{1} << 20, std::size_t{16} << 20, cfg.chunk}) shapes.insert({cfg.threads, c});
+  for (unsigned t : {1u, 4u, cfg.threads}) shapes.insert({io_threads(cfg.bytes, t, cfg.chunk), cfg.chunk});
+  for (std::size_t c : {std::size_t{1} << 20, std::size_t{16} << 20, cfg.chunk})
+    shapes.insert({io_threads(cfg.bytes, cfg.threads, c), c});
   for (const auto& [threads, chunk] : shapes) {
     if (interrupted()) return;
     const WriteTimes w = run.write_scratch({.threads = threads, .chunk = chunk, .fsync = true, .direct = false});
@@ -192,13 +192,18 @@ void add_save_step_rows(StorageRun& run, const SaveSteps& s) {
     // Rename, directory fsync and manifest move no state bytes: a rate would mislead.
     if (name == "rename" || name == "fsync_dir" || name == "manifest")
       row.metrics[1].second = std::numeric_limits<double>::quiet_NaN();
+    // A step not taken has no figures: an ok row of 0 GB/s would read as a collapse.
+    if (name == "fsync_file" && !cfg.fsync) {
+      row.metrics.clear();
+      row.status = RowStatus::skipped;
+    }
     run.add(row, note);
   };
   step("checksum", s.checksum_s,
        "XXH64 per chunk, stored in the manifest: hashed by each writer thread just before it writes the chunk, "
        "so this is inside save.write (the writers' mean hashing time), not added to the save");
   step("write", s.write_s, "to the temporary name");
-  step("fsync_file", s.fsync_file_s, cfg.fsync ? "" : "skipped (--no-fsync)");
+  step("fsync_file", s.fsync_file_s, cfg.fsync ? "" : "not taken (--no-fsync)");
   step("manifest", s.manifest_s, "written and fsynced under a temporary name before the renames");
   step("rename", s.rename_s, "data, then manifest: temporary names -> final names, back to back");
   step("fsync_dir", s.fsync_dir_s, "makes both renames durable (kept with --no-fsync: it is the manifest's)");
@@ -303,7 +308,19 @@ const std::vector<StorageStage>& storage_stages() {
   return stages;
 }
 
+std::string read_note(const fs::path& dir, bool direct) {
+  // Linux 6.6 and later take O_DIRECT on tmpfs, which is memory all the same.
+  if (const auto memory = memory_file_system(dir))
+    return "--dir is on " + *memory + ", in memory: this read is memory bandwidth, not storage";
+  return direct ? "O_DIRECT: read from storage, not the page cache"
+                : "the filesystem refuses O_DIRECT: cached pages were dropped (fadvise) where possible, "
+                  "but the read may be served from the page cache";
+}
+
 StorageResults run_storage_stages(const CheckpointConfig& cfg, const std::byte* state, Report& report) {
+  if (const auto memory = memory_file_system(cfg.dir))
+    report.summary.push_back({"storage", "--dir '" + cfg.dir.string() + "' is on " + *memory +
+                                             ", in memory: every figure here is memory bandwidth, not storage's"});
   // Per process, so two runs sharing a directory never write one file.
   const ScratchFile scratch(cfg.dir / (".redline-checkpoint-scratch-" + host_and_pid() + ".bin"));
   StorageRun run{cfg, state, static_cast<std::size_t>(cfg.bytes), scratch.path(), report, {}};

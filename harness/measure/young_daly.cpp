@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace redline {
 
@@ -23,6 +24,24 @@ CheckpointAdvice young_daly_async_advice(double snapshot_s, double persist_s, do
   a.lost_work_s = a.interval_s / 2.0 + persist_s + restore_s;
   a.overhead_pct = a.interval_s > 0 ? 100.0 * (snapshot_s / a.interval_s + a.lost_work_s / mtbf_s) : 0.0;
   return a;
+}
+
+std::string young_daly_caveat(const CheckpointAdvice& advice, double longest_s, double mtbf_s) {
+  char text[200];
+  if (advice.overhead_pct >= 100) {
+    std::snprintf(text, sizeof text, "no progress: the overhead is %.0f%%, so failures and checkpoints take all the time",
+                  advice.overhead_pct);
+    return text;
+  }
+  // A tenth: the first-order terms' neglected ones are then about a tenth of theirs.
+  if (mtbf_s > 0 && longest_s > mtbf_s / 10) {
+    std::snprintf(text, sizeof text,
+                  "outside the model: the checkpoint takes %.0f%% of the MTBF, where Young/Daly's first order "
+                  "assumes far less; the interval is a rough guide",
+                  100 * longest_s / mtbf_s);
+    return text;
+  }
+  return "";
 }
 
 }  // namespace redline

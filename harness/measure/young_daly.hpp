@@ -4,6 +4,8 @@
 // one rule, one place. Pure arithmetic, all times in seconds.
 #pragma once
 
+#include <string>
+
 namespace redline {
 
 // First-order model:
@@ -31,5 +33,13 @@ struct CheckpointAdvice {
 };
 CheckpointAdvice young_daly_advice(double cost_s, double mtbf_s, double restore_s);
 CheckpointAdvice young_daly_async_advice(double snapshot_s, double persist_s, double mtbf_s, double restore_s);
+
+// Where the first-order model stops describing the job, what to say (else
+// ""): the overhead at 100% or more (no progress at all), or `longest_s` (the
+// stall, or the async persist time) above a tenth of the MTBF, where
+// Young/Daly's C << M no longer holds and the interval is a rough guide.
+// The MTBF's 36 s floor alone does not ensure C << M: a 20 s save at 36 s
+// read as an ok 105% overhead.
+std::string young_daly_caveat(const CheckpointAdvice& advice, double longest_s, double mtbf_s);
 
 }  // namespace redline
