@@ -123,6 +123,14 @@ TEST(PlanProjection, YoungDalyCheckpointsOnTop) {
   EXPECT_NEAR(a.checkpoint->interval_s, 929.516, 1e-3);
   EXPECT_NEAR(a.checkpoint->lost_work_s, 464.758 + 120 + 30, 1e-3);
   EXPECT_LT(a.total_s, p.total_s);
+
+  // A save near the MTBF is outside Young/Daly's first order: the summary says so.
+  in.async_checkpoint = false;
+  in.checkpoint = CheckpointCosts{{20, "--ckpt-stall"}, {0, "--restore"}, {36, "--mtbf"}, {5, "a"}, {120, "b"}};
+  const Projection near = project(in);
+  std::string text;
+  for (const auto& [key, value] : plan_summary(in, near, {})) text += key + ": " + value + "\n";
+  EXPECT_CONTAINS(text, "(no progress: the overhead is 105%");
 }
 
 TEST(PlanKnobs, EachKnobIsTheSameProjectionWithOneThingMoved) {

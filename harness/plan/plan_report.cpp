@@ -1,9 +1,11 @@
 #include "harness/plan/plan_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "harness/core/units.hpp"
+#include "harness/measure/young_daly.hpp"
 #include "harness/report/console_table.hpp"
 
 namespace redline {
@@ -81,9 +83,14 @@ void add_step(const PlanInputs& in, const Projection& p, SummaryLines& s) {
 void add_total(const PlanInputs& in, const Projection& p, SummaryLines& s) {
   if (p.checkpoint) {
     const auto& c = *p.checkpoint;
+    // What must stay small against the MTBF: the stall, or the async persist.
+    const CheckpointCosts& k = *in.checkpoint;
+    const double longest = in.async_checkpoint ? std::max(k.snapshot_s.value, k.persist_s.value) : k.stall_s.value;
+    const std::string caveat = young_daly_caveat(c, longest, k.mtbf_s.value);
     s.emplace_back("checkpoint", std::string(in.async_checkpoint ? "async" : "sync") + " every " +
                                      seconds(c.interval_s) + " (Young/Daly), overhead " +
-                                     format_number(c.overhead_pct, 2) + "%, lost per failure " + seconds(c.lost_work_s));
+                                     format_number(c.overhead_pct, 2) + "%, lost per failure " + seconds(c.lost_work_s) +
+                                     (caveat.empty() ? "" : " (" + caveat + ")"));
   } else {
     s.emplace_back("checkpoint", "not included: give --ckpt-stall, --restore and --mtbf, or --checkpoint");
   }
