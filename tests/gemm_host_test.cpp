@@ -944,5 +944,23 @@ TEST(KernelCategory, ByName) {
   EXPECT_EQ(redline::kernel_category("cutlass::fmha::kernel::Sm90FmhaFwd"), KernelCategory::attention);
   EXPECT_EQ(redline::kernel_category("void redline::softmax_rows<__nv_bfloat16>(...)"), KernelCategory::attention);
   EXPECT_EQ(redline::kernel_category("void redline::rmsnorm_forward<...>"), KernelCategory::elementwise);
+  // Names as real runs printed them (nvvp in pytorch/pytorch#18804, cuda-memcheck, profiler tables and
+  // Inductor tracebacks quoted in public repositories): cross-entropy's log-softmax is not attention; split-K
+  // reduces, gemv and Inductor's matmul templates are GEMMs, its flex-attention template is attention.
+  EXPECT_EQ(redline::kernel_category(
+                "void at::native::_GLOBAL__N__53_tmpxft_00009fac_00000000_9_SoftMax_compute_70_cpp1_ii_a3310042::"
+                "cunn_SoftMaxBackward<int=2, float, float, float, at::native::_GLOBAL__N__53_tmpxft_00009fac_00000000_9_"
+                "SoftMax_compute_70_cpp1_ii_a3310042::LogSoftMaxBackwardEpilogue>(float*, float*, float, int)"),
+            KernelCategory::elementwise);
+  EXPECT_EQ(redline::kernel_category("void splitKreduce_kernel<__half, __half, __half, __half>(cublasSplitKParams<__half>, "
+                                     "__half const *, __half const *, __half*, __half const *, __half const *, "
+                                     "__half const *)"),
+            KernelCategory::gemm);
+  EXPECT_EQ(redline::kernel_category("cublasLt::splitKreduce_kernel"), KernelCategory::gemm);
+  EXPECT_EQ(redline::kernel_category("gemv2T_kernel_val"), KernelCategory::gemm);
+  EXPECT_EQ(redline::kernel_category("triton_tem_fused__to_copy_addmm_gelu_t_view_9"), KernelCategory::gemm);
+  EXPECT_EQ(redline::kernel_category("triton_tem_fused_bmm_7"), KernelCategory::gemm);
+  EXPECT_EQ(redline::kernel_category("triton_tem_fused_flex_attention_backward"), KernelCategory::attention);
+  EXPECT_EQ(redline::kernel_category("pytorch_flash::flash_fwd_splitkv_kernel"), KernelCategory::attention);
   EXPECT_STREQ(redline::kernel_category_name(KernelCategory::elementwise), "elementwise");
 }

@@ -17,8 +17,15 @@ bool contains_any(const std::string& name, std::initializer_list<std::string_vie
 KernelCategory kernel_category(std::string_view kernel_name) {
   std::string name(kernel_name);
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (contains_any(name, {"fmha", "flash", "sdpa", "attention", "softmax"})) return KernelCategory::attention;
-  if (contains_any(name, {"gemm", "nvjet", "xmma", "cutlass", "matmul"})) return KernelCategory::gemm;
+  // A log-softmax is the cross-entropy's (PyTorch's LogSoftMax epilogue,
+  // Inductor's triton_red_fused__log_softmax), over the vocabulary: not attention.
+  const bool log_softmax = contains_any(name, {"logsoftmax", "log_softmax"});
+  if (contains_any(name, {"fmha", "flash", "sdpa", "attention"}) || (!log_softmax && contains_any(name, {"softmax"})))
+    return KernelCategory::attention;
+  // gemv: cuBLAS's matrix-vector kernels; splitkreduce: the second kernel of a
+  // split-K GEMM; triton_tem_: Inductor's matmul (and convolution) templates.
+  if (contains_any(name, {"gemm", "nvjet", "xmma", "cutlass", "matmul", "gemv", "splitkreduce", "triton_tem_"}))
+    return KernelCategory::gemm;
   return KernelCategory::elementwise;
 }
 
