@@ -531,7 +531,14 @@ TEST_F(GemmBenchPredict, PaddingAdviceNamesASizeThatRecovers) {
                                 "A100", "--csv", (dir_ / "none.csv").string()});
   ASSERT_EQ(none.exit_code, 0) << none.output;
   EXPECT_EQ(read_csv(dir_ / "none.csv").value(0, "note"),
-            "loses 99.1%; no n up to 2x (256) loses less than 5.0%; best n 256: predicted efficiency 0.019");
+            "loses 99.1%; no n up to 256 (2x, or the first tile multiple above) loses less than 5.0%; best n 256: "
+            "predicted efficiency 0.019");
+  // n 100 in 256-wide tiles (128x256): 2x is 200, but the search reaches the first multiple, 256, and says so.
+  const ChildResult narrow = run({"predict", "--m", "4096", "--n", "100", "--k", "64", "--tile", "128x256", "--sms",
+                                  "132", "--csv", (dir_ / "narrow.csv").string()});
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.output;
+  EXPECT_CONTAINS(read_csv(dir_ / "narrow.csv").value(0, "note"), "no n up to 256 (2x, or the first tile multiple above)");
+  EXPECT_CONTAINS(read_csv(dir_ / "narrow.csv").value(0, "note"), "best n 256");
 }
 
 // Beside the fixed-clock prediction, the fitted power-cap one, named as such

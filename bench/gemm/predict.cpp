@@ -92,10 +92,10 @@ std::pair<std::string, std::string> padding_advice(const GemmProblem& p, const G
   const std::string key = "pad m=" + std::to_string(p.m) + " n=" + std::to_string(p.n);
   const auto a = first_recovering_size(p, dim);
   if (!a) {
-    const auto limit = static_cast<std::int64_t>(static_cast<double>(dim == GemmDim::m ? p.m : p.n) *
-                                                 (1 + kPaddingMaxGrowth));
-    std::string none = "no " + dim_name + " up to " + format_number(1 + kPaddingMaxGrowth, 0) + "x (" +
-                       std::to_string(limit) + ") loses less than " + format_percent(1 - kRecoveredEfficiency);
+    // The bound the search used: 2x, or the first tile multiple where that is larger.
+    const std::int64_t limit = padding_search_limit(p, dim);
+    std::string none = "no " + dim_name + " up to " + std::to_string(limit) + " (2x, or the first tile multiple above) " +
+                       "loses less than " + format_percent(1 - kRecoveredEfficiency);
     if (const auto best = nearest_recovering_size(p, dim, 0.0, kPaddingMaxGrowth))
       none += "; best " + dim_name + " " + std::to_string(best->to) + ": predicted efficiency " +
               format_number(best->after.predicted_efficiency, 3);

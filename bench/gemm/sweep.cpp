@@ -2,6 +2,7 @@
 // model's prediction, the points losing more than 10% with the nearest
 // larger size that recovers, and, sweeping M or N alone, the saturation: the
 // tokens per micro-batch that fill the GPU.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -35,9 +36,10 @@ void add_quantization_losses(Report& report) {
     row.note = row.note.empty() ? advice : advice + "; " + row.note;
     report.summary.emplace_back(row.param_value("dtype").value_or("") + " " + shape_text(size_of(row)), advice);
   }
-  report.summary.emplace_back("quantization", std::to_string(losses.size()) + " of " +
-                                                  std::to_string(report.rows.size()) +
-                                                  " shapes lose more than 10% of the quantization-free level");
+  // Out of the shapes measured: a dtype skipped here or a failed shape is none.
+  const auto measured = std::count_if(report.rows.begin(), report.rows.end(), measured_gemm_row);
+  report.summary.emplace_back("quantization", std::to_string(losses.size()) + " of " + std::to_string(measured) +
+                                                  " measured shapes lose more than 10% of the quantization-free level");
 }
 
 // Tokens per micro-batch that fill the GPU: the harness's saturation point over the

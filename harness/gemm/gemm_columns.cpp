@@ -28,7 +28,7 @@ const ParameterDeclaration kParameters[] = {
 
 const MetricDeclaration kMetrics[] = {
     {.name = "tflops", .unit = "TFLOPS", .better = Better::higher, .tracked = true,
-     .meaning = "2·M·N·K / median time (the roofline `fma` row: 2 x FMAs / time)"},
+     .meaning = "2·M·N·K·batch / median time (batch 1 but for `--batch`; the roofline `fma` row: 2 x FMAs / time)"},
     {.name = "hbm_GBps", .unit = "GB/s", .better = Better::higher, .tracked = true,
      .meaning = "bytes read + written / median time of a device-to-device copy of 1 GiB",
      .where = "peak: the roofline `copy` row"},
@@ -37,7 +37,7 @@ const MetricDeclaration kMetrics[] = {
                "above the dtype's tolerance (a wrong case is not timed: its row has `wrong` and "
                "`rel_error`, no time or rate)"},
     {.name = "tiles", .unit = "count", .better = Better::lower,
-     .meaning = "CTAs launched: ceil(M/tm) x ceil(N/tn) x split-K",
+     .meaning = "CTAs launched: ceil(M/tm) x ceil(N/tn) x split-K x batch",
      .where = "predict, sweep"},
     {.name = "waves", .unit = "count", .better = Better::lower,
      .meaning = "tiles / (SMs x CTAs per SM)",

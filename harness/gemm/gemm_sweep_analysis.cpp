@@ -24,11 +24,6 @@ std::string curve_key(const Row& row, const std::string& swept_dim) {
   return key;
 }
 
-// NaN tflops means not measured (report.hpp).
-bool measured(const Row& row) {
-  const auto tflops = row.metric_value("tflops");
-  return row.status == RowStatus::ok && tflops && std::isfinite(*tflops);
-}
 
 // The efficiency at the power cap (harness/gpu/gemm_model.hpp), from the
 // row's own tile and wave efficiencies; nullopt without them.
@@ -60,6 +55,12 @@ double curve_level(const std::vector<Row>& rows, const std::vector<std::size_t>&
 
 }  // namespace
 
+// NaN tflops means not measured (report.hpp).
+bool measured_gemm_row(const Row& row) {
+  const auto tflops = row.metric_value("tflops");
+  return row.status == RowStatus::ok && tflops && std::isfinite(*tflops);
+}
+
 std::string swept_dimension(const std::vector<Row>& rows) {
   std::string best = "n";
   std::size_t most = 0;
@@ -75,7 +76,7 @@ std::string swept_dimension(const std::vector<Row>& rows) {
 std::vector<QuantizationLoss> analyze_gemm_sweep(std::vector<Row>& rows, const std::string& swept_dim) {
   std::map<std::string, std::vector<std::size_t>> curves;
   for (std::size_t i = 0; i < rows.size(); ++i)
-    if (measured(rows[i])) curves[curve_key(rows[i], swept_dim)].push_back(i);
+    if (measured_gemm_row(rows[i])) curves[curve_key(rows[i], swept_dim)].push_back(i);
 
   std::vector<QuantizationLoss> losses;
   for (auto& [key, members] : curves) {

@@ -36,6 +36,10 @@ struct QuantizationLoss {
   double measured_gain = 0;                   // recovering tflops / this tflops - 1
 };
 
+// Whether a row was measured: ok, with a finite tflops (a skipped dtype or a
+// failed shape is not).
+bool measured_gemm_row(const Row& row);
+
 // The dimension a sweep varies: the one of m, n, k with the most distinct
 // values among the rows (n on a tie, then m).
 std::string swept_dimension(const std::vector<Row>& rows);

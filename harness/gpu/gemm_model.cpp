@@ -152,6 +152,15 @@ static_assert(ids_are_dense(), "tile_from_cublaslt_id indexes the table by id - 
 
 namespace {
 
+// The first multiple of the tile above the current size (the current size
+// is no advice).
+std::int64_t first_padded_size(const GemmProblem& problem, GemmDim dim) {
+  const std::int64_t current = dim == GemmDim::m ? problem.m : problem.n;
+  const std::int64_t edge = dim == GemmDim::m ? problem.tile.rows : problem.tile.cols;
+  const std::int64_t first = ceil_div(current, edge) * edge;
+  return first == current ? first + edge : first;
+}
+
 // The sizes padding advice may name along one dimension: the multiples of the
 // tile above the current size, up to (1 + max_growth) times it (at least the
 // first multiple), each with its prediction.
@@ -161,9 +170,8 @@ class PaddingCandidates {
       : problem_(problem), dim_(dim), before_(predict_gemm(problem)) {
     current_ = dim == GemmDim::m ? problem.m : problem.n;
     edge_ = dim == GemmDim::m ? problem.tile.rows : problem.tile.cols;
-    first_ = ceil_div(current_, edge_) * edge_;
-    if (first_ == current_) first_ += edge_;  // the current size is no advice
-    limit_ = std::max(first_, static_cast<std::int64_t>(static_cast<double>(current_) * (1 + max_growth)));
+    first_ = first_padded_size(problem, dim);
+    limit_ = padding_search_limit(problem, dim, max_growth);
   }
 
   const GemmPrediction& before() const { return before_; }
@@ -259,6 +267,11 @@ std::optional<PaddingAdvice> nearest_recovering_size(const GemmProblem& problem,
   });
   if (c.before().predicted_efficiency >= best - tolerance) return std::nullopt;
   return c.first_reaching(best - tolerance);  // the best candidate qualifies
+}
+
+std::int64_t padding_search_limit(const GemmProblem& problem, GemmDim dim, double max_growth) {
+  const std::int64_t current = dim == GemmDim::m ? problem.m : problem.n;
+  return std::max(first_padded_size(problem, dim), static_cast<std::int64_t>(static_cast<double>(current) * (1 + max_growth)));
 }
 
 std::optional<PaddingAdvice> first_recovering_size(const GemmProblem& problem, GemmDim dim, double recovered,

@@ -148,6 +148,11 @@ std::optional<PaddingAdvice> nearest_recovering_size(const GemmProblem& problem,
 // it never names a size that still loses much (2304 x 1664 on an A100 in
 // 256x128 tiles: n 2048 still loses 33%; 3072 loses nothing). nullopt when
 // no size in the range recovers.
+// The largest size padding advice considers along `dim`: (1 + max_growth)
+// times the current size, or the first tile multiple above it where that is
+// larger (100 in 256-wide tiles: 256, not 200).
+std::int64_t padding_search_limit(const GemmProblem& problem, GemmDim dim, double max_growth = kPaddingMaxGrowth);
+
 std::optional<PaddingAdvice> first_recovering_size(const GemmProblem& problem, GemmDim dim,
                                                    double recovered = kRecoveredEfficiency,
                                                    double max_growth = kPaddingMaxGrowth);
