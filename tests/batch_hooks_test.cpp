@@ -38,6 +38,28 @@ TEST(BatchTrialHooks, EachTrialGetsItsVariablesAndItsRowIsSeen) {
   }
 }
 
+// A caller's own prediction of the largest fit (train_step_bench's memory
+// model) is the one the bisection starts from: it was replaced by the fit of
+// the trials' measured memory. Trials above 10 run out of memory.
+TEST(BatchTrialHooks, TheCallersPredictionOfTheLargestFitIsUsed) {
+  BatchSweepOptions options;
+  options.command = {"sh", "-c",
+                     "if [ {bs} -gt 10 ]; then echo 'torch.OutOfMemoryError: CUDA out of memory.' >&2; exit 1; fi"};
+  options.axis = {1, 2, 4, 8, 16};
+  options.progress = 0;
+  options.sweep.bisect = true;
+  int asked = 0;
+  options.sweep.predict_largest_fit = [&]() -> std::optional<std::int64_t> {
+    ++asked;
+    return 10;
+  };
+  const BatchSweepOutcome outcome = run_batch_sweep("hooks_test", options, Environment{});
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(outcome.sweep.predicted_fit, 10);
+  EXPECT_TRUE(outcome.sweep.prediction_used);
+  EXPECT_EQ(outcome.sweep.largest_fit, 10);
+}
+
 // Trials run under the profiler carry its cost: their own configuration,
 // never a regression of the unprofiled sweep's series, whose key stays.
 TEST(BatchTrialHooks, AProfiledSweepIsAnotherConfiguration) {

@@ -177,7 +177,9 @@ BatchSweepOutcome run_batch_sweep(std::string tool, const BatchSweepOptions& opt
   outcome.report = start_report(std::move(tool), std::move(env));
   BatchTrials trials(options, outcome.report);
   SweepOptions sweep_options = options.sweep;
-  sweep_options.predict_largest_fit = [&] { return trials.predict_largest_fit(); };
+  // A caller's own prediction (a memory model of the program) wins over the
+  // fit of what the trials used: it was silently replaced here before.
+  if (!sweep_options.predict_largest_fit) sweep_options.predict_largest_fit = [&] { return trials.predict_largest_fit(); };
   outcome.sweep = run_sweep(options.axis, sweep_options,
                             [&](std::int64_t batch, bool from_bisect) { return trials.run_point(batch, from_bisect); });
   trials.rename_metric_in_rows();
