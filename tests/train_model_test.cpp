@@ -143,6 +143,12 @@ TEST(ActivationMemory, AMicroBatchPastItsCountIsRefusedNotWrapped) {
                std::invalid_argument);
   EXPECT_TRUE(memory_countable(c, 1, std::int64_t{1} << 22));
   EXPECT_FALSE(memory_countable(c, 1, std::int64_t{1} << 22, AttentionChoice::unfused));  // 2^44 scores x 32 heads
+  // A huge hidden size with tiny ffn, vocab and scores: the tokens x hidden
+  // tensors (8 PiB each here) are the largest, unfused as with cuDNN.
+  ModelConfig wide = c;
+  wide.hidden = std::int64_t{1} << 20, wide.heads = 1, wide.kv_heads = 1, wide.ffn = 1, wide.vocab = 1;
+  for (AttentionChoice attention : {AttentionChoice::cudnn, AttentionChoice::unfused})
+    EXPECT_FALSE(memory_countable(wide, std::int64_t{1} << 20, 4096, attention)) << attention_choice_name(attention);
 }
 
 // At the edge of what the model counts, with the largest shapes the flags
@@ -208,8 +214,22 @@ TEST(StepFlops, SixNPlusAttentionAndWhatRecomputeAdds) {
   EXPECT_DOUBLE_EQ(step_flops(c, 2, 16, Recompute::selective).hardware, none.hardware);
   const StepFlops full = step_flops(c, 2, 16, Recompute::full);
   EXPECT_DOUBLE_EQ(full.model, none.model);  // MFU never counts recompute
-  EXPECT_DOUBLE_EQ(full.hardware,
-                   none.hardware + (2 * static_cast<double>(p.layer_attention + p.layer_mlp) * tokens + attention_forward) * 2);
+  // Full recompute reruns the forward without the down projection (gate and up: 2 h x ffn of the MLP's 3).
+  const double recomputed = static_cast<double>(p.layer_attention) + 2.0 * c.hidden * c.ffn;
+  EXPECT_DOUBLE_EQ(full.hardware, none.hardware + (2 * recomputed * tokens + attention_forward) * 2);
+}
+
+// A recompute mode that wins at a batch none ran too did not win through the
+// memory it frees: the verdict does not say it did.
+TEST(RecomputeVerdict, AWinAtABatchNoneRanIsNotCreditedToFreedMemory) {
+  ModeSweep none{Recompute::none, {{1, 100}, {2, 150}, {4, 160}}, {}, {}, 4, 2};
+  ModeSweep selective{Recompute::selective, {{2, 170}}, {}, {}, 2, 2};
+  const auto lines = recompute_verdict({none, selective});
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().first, "best");
+  EXPECT_CONTAINS(lines.back().second, "selective at micro-batch 2: 170 tokens/s");
+  EXPECT_CONTAINS(lines.back().second, "at a batch none ran too, so not through the memory it frees");
+  EXPECT_NOT_CONTAINS(lines.back().second, "buys a batch");
 }
 
 TEST(RecomputeVerdict, SlowdownMemoryLargestAndBest) {

@@ -224,7 +224,9 @@ Row result_row(const CheckedRun& c, const StepFigures& f, const std::map<KernelC
   row.metric("allocated_bytes", static_cast<double>(allocated.total()));
   row.metric("measured_peak_bytes", static_cast<double>(f.peak_used));
   row.metric("predicted_peak_bytes", static_cast<double>(predicted.peak()));
-  row.metric("memory_error_pct", 100 * (static_cast<double>(predicted.peak()) / static_cast<double>(f.peak_used) - 1));
+  // No growth seen (another process freed memory meanwhile): no error to state.
+  if (f.peak_used > 0)
+    row.metric("memory_error_pct", 100 * (static_cast<double>(predicted.peak()) / static_cast<double>(f.peak_used) - 1));
   row.metric("loss_first", f.losses.front()).metric("loss_last", f.losses.back());
   return row;
 }

@@ -52,6 +52,8 @@ BatchSweepOptions mode_options(const SweepFlags& f, const CheckedSweep& c, const
   BatchSweepOptions o;
   o.command = trial_command(f, c, self, mode);
   o.axis = geometric_axis(1, c.max_mbs, 2);
+  // --max-mbs is the largest tried, power of two or not (1000: after 512).
+  if (o.axis.back() != c.max_mbs) o.axis.push_back(c.max_mbs);
   o.sweep.bisect = true;
   // run prints these lines (harness/train/trial_figures.hpp); the first,
   // tokens/s, is the throughput.

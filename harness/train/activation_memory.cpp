@@ -128,8 +128,11 @@ NormGradChunks norm_grad_chunks(std::int64_t rows, std::int64_t width, std::int6
 TensorSize largest_tensor(const ModelConfig& config, std::int64_t mbs, std::int64_t seq, AttentionChoice attention) {
   validate(config);
   const double b = static_cast<double>(mbs), s = static_cast<double>(seq), tokens = b * s;
+  // The tokens x hidden tensors (x, q, o) too: with a huge hidden size and
+  // tiny ffn, vocab and scores they are the largest, on either path.
   std::vector<TensorSize> candidates = {{"logits", tokens * static_cast<double>(config.vocab) * kBf16},
-                                        {"gate", tokens * static_cast<double>(config.ffn) * kBf16}};
+                                        {"gate", tokens * static_cast<double>(config.ffn) * kBf16},
+                                        {"x", tokens * static_cast<double>(config.hidden) * kBf16}};
   if (attention == AttentionChoice::cudnn)
     candidates.push_back({"dq_accumulator", tokens * static_cast<double>(config.hidden) * kFp32});
   else

@@ -115,8 +115,13 @@ std::vector<std::pair<std::string, std::string>> recompute_verdict(const std::ve
   if (none != ran.end() && best.mode->mode != Recompute::none) {
     const Best plain = best_of(*none);
     text += ", " + format_percent(best.tokens_per_s / plain.tokens_per_s - 1) + " more than none's best (" +
-            format_number(plain.tokens_per_s, 0) + " at " + std::to_string(plain.batch) +
-            "): the memory it frees buys a batch that wins back its recompute";
+            format_number(plain.tokens_per_s, 0) + " at " + std::to_string(plain.batch) + ")";
+    // Freed memory is the cause only where none could not run that batch;
+    // at a batch none ran too, recompute was simply measured faster there.
+    const bool beyond_none = none->tokens_per_s.count(best.batch) == 0 &&
+                             (!none->largest_fit || best.batch > *none->largest_fit);
+    text += beyond_none ? ": the memory it frees buys a batch that wins back its recompute"
+                        : ": at a batch none ran too, so not through the memory it frees";
   } else if (best.mode->mode == Recompute::none && ran.size() > 1) {
     text += ": recompute does not pay on this GPU for this shape (its larger batches do not win back its cost)";
   }

@@ -26,8 +26,12 @@ StepFlops step_flops(const ModelConfig& config, std::int64_t mbs, std::int64_t s
   f.attention = 3 * attention_forward * layers;
   f.model = matmul + f.attention;
   f.hardware = matmul + (3 * computed_forward + backward_recompute) * layers;
-  if (mode == Recompute::full)
-    f.hardware += (2 * static_cast<double>(p.layer_attention + p.layer_mlp) * tokens + computed_forward) * layers;
+  // Full recompute reruns the layer's forward but its last GEMM: the down
+  // projection's output is the layer's, which the backward does not need
+  // again (kernels/train/train_layer.cu, layer_recompute). So two of the MLP's
+  // three h x ffn matrices.
+  const double recomputed_matmul = static_cast<double>(p.layer_attention) + static_cast<double>(p.layer_mlp) * 2 / 3;
+  if (mode == Recompute::full) f.hardware += (2 * recomputed_matmul * tokens + computed_forward) * layers;
   return f;
 }
 

@@ -72,8 +72,9 @@ const MetricDeclaration kMetrics[] = {
      .meaning = "the largest micro-batch whose predicted peak fits `--gpu-memory` (0: none)",
      .where = "memory"},
     {.name = "measured_peak_bytes", .unit = "bytes", .better = Better::lower,
-     .meaning = "the device allocator's high-water mark during the timed steps, cross-checked with "
-               "cudaMemGetInfo",
+     .meaning = "the device memory in use after each timed step, at most (cudaMemGetInfo's free at the start "
+               "less its free after each step: device-wide, so other processes count; a scratch buffer "
+               "allocated and freed inside a step does not)",
      .where = "run, sweep"},
     {.name = "predicted_peak_bytes", .unit = "bytes", .better = Better::lower,
      .meaning = "`peak_bytes` for the trial's micro-batch and mode, beside the measurement",
