@@ -27,18 +27,25 @@ class NightlyTest : public redline::testing::TempDirTest {
     return file;
   }
 
+  // scripts/nightly ARGS on this build, no build step, looking for GPU device
+  // nodes matching `devices` alone (by default none: no GPU hardware,
+  // whatever this machine's lspci lists).
+  redline::ChildSpec nightly_spec(const std::vector<std::string>& args, const std::string& devices = "no-such-device") {
+    redline::ChildSpec spec;
+    spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly"};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.extra_env = {{"REDLINE_SKIP_SETUP", "1"},
+                      {"REDLINE_BUILD_DIR", fs::path(REDLINE_BIN).parent_path().parent_path().string()},
+                      {"REDLINE_NVIDIA_DEVICES", (dir_ / devices).string()}};
+    spec.timeout_seconds = 300;
+    return spec;
+  }
+
   // The node's throughput is scaled in fake_train's environment: a slower
   // machine running the same command (and so the same case keys).
   redline::ChildResult nightly(const fs::path& suite_file, const std::string& scale = "1") {
-    redline::ChildSpec spec;
-    spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--suite", suite_file.string(), "--results",
-                 (dir_ / "results").string()};
-    // No GPU hardware, whatever this machine's lspci lists: these nights test the rest.
-    spec.extra_env = {{"REDLINE_SKIP_SETUP", "1"},
-                      {"REDLINE_BUILD_DIR", fs::path(REDLINE_BIN).parent_path().parent_path().string()},
-                      {"REDLINE_NVIDIA_DEVICES", (dir_ / "no-such-device").string()},
-                      {"FAKE_TRAIN_THROUGHPUT_SCALE", scale}};
-    spec.timeout_seconds = 300;
+    redline::ChildSpec spec = nightly_spec({"--suite", suite_file.string(), "--results", (dir_ / "results").string()});
+    spec.extra_env.emplace_back("FAKE_TRAIN_THROUGHPUT_SCALE", scale);
     return redline::run_child(spec);
   }
 
@@ -94,14 +101,9 @@ TEST_F(NightlyTest, TheCommittedBaselineMatchesTheQuickSuite) {
                                  {"build/tests/fake_train", FAKE_TRAIN_BIN}})
     line.replace(line.find(from), from.size(), to);
   std::ofstream(dir_ / "quick") << line << "\n";
-  redline::ChildSpec spec;
-  spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--suite", (dir_ / "quick").string(), "--results",
-               (dir_ / "results").string(), "--baseline", std::string(SOURCE_DIR) + "/results/baselines/none"};
-  spec.extra_env = {{"REDLINE_SKIP_SETUP", "1"},
-                    {"REDLINE_BUILD_DIR", fs::path(REDLINE_BIN).parent_path().parent_path().string()},
-                    {"REDLINE_NVIDIA_DEVICES", (dir_ / "no-such-device").string()}};
-  spec.timeout_seconds = 300;
-  const auto r = redline::run_child(spec);
+  const auto r = redline::run_child(nightly_spec({"--suite", (dir_ / "quick").string(), "--results",
+                                                 (dir_ / "results").string(), "--baseline",
+                                                 std::string(SOURCE_DIR) + "/results/baselines/none"}));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_CONTAINS(r.output, "SAME");
   EXPECT_NOT_CONTAINS(r.output, "nothing to compare");
@@ -115,25 +117,17 @@ TEST_F(NightlyTest, AGpuTheDriverCannotUseFailsTheNight) {
   redline::ChildSpec probe;
   probe.argv = {"sh", "-c", "nvidia-smi -L"};
   if (redline::run_child(probe).succeeded()) GTEST_SKIP() << "nvidia-smi works here: no broken driver to stand for";
-  redline::ChildSpec spec;
-  spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--suite", suite("base").string(), "--results",
-               (dir_ / "results").string()};
-  spec.extra_env = {{"REDLINE_SKIP_SETUP", "1"},
-                    {"REDLINE_BUILD_DIR", fs::path(REDLINE_BIN).parent_path().parent_path().string()},
-                    {"REDLINE_NVIDIA_DEVICES", (dir_ / "nvidia*").string()}};
-  spec.timeout_seconds = 300;
-  const auto broken = redline::run_child(spec);
+  const auto broken =
+      redline::run_child(nightly_spec({"--suite", suite("base").string(), "--results", (dir_ / "results").string()}, "nvidia*"));
   EXPECT_EQ(broken.exit_code, 1) << broken.output;
   EXPECT_CONTAINS(broken.output, "has an NVIDIA GPU (" + (dir_ / "nvidia0").string() + "), but nvidia-smi cannot use it");
   EXPECT_FALSE(fs::exists(dir_ / "results" / "runs")) << "no suite should have run";
   // Asked for the CPU-only suite, it runs it; --quick with --suite too.
-  spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--quick", "--results", (dir_ / "results").string()};
-  const auto quick = redline::run_child(spec);
+  const auto quick = redline::run_child(nightly_spec({"--quick", "--results", (dir_ / "results").string()}, "nvidia*"));
   EXPECT_EQ(quick.exit_code, 0) << quick.output;
   EXPECT_NOT_CONTAINS(quick.output, "cannot use it");
-  spec.argv = {std::string(SOURCE_DIR) + "/scripts/nightly", "--quick", "--suite", suite("base").string(), "--results",
-               (dir_ / "results_of_the_suite").string()};
-  const auto quick_suite = redline::run_child(spec);
+  const auto quick_suite = redline::run_child(nightly_spec(
+      {"--quick", "--suite", suite("base").string(), "--results", (dir_ / "results_of_the_suite").string()}, "nvidia*"));
   EXPECT_EQ(quick_suite.exit_code, 0) << quick_suite.output;
   EXPECT_NOT_CONTAINS(quick_suite.output, "cannot use it");
 }
