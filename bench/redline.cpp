@@ -91,6 +91,16 @@ double percent_flag(const char* flag, const std::string& text) {
   return value / 100.0;
 }
 
+// Two sides with nothing to judge are other tools' results: bad input (the
+// flag's side named), not a comparison that passed. A case that ran ok and
+// fails now is something in common: a regression.
+void require_something_in_common(const Comparison& comparison, const char* flag, const std::string& side,
+                                 const std::string& other) {
+  if (!comparison.shared_anything())
+    throw UsageError(flag, side,
+                     "shares no tracked metric of any case with " + other + ": nothing to compare (different tools?)");
+}
+
 int cmd_suite(const std::string& file, bool quick, const std::string& runs_dir, const std::string& history,
               const std::string& run_dir_file) {
   const fs::path suite = !file.empty() ? fs::path(file) : fs::path(quick ? "results/suites/quick" : "results/suites/default");
@@ -147,10 +157,7 @@ int cmd_compare(const std::string& baseline, const std::string& current, const s
   if (options.baseline_is_reference && format != CompareFormat::json)
     std::cout << "baseline: " << reference_description(baseline) << "\n";
   const Comparison comparison = compare_results(base, cur, schema, options);
-  // A case that ran ok and fails now is something in common: a regression.
-  if (!comparison.shared_anything())
-    throw UsageError("CURRENT", current, "shares no tracked metric of any case with " + baseline +
-                                             ": nothing to compare (different tools?)");
+  require_something_in_common(comparison, "CURRENT", current, baseline);
   std::cout << format_comparison(comparison, format, baseline, current);
   return comparison.regressed() ? kExitCheckFailed : kExitOk;
 }
@@ -215,10 +222,7 @@ int cmd_report(const std::string& run, const std::string& baseline, const std::s
     CompareOptions options;
     options.baseline_is_reference = is_reference_folder(baseline);
     inputs.comparison = compare_results(load_input("--baseline", baseline), inputs.run, inputs.schema, options);
-    // As compare: a baseline of other tools' results is bad input, not a report that passed.
-    if (!inputs.comparison->shared_anything())
-      throw UsageError("--baseline", baseline, "shares no tracked metric of any case with " + run +
-                                                   ": nothing to compare (different tools?)");
+    require_something_in_common(*inputs.comparison, "--baseline", baseline, run);
     inputs.baseline_name = baseline;
   }
   if (!history.empty() && fs::exists(history)) inputs.history = run_headlines(history, inputs.run, inputs.schema);
