@@ -256,7 +256,8 @@ TEST_F(AtomicFileTest, WritersStartingTogetherIntoANewFolderAllSucceed) {
 
 // One output that cannot be written (its folder became a file mid-run, a
 // full disk) costs no other: the JSON and the table are still written, and
-// the failure is thrown after them.
+// the failure is thrown after them, once: the tool's main prints it, so
+// write_reports itself prints nothing on stderr.
 TEST_F(AtomicFileTest, AFailedOutputCostsNoOther) {
   Report report;
   report.tool = "a_test_tool";
@@ -264,13 +265,32 @@ TEST_F(AtomicFileTest, AFailedOutputCostsNoOther) {
   row.param("size", "1").metric("time_ms", 2.0);
   report.rows.push_back(row);
   write_plain(dir_ / "not_a_folder", "x");
-  OutputOptions o{.csv_path = (dir_ / "not_a_folder" / "r.csv").string(), .json_path = (dir_ / "r.json").string()};
+  const std::string json = (dir_ / "r.json").string();
+  OutputOptions o{.csv_path = (dir_ / "not_a_folder" / "r.csv").string(), .json_path = json};
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
-  EXPECT_THROW_WITH(write_reports(report, o), std::runtime_error, "the other outputs were written");
+  EXPECT_THROW_WITH(write_reports(report, o), std::runtime_error, "r.csv");
+  EXPECT_THROW_WITH(write_reports(report, o), std::runtime_error, "(written all the same: " + json + ", the table)");
   EXPECT_CONTAINS(::testing::internal::GetCapturedStdout(), "time_ms");
-  EXPECT_CONTAINS(::testing::internal::GetCapturedStderr(), "r.csv");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
   EXPECT_CONTAINS(read_all(dir_ / "r.json"), "time_ms");
+}
+
+// When every output fails, the message names each failure and claims
+// nothing was written.
+TEST_F(AtomicFileTest, EveryFailedOutputIsNamedAndNoneClaimedWritten) {
+  Report report;
+  report.tool = "a_test_tool";
+  Row row;
+  row.param("size", "1").metric("time_ms", 2.0);
+  report.rows.push_back(row);
+  write_plain(dir_ / "not_a_folder", "x");
+  OutputOptions o{.csv_path = (dir_ / "not_a_folder" / "r.csv").string(),
+                  .json_path = (dir_ / "not_a_folder" / "r.json").string(),
+                  .quiet = true};
+  EXPECT_THROW_WITH(write_reports(report, o), std::runtime_error, "r.csv");
+  EXPECT_THROW_WITH(write_reports(report, o), std::runtime_error, "r.json");
+  EXPECT_THROW_WITH(write_reports(report, o), std::runtime_error, "(no output was written)");
 }
 
 }  // namespace

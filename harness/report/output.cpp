@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "harness/core/atomic_file.hpp"
 #include "harness/report/console_table.hpp"
@@ -118,22 +119,33 @@ void write_reports(const Report& report, const OutputOptions& options) {
   check_declared(report);
   // Files first: a closed stdout must not cost the results. Each output is
   // tried whatever became of the one before (a full disk under the CSV must
-  // not cost the JSON on another, nor the table), and the first failure is
-  // thrown at the end; each file is whole or untouched.
-  std::string failed;
+  // not cost the JSON on another, nor the table); each file is whole or
+  // untouched. Nothing is printed here: the failures are thrown at the end as
+  // one message, which the tool's main prints once.
+  std::vector<std::string> failures;
+  std::vector<std::string> written;
   const auto attempt = [&](const std::string& path, const auto& text_of) {
     if (path.empty()) return;
     try {
       write_file_atomically(path, text_of(report));
+      written.push_back(path);
     } catch (const std::exception& e) {
-      std::cerr << report.tool << ": " << e.what() << "\n";
-      if (failed.empty()) failed = e.what();
+      failures.push_back(e.what());
     }
   };
   attempt(options.csv_path, to_csv);
   attempt(options.json_path, to_gbench_json);
-  if (!options.quiet) std::cout << to_console_table(report) << std::flush;
-  if (!failed.empty()) throw std::runtime_error(failed + " (the other outputs were written)");
+  if (!options.quiet) {
+    std::cout << to_console_table(report) << std::flush;
+    written.push_back("the table");
+  }
+  if (failures.empty()) return;
+  std::string message;
+  for (const std::string& failure : failures) message += (message.empty() ? "" : "; ") + failure;
+  std::string kept;
+  for (const std::string& name : written) kept += (kept.empty() ? "" : ", ") + name;
+  message += kept.empty() ? " (no output was written)" : " (written all the same: " + kept + ")";
+  throw std::runtime_error(message);
 }
 
 }  // namespace redline
