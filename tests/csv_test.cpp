@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,14 @@ TEST(ParseCsv, SimpleTableAndLookups) {
   EXPECT_EQ(t.value(0, "c"), "3");
   EXPECT_EQ(t.value(0, "zz"), "");
   EXPECT_EQ(t.row_lines, (std::vector<std::size_t>{2, 3}));
+}
+
+// Excel's "CSV UTF-8" starts with a byte-order mark; the first column keeps its name.
+TEST(ParseCsv, LeadingByteOrderMarkIsSkipped) {
+  const CsvTable t = parse_csv("\xEF\xBB\xBFrun_id,x\nr1,2\n", "bom.csv");
+  ASSERT_EQ(t.header.size(), 2u);
+  EXPECT_EQ(t.header[0], "run_id");
+  EXPECT_EQ(t.value(0, "run_id"), "r1");
 }
 
 TEST(ParseCsv, CrLfAndNoTrailingNewline) {
@@ -228,10 +237,12 @@ TEST(ToCsv, EmptyReportIsJustTheHeader) {
   EXPECT_TRUE(t.rows.empty());
 }
 
-TEST(MetricText, ShortestRoundTripAndEmptyForNaN) {
+TEST(MetricText, ShortestRoundTripAndEmptyWhenNotFinite) {
   EXPECT_EQ(metric_text(12.5), "12.5");
   EXPECT_EQ(metric_text(100), "100");
   EXPECT_EQ(metric_text(std::nan("")), "");
+  EXPECT_EQ(metric_text(std::numeric_limits<double>::infinity()), "");
+  EXPECT_EQ(metric_text(-std::numeric_limits<double>::infinity()), "");
   EXPECT_EQ(std::stod(metric_text(0.1 + 0.2)), 0.1 + 0.2);
 }
 

@@ -18,6 +18,10 @@ const std::string& CsvTable::value(std::size_t r, std::string_view name) const {
 }
 
 CsvTable parse_csv(std::string_view text, const std::string& source) {
+  // A spreadsheet saving "CSV UTF-8" starts the file with a byte-order mark,
+  // which would otherwise become part of the first column's name.
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  if (text.substr(0, kByteOrderMark.size()) == kByteOrderMark) text.remove_prefix(kByteOrderMark.size());
   CsvTable table;
   std::vector<std::string> record;
   std::string field;

@@ -71,7 +71,9 @@ Report start_report(std::string tool, Environment env) {
 }
 
 std::string metric_text(double value) {
-  if (std::isnan(value)) return "";
+  // Blank, as in the JSON's null: "inf" would make the whole CSV unreadable to
+  // the results reader, which takes only finite numbers.
+  if (!std::isfinite(value)) return "";
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
   return ec == std::errc() ? std::string(buf, end) : std::string();
