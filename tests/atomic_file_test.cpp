@@ -23,13 +23,7 @@ namespace redline {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using redline::testing::read_all;
 
 void write_plain(const fs::path& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);

@@ -22,19 +22,13 @@
 
 namespace fs = std::filesystem;
 using namespace redline;
+using redline::testing::read_all;
 
 namespace {
 
 const std::string kMetricRegex = "throughput: ([0-9.]+) samples/s";
 
 const Schema& real_schema() { return Schema::compiled_in(); }
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void write_file(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -44,7 +38,7 @@ void write_file(const fs::path& path, const std::string& text) {
 // The CSV's lines (CRLF-terminated, as redline writes them).
 std::vector<std::string> csv_lines(const fs::path& path) {
   std::vector<std::string> lines;
-  std::istringstream in(read_file(path));
+  std::istringstream in(read_all(path));
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     lines.push_back(line);
@@ -780,8 +774,8 @@ TEST_F(CompareCliTest, BaselineTouchesOnlyWhatItCreated) {
   }
   EXPECT_EQ(entries(baselines), (std::set<std::string>{"none", "none.new", "none.old"}));
   EXPECT_EQ(entries(baselines / "none"), std::set<std::string>{"a.csv"});
-  EXPECT_EQ(read_file(baselines / "none.new" / "keep.txt"), "user content");
-  EXPECT_EQ(read_file(baselines / "none.old" / "keep.txt"), "user content");
+  EXPECT_EQ(read_all(baselines / "none.new" / "keep.txt"), "user content");
+  EXPECT_EQ(read_all(baselines / "none.old" / "keep.txt"), "user content");
 
   for (const char* gpu : {".", ".."}) {
     const fs::path run = dir_ / (std::string("run") + gpu);
@@ -798,7 +792,7 @@ TEST_F(CompareCliTest, BaselineTouchesOnlyWhatItCreated) {
   const ChildResult file = promote(dir_ / "run", dir_ / "a_file");
   EXPECT_EQ(file.exit_code, 2) << file.output;
   EXPECT_CONTAINS(file.output, "--dir '" + (dir_ / "a_file").string() + "'");
-  EXPECT_EQ(read_file(dir_ / "a_file"), "not a folder");
+  EXPECT_EQ(read_all(dir_ / "a_file"), "not a folder");
 }
 
 // A run whose suite failed, or stopped part-way, would make its broken or

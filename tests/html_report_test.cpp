@@ -32,6 +32,7 @@
 
 namespace fs = std::filesystem;
 using namespace redline;
+using redline::testing::read_all;
 
 namespace {
 
@@ -97,13 +98,6 @@ MetricComparison metric_comparison(const std::string& case_key, double baseline,
   m.p_value = 0.01;
   m.verdict = verdict;
   return m;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // ---------------------------------------------------------------- SVG chart
@@ -635,7 +629,7 @@ TEST_F(HtmlReportBrowser, ChromiumDrawsTheChartsAndTheRegression) {
   ASSERT_TRUE(fs::exists(png)) << "Chromium wrote no screenshot:\n" << r.output;
 
   std::string error;
-  const auto image = decode_png(read_file(png), error);
+  const auto image = decode_png(read_all(png), error);
   ASSERT_TRUE(image) << png << ": " << error;
   EXPECT_EQ(image->width, 1200u);
   EXPECT_EQ(image->height, 2400u);

@@ -14,6 +14,7 @@
 
 namespace fs = std::filesystem;
 using namespace redline;
+using redline::testing::read_all;
 
 namespace {
 
@@ -195,9 +196,10 @@ class PlanOnASweep : public PlanCommand {
     const ChildResult ran = run_child(spec);
     ASSERT_EQ(ran.exit_code, 0) << ran.output;
   }
-  ChildResult plan_on(const std::string& stem) {
-    return plan({"--sweep", (dir_ / (stem + ".csv")).string(), "--samples", "1e6", "--grad-bytes", "1e9", "--busbw",
-                 "100"});
+  ChildResult plan_on(const std::string& stem, const std::vector<std::string>& more = {}) {
+    return plan(with({"--sweep", (dir_ / (stem + ".csv")).string(), "--samples", "1e6", "--grad-bytes", "1e9",
+                      "--busbw", "100"},
+                     more));
   }
 };
 
@@ -219,6 +221,22 @@ TEST_F(PlanOnASweep, AJsonOfAnotherRunBesideTheCsvIsRefused) {
   EXPECT_CONTAINS(child.output, "sweep.json beside it reports another run");
   // Its own JSON is read.
   EXPECT_EQ(plan_on("other").exit_code, 0);
+}
+
+// The plan's reports may not replace the files its figures come from: the
+// sweep's CSV, or the JSON beside it whose recommendation the plan reads.
+TEST_F(PlanOnASweep, AnOutputNamingAnInputIsRefusedAndTheInputKept) {
+  sweep("sweep");
+  const std::string csv = (dir_ / "sweep.csv").string(), json = (dir_ / "sweep.json").string();
+  const std::string csv_before = read_all(csv), json_before = read_all(json);
+  auto onto_csv = plan_on("sweep", {"--csv", csv});
+  EXPECT_EQ(onto_csv.exit_code, 2) << onto_csv.output;
+  EXPECT_CONTAINS(onto_csv.output, "--csv '" + csv + "': is also the --sweep file");
+  auto onto_json = plan_on("sweep", {"--json", json});
+  EXPECT_EQ(onto_json.exit_code, 2) << onto_json.output;
+  EXPECT_CONTAINS(onto_json.output, "--json '" + json + "': is also the --sweep (its JSON) file");
+  EXPECT_EQ(read_all(csv), csv_before);
+  EXPECT_EQ(read_all(json), json_before);
 }
 
 TEST_F(PlanCommand, ARunFoldersUnreadableSizeIsNamed) {

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -76,6 +78,14 @@ class ToolTest : public TempDirTest {
   // and no report written.
   void expect_usage_error(std::vector<std::string> args, const std::string& names) const;
 };
+
+// A file's whole content, byte for byte ("" when it cannot be opened).
+inline std::string read_all(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
 
 }  // namespace redline::testing
 

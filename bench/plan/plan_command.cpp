@@ -10,6 +10,11 @@ namespace redline::plan {
 int run_plan(const PlanFlags& flags) {
   validate_output_paths(flags.output);
   const ResolvedInputs inputs = resolve_inputs(flags);
+  // The reports must not replace a file the plan's figures came from.
+  for (const InputFile& input : inputs.files) {
+    refuse_one_file_for_two(input.flag.c_str(), input.path.string(), "--csv", flags.output.csv_path);
+    refuse_one_file_for_two(input.flag.c_str(), input.path.string(), "--json", flags.output.json_path);
+  }
   const Projection projection = project(inputs.plan);
   const std::vector<Alternative> alternatives = knob_alternatives(inputs.plan, inputs.knobs);
   Report report = start_report("redline_plan", capture_environment());

@@ -229,11 +229,17 @@ void resolve_checkpoint(const PlanFlags& f, const Source& ck, PlanInputs& in) {
 ResolvedInputs resolve_inputs(const PlanFlags& f) {
   const RunFiles run = f.from.empty() ? RunFiles{} : find_run_files(f.from);
   ResolvedInputs r;
-  resolve_batch(f, pick(f.sweep_csv, "--sweep", run.sweep), r);
+  const auto note_read = [&r](const Source& s) {
+    if (!s.path) return s;
+    r.files.push_back({s.flag, *s.path});
+    r.files.push_back({s.flag + " (its JSON)", fs::path(*s.path).replace_extension(".json")});
+    return s;
+  };
+  resolve_batch(f, note_read(pick(f.sweep_csv, "--sweep", run.sweep)), r);
   resolve_samples(f, r.plan);
   resolve_grad_bytes(f, r.plan);
-  resolve_network(f, pick(f.allreduce_csv, "--allreduce", run.allreduce), r);
-  resolve_checkpoint(f, pick(f.checkpoint_csv, "--checkpoint", run.checkpoint), r.plan);
+  resolve_network(f, note_read(pick(f.allreduce_csv, "--allreduce", run.allreduce)), r);
+  resolve_checkpoint(f, note_read(pick(f.checkpoint_csv, "--checkpoint", run.checkpoint)), r.plan);
   return r;
 }
 
