@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/report/json_writer.hpp"
+#include "harness/report/recorded_summary.hpp"
 #include "harness/report/report.hpp"
 #include "tests/gbench_compare.hpp"
 #include "tests/support.hpp"
@@ -336,6 +337,41 @@ TEST(JsonQuote, EscapesPerRfc8259) {
   EXPECT_EQ(json_quote("\n\r\t"), "\"\\n\\r\\t\"");
   EXPECT_EQ(json_quote(std::string("\x00\x1f", 2)), "\"\\u0000\\u001f\"");
   EXPECT_EQ(json_quote("caf\xc3\xa9"), "\"caf\xc3\xa9\"");  // UTF-8 passes through
+}
+
+// Python's json refuses a file that is not UTF-8: a stray byte (a trainer's
+// Latin-1 log line, a truncated sequence) becomes U+FFFD, well-formed
+// sequences pass, and overlong or surrogate encodings count as stray.
+TEST(JsonQuote, BytesThatAreNotUtf8BecomeTheReplacementCharacter) {
+  EXPECT_EQ(json_quote("caf\xe9"), "\"caf\\ufffd\"");
+  EXPECT_EQ(json_quote("\xc3"), "\"\\ufffd\"");                  // truncated
+  EXPECT_EQ(json_quote("\xc0\xaf"), "\"\\ufffd\\ufffd\"");     // overlong '/'
+  EXPECT_EQ(json_quote("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");  // a surrogate
+  EXPECT_EQ(json_quote("\xf0\x9f\x98\x80 \xe2\x82\xac"), "\"\xf0\x9f\x98\x80 \xe2\x82\xac\"");
+  EXPECT_NO_THROW(parse_json(json_quote("a\xff\xfe b")));
+}
+
+// json_unquote_body undoes every escape json_quote makes, and \uXXXX beyond.
+TEST(JsonUnquote, UndoesEveryEscape) {
+  const std::string nasty = std::string("say \"hi\"\nback\\slash\ttab\r\x01\x1f caf\xc3\xa9 ") + '\0' + "end";
+  const std::string quoted = json_quote(nasty);
+  EXPECT_EQ(json_unquote_body(quoted.substr(1, quoted.size() - 2)), nasty);
+  EXPECT_EQ(json_unquote_body("\\u00e9\\u20ac\\/"), "\xc3\xa9\xe2\x82\xac/");
+  EXPECT_EQ(json_unquote_body("\\u12"), "\\u12");  // not four hex digits: kept
+}
+
+// The summary read back from a written JSON is the text written: escapes
+// decoded, not dropped ("\n" came back as "n").
+TEST(RecordedSummary, ReadsBackTheTextWritten) {
+  redline::testing::TempDir dir;
+  Report report = sample_report();
+  report.summary = {{"recommendation", "line1\nline2 \"quoted\" back\\slash\ttab caf\xc3\xa9"}, {"key \"q\"", "v"}};
+  const fs::path path = dir / "r.json";
+  std::ofstream(path) << to_gbench_json(report);
+  const auto members = recorded_summary(path);
+  ASSERT_EQ(members.size(), 2u);
+  EXPECT_EQ(members[0], report.summary[0]);
+  EXPECT_EQ(members[1], report.summary[1]);
 }
 
 TEST(JsonWriter, NonFiniteNumbersAreNull) {

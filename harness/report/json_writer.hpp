@@ -34,7 +34,12 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-// "text" with quotes, escaped.
+// "text" with quotes, escaped; a byte that is not UTF-8 becomes \ufffd.
 std::string json_quote(std::string_view text);
+
+// The text a JSON string's body (between its quotes) stands for: json_quote's
+// inverse, and \uXXXX in general (written as UTF-8; surrogate pairs are not
+// joined, as our writer never makes them).
+std::string json_unquote_body(std::string_view body);
 
 }  // namespace redline

@@ -2,17 +2,16 @@
 
 #include <fstream>
 
+#include "harness/report/json_writer.hpp"
+
 namespace redline {
 namespace {
 
 // A string member's value as our JsonWriter writes it on its own line
 // ("key": "value"), escapes undone.
 std::string string_value(const std::string& line, std::size_t value_start) {
-  std::string value = line.substr(value_start);
-  value = value.substr(0, value.rfind('"'));
-  std::string unescaped;
-  for (std::size_t i = 0; i < value.size(); ++i) unescaped += (value[i] == '\\' && i + 1 < value.size()) ? value[++i] : value[i];
-  return unescaped;
+  const std::string value = line.substr(value_start);
+  return json_unquote_body(value.substr(0, value.rfind('"')));
 }
 
 }  // namespace
@@ -31,7 +30,7 @@ std::vector<std::pair<std::string, std::string>> recorded_summary(const std::fil
     if (line.find('}') != std::string::npos && line.find("\": \"") == std::string::npos) break;
     const auto a = line.find('"'), b = line.find("\": \"");
     if (a == std::string::npos || b == std::string::npos) continue;
-    members.emplace_back(line.substr(a + 1, b - a - 1), string_value(line, b + 4));
+    members.emplace_back(json_unquote_body(line.substr(a + 1, b - a - 1)), string_value(line, b + 4));
   }
   return members;
 }

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <stdexcept>
 
 namespace redline {
 namespace {
@@ -26,6 +27,10 @@ std::string Row::case_key() const {
 }
 
 Row& Row::param(std::string name, std::string value) {
+  // case_key joins "name=value" with ';': either character there would make
+  // one case read back as another (a tool's bug, caught where it is made).
+  if (name.find_first_of(";=") != std::string::npos || value.find(';') != std::string::npos)
+    throw std::logic_error("parameter " + name + "=" + value + " holds a ';' or its name a '=': its case_key would not read back");
   params.emplace_back(std::move(name), std::move(value));
   return *this;
 }
