@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
   app.add_option("--batch-sizes", f.batch_sizes, "Explicit axis instead: 1,2,4 or 8:64 (step 1) or 8:64:8 or 1:512:x2")->type_name("AXIS");
   app.add_flag("--bisect", f.bisect, "After the first OOM, bisect to the exact maximum batch");
   app.add_option("--repeats", f.repeats, "Trials per batch size; the median counts (default 1)");
-  app.add_option("--plateau", f.plateau, "Saturation: doubling adds less than PCT % (default 5)")->type_name("PCT");
+  app.add_option("--plateau", f.plateau, "Saturation: the smallest batch no larger one beats by more than PCT % (default 5)")->type_name("PCT");
   app.add_option("--fraction", f.fraction, "Also report the smallest batch reaching PCT % of the best (default 90)")->type_name("PCT");
   app.add_option("--safety-margin", f.safety_margin, "Keep PCT % below the max feasible batch (default 0)")->type_name("PCT");
   app.add_option("--timeout", f.timeout, "Seconds per trial before it is killed (default 1800)");

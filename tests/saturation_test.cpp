@@ -114,15 +114,25 @@ TEST(Saturation, StillRisingHasNoPlateau) {
   EXPECT_FALSE(sat.point.has_value());
   expect_point(sat.best, 16, 1600, "best");
   expect_point(sat.fraction, 16, 1600, "fraction");
+  EXPECT_FALSE(sat.flat_unjudged.has_value());
+  EXPECT_EQ(plateau_reason(sat, {}, "batch"), "a larger batch still gains more than 5% at the end of the sweep");
 }
 
 TEST(Saturation, SizesWhoseDoubleIsPastTheEndAreNotJudged) {
   // 8 -> 12 is flat, but the sweep never reached 16: 8 is not judged.
   const Series s = {{1, 100}, {2, 200}, {4, 400}, {8, 800}, {12, 801}};
-  EXPECT_FALSE(analyze_saturation(s).plateau.has_value());
+  const Saturation short_sweep = analyze_saturation(s);
+  EXPECT_FALSE(short_sweep.plateau.has_value());
+  // Not "still gains": flat from 8 on, the sweep just ended before 16.
+  expect_point(short_sweep.flat_unjudged, 8, 800, "flat_unjudged");
+  EXPECT_EQ(plateau_reason(short_sweep, {}, "batch"),
+            "too short a sweep to judge: no larger batch gains more than 5% from 8 on, but a plateau counts once the "
+            "sweep reaches twice its batch and it ended at 12");
   // Closely spaced sizes (a bisection) still count against a smaller one.
   const Series bisected = {{1, 100}, {2, 200}, {4, 400}, {8, 402}, {12, 403}, {14, 470}};
-  EXPECT_FALSE(analyze_saturation(bisected).plateau.has_value());  // 14 gains 17% over 4 and 8
+  const Saturation rising = analyze_saturation(bisected);
+  EXPECT_FALSE(rising.plateau.has_value());  // 14 gains 17% over 4 and 8
+  EXPECT_FALSE(rising.flat_unjudged.has_value());  // and so it is still rising at the end
 }
 
 TEST(Saturation, FallingThroughputIsAPlateau) {
@@ -234,6 +244,7 @@ TEST(Saturation, SinglePoint) {
   expect_point(sat.largest, 32, 1000, "largest");
   EXPECT_FALSE(sat.plateau.has_value());
   EXPECT_EQ(sat.verdict, PlateauVerdict::not_reached);
+  expect_point(sat.flat_unjudged, 32, 1000, "flat_unjudged");  // one size: too short to judge, not rising
 }
 
 }  // namespace

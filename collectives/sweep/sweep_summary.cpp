@@ -92,7 +92,8 @@ void summarize_totals(const Measured& m, const SummaryOptions& o, SweepSummary& 
 // never below 90% of the peak), or why there is none and where 90% of the
 // peak was reached.
 std::string saturation_size_text(const Saturation& sat) {
-  const std::string reason = plateau_reason(sat, SaturationOptions{}, "size");
+  const std::string reason = plateau_reason(sat, SaturationOptions{}, "size",
+                                            [](double bytes) { return format_size(static_cast<std::uint64_t>(bytes)); });
   if (sat.point)
     return format_size(static_cast<std::uint64_t>(sat.point->size)) + " (" + format_significant(sat.point->throughput, 3) +
            " GB/s; " + reason + ")";

@@ -44,17 +44,15 @@ void measure_spread(const std::vector<SizeReadings>& sizes, Saturation& s) {
   if (!spreads.empty()) s.spread = summarize(spreads).median;
 }
 
-// The smallest size judged (the sweep reached twice it) from which no larger
-// size gains more than `gain` over it.
-std::optional<ThroughputPoint> find_plateau(const std::vector<ThroughputPoint>& medians, double gain) {
-  for (std::size_t i = 0; i < medians.size(); ++i) {
+// The smallest size from which no larger size gains more than `gain` over
+// it (the last size always qualifies: nothing is larger).
+std::size_t first_flat(const std::vector<ThroughputPoint>& medians, double gain) {
+  for (std::size_t i = 0;; ++i) {
     const ThroughputPoint& s = medians[i];
-    if (medians.back().size < 2 * s.size) break;  // nor is any larger size judged
     const bool holds = std::all_of(medians.begin() + static_cast<std::ptrdiff_t>(i) + 1, medians.end(),
                                    [&](const ThroughputPoint& t) { return t.throughput <= s.throughput * (1 + gain); });
-    if (holds) return s;
+    if (holds) return i;
   }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -79,11 +77,18 @@ Saturation analyze_saturation(std::vector<ThroughputPoint> readings, const Satur
     s.verdict = PlateauVerdict::too_noisy;
     return s;
   }
-  s.plateau = find_plateau(s.medians, options.plateau_gain);
-  if (!s.plateau) {
+  // The flat run is a plateau only when the sweep reached twice its start
+  // (doubling is what the rule is about); a larger start is never judged
+  // either, so there is then no plateau at all.
+  const std::size_t flat = first_flat(s.medians, options.plateau_gain);
+  if (s.largest->size < 2 * s.medians[flat].size) {
     s.verdict = PlateauVerdict::not_reached;
+    // Flat to the end from an earlier size, or a single size: the sweep
+    // stopped too soon to judge, which is not the same as still rising.
+    if (flat + 1 < s.medians.size() || s.medians.size() == 1) s.flat_unjudged = s.medians[flat];
     return s;
   }
+  s.plateau = s.medians[flat];
   s.verdict = PlateauVerdict::placed;
   s.point = s.fraction->size > s.plateau->size ? s.fraction : s.plateau;
   return s;
@@ -94,12 +99,18 @@ std::string percent_text(double fraction) {
   return format_number(pct, std::abs(pct - std::round(pct)) < 0.05 ? 0 : 1) + "%";
 }
 
-std::string plateau_reason(const Saturation& s, const SaturationOptions& options, const std::string& size) {
+std::string plateau_reason(const Saturation& s, const SaturationOptions& options, const std::string& size,
+                           const std::function<std::string(double)>& size_text) {
+  const auto value_text = [&](double v) { return size_text ? size_text(v) : format_number(v, 0); };
   const std::string gain = percent_text(options.plateau_gain);
   switch (s.verdict) {
     case PlateauVerdict::placed:
       return "no larger " + size + " gains more than " + gain;
     case PlateauVerdict::not_reached:
+      if (s.flat_unjudged)
+        return "too short a sweep to judge: no larger " + size + " gains more than " + gain + " from " +
+               value_text(s.flat_unjudged->size) + " on, but a plateau counts once the sweep reaches twice its " +
+               size + " and it ended at " + value_text(s.largest->size);
       return "a larger " + size + " still gains more than " + gain + " at the end of the sweep";
     case PlateauVerdict::too_noisy:
       return "too noisy to place a plateau: the repeats spread " + percent_text(*s.spread) + ", more than the " + gain +

@@ -21,6 +21,7 @@
 // has neither a plateau nor a fraction point.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,7 +40,7 @@ struct SaturationOptions {
 
 enum class PlateauVerdict {
   placed,        // plateau and point are set
-  not_reached,   // no judged size holds: still rising at the end, or too short a sweep
+  not_reached,   // no judged size holds: still rising at the end, or too short a sweep (flat_unjudged)
   too_noisy,     // the repeats' spread is larger than the plateau gain
   no_throughput  // nothing measured, or nothing above 0
 };
@@ -55,6 +56,10 @@ struct Saturation {
   std::optional<ThroughputPoint> fraction;  // empty for an empty series or a best of 0
   std::optional<ThroughputPoint> point;     // the saturation point
   std::optional<ThroughputPoint> largest;
+  // not_reached because the sweep ended too soon: the size from which no
+  // larger one gains more than the plateau gain, which the sweep did not
+  // reach twice (or the only size measured). Empty when still rising.
+  std::optional<ThroughputPoint> flat_unjudged;
   PlateauVerdict verdict = PlateauVerdict::no_throughput;
   // Without repeats (one reading per size) both are empty.
   std::optional<double> spread;        // the median over sizes of their spread
@@ -66,9 +71,12 @@ Saturation analyze_saturation(std::vector<ThroughputPoint> readings, const Satur
 
 // Why the verdict is what it is, in the words every tool prints: "no larger
 // batch gains more than 5%", "a larger batch still gains more than 5% at the
-// end of the sweep", "too noisy to place a plateau: ...". `size` names the
-// swept quantity (batch, size, M).
-std::string plateau_reason(const Saturation& s, const SaturationOptions& options, const std::string& size);
+// end of the sweep", "too short a sweep to judge: ...", "too noisy to place
+// a plateau: ...". `size` names the
+// swept quantity (batch, size, M); `size_text` writes one of its values
+// (default: a whole number).
+std::string plateau_reason(const Saturation& s, const SaturationOptions& options, const std::string& size,
+                           const std::function<std::string(double)>& size_text = {});
 
 // 5%, 12.5%: a fraction as a percentage, whole ones without decimals.
 std::string percent_text(double fraction);

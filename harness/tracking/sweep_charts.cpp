@@ -200,7 +200,8 @@ std::string saturation_text(const Saturation& s, const std::string& x_name, bool
   auto at = [&](const ThroughputPoint& p) {
     return x_name + " " + x_value_text(p.size, as_size) + " (" + human_number(p.throughput) + " " + unit + ")";
   };
-  const std::string reason = plateau_reason(s, SaturationOptions{}, x_name);
+  const std::string reason =
+      plateau_reason(s, SaturationOptions{}, x_name, [&](double x) { return x_value_text(x, as_size); });
   std::string text = "best " + at(*s.best) + "; ";
   text += s.point ? "saturation at " + at(*s.point) + ": " + reason : "no saturation point: " + reason;
   return text + "; 90% of best reached at " + at(*s.fraction);
