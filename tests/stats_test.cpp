@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "harness/measure/size_curve.hpp"
@@ -91,6 +92,14 @@ TEST(PercentileSorted, EndpointsAndInterpolation) {
   EXPECT_DOUBLE_EQ(percentile_sorted(sorted, 25), 17.5);  // rank 0.75
   EXPECT_DOUBLE_EQ(percentile_sorted({}, 50), 0);
   EXPECT_DOUBLE_EQ(percentile_sorted({5}, 99), 5);
+}
+
+// A percentile that lands on a sample is that sample, even beside an infinite
+// one: interpolating would compute 0 x inf, NaN.
+TEST(PercentileSorted, OnASampleBesideInfinityIsTheSample) {
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_DOUBLE_EQ(percentile_sorted({1, 2, inf}, 50), 2);
+  EXPECT_DOUBLE_EQ(percentile_sorted({1, inf}, 0), 1);
 }
 
 }  // namespace

@@ -216,6 +216,14 @@ TEST(Readings, PrintedNumbers) {
   EXPECT_FALSE(printed_number("fast").has_value());
   EXPECT_FALSE(printed_number("").has_value());
   EXPECT_FALSE(printed_number("1.2.3").has_value());
+  // strtod would take these; no trainer prints them as a reading, and a NaN
+  // step time would reach the median's sort.
+  EXPECT_FALSE(printed_number("nan").has_value());
+  EXPECT_FALSE(printed_number("inf").has_value());
+  EXPECT_FALSE(printed_number("0x10").has_value());
+  EXPECT_FALSE(printed_number(" 5").has_value());
+  EXPECT_DOUBLE_EQ(*printed_number("5."), 5.0);
+  EXPECT_DOUBLE_EQ(*printed_number(".5"), 0.5);
   EXPECT_EQ(step_time_unit_seconds("ms"), 1e-3);
   EXPECT_FALSE(step_time_unit_seconds("min").has_value());
 }

@@ -11,6 +11,7 @@
 #include "harness/core/child_process.hpp"
 #include "harness/core/units.hpp"
 #include "harness/measure/stats.hpp"
+#include "harness/measure/throughput_reading.hpp"
 #include "harness/report/console_table.hpp"
 
 namespace redline {
@@ -114,13 +115,9 @@ std::optional<double> last_printed_number(const std::string& output, const std::
   const std::regex re(pattern);
   std::optional<double> last;
   for (auto it = std::sregex_iterator(output.begin(), output.end(), re); it != std::sregex_iterator(); ++it)
-    if (it->size() > 1) {
-      try {
-        last = std::stod((*it)[1].str());
-      } catch (const std::exception&) {
-        // Not a number after all: the figure stays unmeasured.
-      }
-    }
+    if (it->size() > 1)
+      if (const auto number = printed_number((*it)[1].str()))  // else not a number: the figure stays unmeasured
+        last = number;
   return last;
 }
 

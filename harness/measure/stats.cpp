@@ -11,6 +11,8 @@ double percentile_sorted(const std::vector<double>& sorted, double p) {
   const double rank = (p / 100.0) * static_cast<double>(sorted.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(rank));
   const auto hi = std::min(lo + 1, sorted.size() - 1);
+  // On a sample exactly, take it: 0 x (inf - x) would be NaN.
+  if (rank == static_cast<double>(lo)) return sorted[lo];
   return sorted[lo] + (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 

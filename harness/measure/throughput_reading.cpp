@@ -38,10 +38,12 @@ std::optional<double> printed_number(const std::string& text) {
   std::string digits;
   for (char c : text)
     if (c != ',' && c != '_') digits += c;  // "12,345.6" as printed by humans
-  char* end = nullptr;
-  const double value = std::strtod(digits.c_str(), &end);
-  if (digits.empty() || end != digits.c_str() + digits.size()) return std::nullopt;
-  return value;
+  // Decimal notation only: strtod alone would also take "nan", "inf", hex
+  // ("0x10" as 16) and leading spaces, none of which a trainer means as a
+  // reading; a NaN would then reach the median's sort.
+  static const std::regex decimal("[-+]?(?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eE][-+]?[0-9]+)?");
+  if (!std::regex_match(digits, decimal)) return std::nullopt;
+  return std::strtod(digits.c_str(), nullptr);  // 1e400 reads inf: the caller refuses it as out of range
 }
 
 const std::vector<LineFormat>& trainer_line_formats() {

@@ -46,7 +46,7 @@ struct ThroughputReading {
 std::vector<std::string> output_lines(const std::string& output);
 
 // "12,345.6" -> 12345.6 (commas and underscores as humans print them);
-// nullopt when the text is not a whole number.
+// nullopt when the text is not a decimal number ("nan", "inf", "0x10", " 5").
 std::optional<double> printed_number(const std::string& text);
 
 // The numbers a format finds in these lines (in seconds for step times,
