@@ -47,6 +47,32 @@ std::string to_string(StopReason reason) {
   return "unknown";
 }
 
+namespace {
+
+// The samples' coefficient of variation as they come (Welford's update), as
+// summarize() computes it (sample stddev over |mean|), without re-sorting all
+// of them at every repetition: the noise stop asks after each one.
+class RunningCv {
+ public:
+  void add(double x) {
+    ++count_;
+    const double delta = x - mean_;
+    mean_ += delta / static_cast<double>(count_);
+    squares_ += delta * (x - mean_);
+  }
+  double cv() const {
+    if (count_ < 2 || mean_ == 0) return 0;
+    return std::sqrt(squares_ / static_cast<double>(count_ - 1)) / std::fabs(mean_);
+  }
+
+ private:
+  std::size_t count_ = 0;
+  double mean_ = 0;
+  double squares_ = 0;  // the sum of squared deviations from the mean
+};
+
+}  // namespace
+
 Measurement measure(const MeasurementPolicy& policy, const std::function<double()>& run_once,
                     const std::function<double()>& now_seconds) {
   policy.validate();
@@ -64,6 +90,7 @@ Measurement measure(const MeasurementPolicy& policy, const std::function<double(
   }
 
   const double timed_start = now();
+  RunningCv noise;
   for (;;) {
     if (policy.stops_on_interrupt && interrupted()) {
       m.stop = StopReason::interrupted;
@@ -75,6 +102,7 @@ Measurement measure(const MeasurementPolicy& policy, const std::function<double(
       throw std::runtime_error("measurement: a repetition measured " + format_number(sample, 9) +
                                "; a time must be positive and finite");
     m.samples.push_back(sample);
+    noise.add(sample);
     const auto n = static_cast<int>(m.samples.size());
     if (n < policy.min_repetitions) continue;
     if (n >= policy.max_repetitions) {
@@ -82,7 +110,7 @@ Measurement measure(const MeasurementPolicy& policy, const std::function<double(
       break;
     }
     if (policy.target_cv > 0 && n >= 2 && now() - timed_start >= policy.min_seconds &&
-        summarize(m.samples).cv < policy.target_cv) {
+        noise.cv() < policy.target_cv) {
       m.stop = StopReason::noise_target;
       break;
     }

@@ -19,7 +19,7 @@ void add_policy_flags(CLI::App& app, PolicyFlags& f, const std::string& unit) {
                      "still end it): a power-capped GPU's clock swings over tens of ms, and a shorter window can "
                      "time a burst")
       ->type_name("S");
-  app.add_option("--max-time", f.max_time, "Cap on the timed samples per " + unit + ", seconds (default 2)")
+  app.add_option("--max-time", f.max_time, "Cap on the timed samples per " + unit + ", seconds (default 2; 0: no time cap, --max-reps alone ends them)")
       ->type_name("S");
   app.add_option("--target-cv", f.target_cv, "Stop sampling a " + unit + " once the CV is below this (default 0.01)")
       ->type_name("X");
