@@ -628,6 +628,12 @@ TEST_F(CheckpointBench, EndToEndWritesEveryStageRow) {
       EXPECT_FALSE(t.value(i, "time_cv").empty());
     }
   EXPECT_TRUE(restore_row);
+  // Without a GPU the snapshot is a host copy on every core, and its row says
+  // so; from a GPU one thread issues the copy.
+  const std::string cores = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  for (std::size_t i = 0; i < t.rows.size(); ++i)
+    if (t.value(i, "stage") == "async.snapshot")
+      EXPECT_EQ(t.value(i, "threads"), t.value(i, "note").find("(GPU)") != std::string::npos ? "1" : cores);
   // The async stall's share of the synchronous one is the two advice costs' ratio.
   std::optional<double> sync_cost, async_cost, share;
   for (std::size_t i = 0; i < t.rows.size(); ++i) {

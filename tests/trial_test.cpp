@@ -219,11 +219,17 @@ TEST_F(TrialTest, StepTimeThatIsMissingOrZeroIsAnError) {
 
 TEST_F(TrialTest, InfiniteMetricIsAnError) {
   const TrialRules rules = make_trial_rules({}, {.metric_regex = "x=(\\S+)"});
-  for (const std::string printed : {"x=inf", "x=1e400", "x=-inf"}) {
+  // A decimal too large for a double reads inf: out of range.
+  const TrialVerdict too_large = judge(print("x=1e400"), rules);
+  EXPECT_EQ(too_large.status, PointStatus::error);
+  EXPECT_FALSE(too_large.reading);
+  EXPECT_CONTAINS(too_large.note, "finite positive number");
+  // "inf" and "nan" are not decimal numbers at all.
+  for (const std::string printed : {"x=inf", "x=-inf", "x=nan"}) {
     const TrialVerdict v = judge(print(printed), rules);
     EXPECT_EQ(v.status, PointStatus::error) << printed;
     EXPECT_FALSE(v.reading) << printed;
-    EXPECT_CONTAINS(v.note, "finite positive number");
+    EXPECT_CONTAINS(v.note, "captured '" + printed.substr(2) + "', not a number");
   }
 }
 

@@ -72,13 +72,13 @@ void run_host_async(CheckpointRun& run) {
     label = "host memory (the GPU async save failed, see the stage=async row: a host memcpy on every core stands in)";
     load.description = "the GPU async save failed (see the stage=async row): " + load.description;
   }
-  const auto snapshot = [&] {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const auto copy = [&] {
     const auto t0 = std::chrono::steady_clock::now();
-    parallel_copy(run.second.data(), run.state.data(), run.state.size(),
-                  std::max(1u, std::thread::hardware_concurrency()));
+    parallel_copy(run.second.data(), run.state.data(), run.state.size(), cores);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  run.async = run_async_save(cfg, snapshot, run.second.data(), label, load, run.report);
+  run.async = run_async_save(cfg, {copy, run.second.data(), label, cores}, load, run.report);
 }
 
 void run_restore(CheckpointRun& run) {

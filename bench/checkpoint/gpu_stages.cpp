@@ -87,7 +87,8 @@ AsyncResults run_gpu_async_save([[maybe_unused]] const CheckpointConfig& cfg, [[
   const std::string what = gemm_load.description() + " (gemm_bench's GEMM) stand in for the training step";
   const TrainingLoad load{
       what, [&](double seconds, const std::function<bool()>& stop) { return gemm_load.rate(seconds, stop); }};
-  return run_async_save(cfg, [&] { return gpu.snapshot(); }, gpu.host(), "pinned host memory (GPU)", load, report);
+  // One host thread issues the copy; the copy engine does it.
+  return run_async_save(cfg, {[&] { return gpu.snapshot(); }, gpu.host(), "pinned host memory (GPU)", 1}, load, report);
 #else
   throw std::logic_error("the async save from a GPU needs a build with CUDA");
 #endif

@@ -1,5 +1,6 @@
 // The async save: a snapshot (the only stall), then a background persist
 // while a training-like load runs, and how much the persist slowed the load.
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <thread>
@@ -12,10 +13,13 @@ namespace redline {
 
 namespace {
 
-void add_async_rows(const CheckpointConfig& cfg, const AsyncResults& out, const std::string& snapshot_label,
+void add_async_rows(const CheckpointConfig& cfg, const AsyncResults& out, const Snapshot& snapshot,
                     const TrainingLoad& training, Report& report) {
-  Row snap = checkpoint_stage_row("async.snapshot", cfg.bytes, 1, cfg.bytes, cfg.fsync, out.snapshot_s);
-  snap.note = "the only stall: copy of the state to " + snapshot_label;
+  // Each copy thread takes one even slice of the state: that slice is its chunk.
+  const std::uint64_t threads = std::max(1u, snapshot.threads);
+  const auto slice = static_cast<std::size_t>(std::max<std::uint64_t>(1, (cfg.bytes + threads - 1) / threads));
+  Row snap = checkpoint_stage_row("async.snapshot", cfg.bytes, snapshot.threads, slice, cfg.fsync, out.snapshot_s);
+  snap.note = "the only stall: copy of the state to " + snapshot.label;
   report.rows.push_back(snap);
   Row persist_row = checkpoint_stage_row("async.persist", cfg.bytes, cfg.threads, cfg.chunk, cfg.fsync, out.persist_s);
   persist_row.note = "safe save from a background thread while the load runs";
@@ -64,12 +68,11 @@ TrainingLoad cpu_training_load() {
   return {"CPU FMA loop on one thread stands in for the training step", cpu_load_rate};
 }
 
-AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<double()>& snapshot,
-                            const std::byte* snapshot_data, const std::string& snapshot_label,
-                            const TrainingLoad& training, Report& report) {
+AsyncResults run_async_save(const CheckpointConfig& cfg, const Snapshot& snapshot, const TrainingLoad& training,
+                            Report& report) {
   AsyncResults out;
   out.load_alone_per_s = training.rate(1.0, {});
-  out.snapshot_s = snapshot();
+  out.snapshot_s = snapshot.copy();
 
   if (!cfg.may_replace_foreign) refuse_foreign_checkpoint(cfg.dir, cfg.name);
   std::atomic<bool> done{false};
@@ -81,7 +84,7 @@ AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<dou
   double persist_end = t0;
   std::thread persist([&] {
     try {
-      safe_save(cfg.dir, cfg.name, snapshot_data, static_cast<std::size_t>(cfg.bytes), options);
+      safe_save(cfg.dir, cfg.name, snapshot.data, static_cast<std::size_t>(cfg.bytes), options);
     } catch (...) {
       failure = std::current_exception();
     }
@@ -103,7 +106,7 @@ AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<dou
   // that turbo-boosts less) would otherwise read as the persist's slowdown.
   // The baseline is the mean of the runs before and after.
   out.load_alone_per_s = (out.load_alone_per_s + training.rate(1.0, {})) / 2;
-  add_async_rows(cfg, out, snapshot_label, training, report);
+  add_async_rows(cfg, out, snapshot, training, report);
   return out;
 }
 

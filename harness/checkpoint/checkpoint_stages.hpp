@@ -72,13 +72,21 @@ struct AsyncResults {
   double load_alone_per_s = 0, load_during_per_s = 0;
 };
 
-// Async save: `snapshot` copies the training state into `snapshot_data`
-// (GPU -> pinned, or host memcpy without a GPU) and returns its seconds; then
-// a background thread persists snapshot_data with safe_save while `load`
-// runs. `snapshot_label` names where the snapshot went in the note.
-AsyncResults run_async_save(const CheckpointConfig& cfg, const std::function<double()>& snapshot,
-                            const std::byte* snapshot_data, const std::string& snapshot_label,
-                            const TrainingLoad& load, Report& report);
+// The async save's snapshot: `copy` copies the training state into `data`
+// (GPU -> pinned, or a host memcpy without a GPU) and returns its seconds.
+// `label` names where it went in the row's note; `threads` is how many
+// threads the copy uses (the row's threads column).
+struct Snapshot {
+  std::function<double()> copy;
+  const std::byte* data = nullptr;
+  std::string label;
+  unsigned threads = 1;
+};
+
+// Async save: the snapshot, then a background thread persists its data with
+// safe_save while `load` runs.
+AsyncResults run_async_save(const CheckpointConfig& cfg, const Snapshot& snapshot, const TrainingLoad& load,
+                            Report& report);
 
 // Young/Daly rows (stage advice_sync / advice_async) and summary lines.
 void add_checkpoint_advice(const CheckpointConfig& cfg, double mtbf_s, const std::string& mtbf_source,
