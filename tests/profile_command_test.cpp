@@ -49,7 +49,9 @@ TEST_F(ProfileCommand, BadInputNamesTheFlagOnce) {
       {{"--step-regex", "(", "--csv", csv, "--", "true"}, "--step-regex '(': is not a regular expression"},
       {{"--step-range", "[", "--csv", csv, "--", "true"}, "--step-range '['"},
       {{"--ceilings", (dir_ / "missing").string(), "--csv", csv, "--", "true"}, "--ceilings"},
-      {{"--csv", dir_.string(), "--", "true"}, "is a directory"}};
+      {{"--csv", dir_.string(), "--", "true"}, "is a directory"},
+      {{"--trace", (dir_ / "run.%p.trace").string(), "--csv", csv, "--", "true"}, "holds %p"},
+      {{"--trace", csv, "--csv", csv, "--", "true"}, "--csv '" + csv + "': is also the --trace file"}};
   for (const auto& [args, names] : cases) {
     const ChildResult r = profile(args);
     EXPECT_EQ(r.exit_code, 2) << names << "\n" << r.output;
@@ -212,6 +214,19 @@ TEST_F(ProfileCommand, ASavedTracesNcclCallsAreSetAgainstAMeasuredAllReduce) {
 #endif
 }
 
+// The reports may not replace the saved trace they are made from: it cannot
+// be made again without the GPU run.
+TEST_F(ProfileCommand, AnOutputNamingTheSavedTraceIsRefusedAndTheTraceKept) {
+  const std::filesystem::path trace = write_trace(dir_);
+  const std::string before = redline::testing::read_all(trace);
+  for (const char* flag : {"--csv", "--json"}) {
+    const ChildResult r = profile({"--from-trace", trace.string(), flag, trace.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_CONTAINS(r.output, std::string(flag) + " '" + trace.string() + "': is also the --from-trace file");
+  }
+  EXPECT_EQ(redline::testing::read_all(trace), before);
+}
+
 TEST_F(ProfileCommand, ASavedTraceTakesNoProgramFlags) {
   const std::string trace = write_trace(dir_).string();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -280,6 +295,19 @@ TEST(ProfileOutputMarks, LinesEndAtEitherEndingAndTogetherIsCounted) {
   EXPECT_EQ(marks.together, 1u);
   EXPECT_FALSE(marks.timed_apart());
   EXPECT_CONTAINS(profile::buffered_output_warning(marks).second, "1 of the 4 lines matching --step-regex");
+}
+
+// A 60,000-character line (a progress bar redrawn without a newline) under a
+// pattern with ".*": libstdc++'s regex recursion overflowed the stack on it
+// and killed redline mid-run. The line's first 4096 characters are matched.
+TEST(ProfileOutputMarks, AVeryLongLineIsMatchedOnItsStartWithoutCrashing) {
+  const std::regex pattern("step.*loss");
+  profile::OutputMarks marks{&pattern};
+  ::testing::internal::CaptureStderr();  // take_at echoes the program's output
+  marks.take_at("step 1 loss " + std::string(60000, 'x') + "\n", 100);
+  marks.take_at(std::string(60000, 'x') + " step 2 loss\n", 200);  // past the matched start: not seen
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(marks.marks, (std::vector<std::int64_t>{100}));
 }
 
 // A real Python program printing a step line every 0.2 s into a pipe: left

@@ -91,6 +91,15 @@ CheckedProfile checked(const ProfileFlags& f) {
   }
   validate_output_paths(f.output);
   if (!f.trace.empty()) validate_output_path("--trace", f.trace);
+  // The library expands %p into each process's pid, so the file to read
+  // would not be the one named here.
+  if (f.trace.find("%p") != std::string::npos)
+    throw UsageError("--trace", f.trace, "holds %p: redline reads one trace file; give a plain file name");
+  // The reports must not replace the trace they are made from.
+  for (const auto& [flag, trace] : {std::pair{"--trace", f.trace}, std::pair{"--from-trace", f.from_trace}}) {
+    refuse_one_file_for_two(flag, trace, "--csv", f.output.csv_path);
+    refuse_one_file_for_two(flag, trace, "--json", f.output.json_path);
+  }
   return c;
 }
 
@@ -246,7 +255,11 @@ int run_profile(const ProfileFlags& f) {
   const auto recorders = call_recorders_environment({f.gemm_shapes, f.nccl_sizes}, trace_file);
   injection.insert(injection.end(), recorders.begin(), recorders.end());
   OutputMarks marks{c.has_step_regex ? &c.step_regex : nullptr, {}, {}};
-  remove_recorder_files(trace_file);  // a previous run's, which would join this one's trace
+  // A previous run's files: its recorders' would join this trace, and its
+  // trace would pass for this run's if this program never loaded CUDA.
+  remove_recorder_files(trace_file);
+  std::error_code stale;
+  fs::remove(trace_file, stale);
   const ChildResult result = run_program(f.command, injection, marks);
   struct RemoveTemporary {
     fs::path trace;
