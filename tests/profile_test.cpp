@@ -246,6 +246,12 @@ TEST(ProfileSteps, FromRanges) {
   const auto one = steps_from_ranges(trace, std::regex(kDefaultStepRange));
   ASSERT_EQ(one.size(), 1u);
   EXPECT_EQ(one[0].end_ns, 100);
+  // A range name of 50,000 characters under ".*step" overflowed libstdc++'s
+  // regex recursion (a crash); its first 4096 characters are matched.
+  trace.activities = {range(std::string(50000, 'x') + " step", 0, 100), range("x step", 100, 200)};
+  const auto long_name = steps_from_ranges(trace, std::regex(".*step"));
+  ASSERT_EQ(long_name.size(), 1u);
+  EXPECT_EQ(long_name[0].start_ns, 100);
 }
 
 // A step per output line, placed on the GPU's clock by the clock line.
@@ -481,6 +487,25 @@ RunResults measured_ceilings() {
   rank.params["rank"] = "3";
   run.rows.insert(run.rows.end(), {failed, group, rank});
   return run;
+}
+
+// A ceiling of 0 (or below, or not finite) measured nothing: it is no
+// ceiling, where it would have printed "inf%" of it.
+TEST(ProfileCeilings, ZeroOrNonFiniteCeilingsAreNotCeilings) {
+  RunResults run;
+  ResultRow mamf;
+  mamf.params = {{"dtype", "fp8"}, {"result", "mamf"}};
+  mamf.metrics = {{"tflops", 0}};
+  ResultRow hbm;
+  hbm.metrics = {{"hbm_GBps", 0}};
+  ResultRow d2h;
+  d2h.params = {{"stage", "gpu.d2h"}, {"memory", "pinned"}};
+  d2h.metrics = {{"GBps", -1}};
+  run.rows = {mamf, hbm, d2h};
+  const Ceilings c = ceilings_from(run);
+  EXPECT_EQ(c.mamf_tflops.count("fp8"), 0u);
+  EXPECT_FALSE(c.hbm_GBps);
+  EXPECT_FALSE(c.d2h_GBps);
 }
 
 TEST(ProfileCeilings, ReadByWhatTheRowsHold) {

@@ -1,6 +1,7 @@
 #include "harness/profile/ceilings.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -11,7 +12,13 @@
 namespace redline::profile {
 namespace {
 
-void keep_best(std::optional<double>& best, double value) { best = best ? std::max(*best, value) : value; }
+// A ceiling of 0, below it or not finite measured nothing (a failed row's
+// figure): dividing by it would print "inf%".
+bool usable_ceiling(double value) { return std::isfinite(value) && value > 0; }
+
+void keep_best(std::optional<double>& best, double value) {
+  if (usable_ceiling(value)) best = best ? std::max(*best, value) : value;
+}
 
 std::string ms(double ns) { return format_number(ns / 1e6, 2) + " ms"; }
 
@@ -176,7 +183,7 @@ Ceilings ceilings_from(const RunResults& run) {
   for (const ResultRow& row : run.rows) {
     if (row.status != RowStatus::ok) continue;
     add_collective_point(curves, ranks_by_file, row);
-    if (const auto t = row.metric("tflops"); t && row.param("result") == "mamf") {
+    if (const auto t = row.metric("tflops"); t && usable_ceiling(*t) && row.param("result") == "mamf") {
       double& best = c.mamf_tflops[row.param("dtype")];
       best = std::max(best, *t);
     }
