@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "harness/core/regex_text.hpp"
+
 namespace redline::profile {
 
 void OutputMarks::take(std::string_view chunk) {
@@ -19,7 +21,8 @@ void OutputMarks::take_at(std::string_view chunk, std::int64_t now_ns) {
   bool matched_in_chunk = false;
   for (auto end = partial.find_first_of("\r\n"); end != std::string::npos; end = partial.find_first_of("\r\n")) {
     // An empty line is no step's (the '\n' of a "\r\n" ending among them).
-    if (end > 0 && std::regex_search(partial.substr(0, end), *pattern)) {
+    const std::string_view line = regex_safe_prefix(std::string_view(partial).substr(0, end));
+    if (end > 0 && std::regex_search(line.begin(), line.end(), *pattern)) {
       if (matched_in_chunk) ++together;
       matched_in_chunk = true;
       marks.push_back(now_ns);

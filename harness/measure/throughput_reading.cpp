@@ -4,12 +4,11 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "harness/core/regex_text.hpp"
 #include "harness/measure/stats.hpp"
 
 namespace redline {
 namespace {
-
-constexpr std::size_t kMaxLineChars = 4096;
 
 // A number as trainers print it: 1234, 1,234.5, 2.5e-05.
 const std::string kNumber = "([0-9][0-9,]*(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)";
@@ -84,7 +83,7 @@ std::vector<std::string> output_lines(const std::string& output) {
   while (begin < output.size()) {
     auto end = output.find_first_of("\r\n", begin);
     if (end == std::string::npos) end = output.size();
-    if (end > begin) lines.push_back(without_ansi_codes(output.substr(begin, std::min(end - begin, kMaxLineChars))));
+    if (end > begin) lines.push_back(without_ansi_codes(std::string(regex_safe_prefix(std::string_view(output).substr(begin, end - begin)))));
     begin = end + 1;
   }
   return lines;

@@ -6,6 +6,8 @@
 #include <map>
 #include <utility>
 
+#include "harness/core/regex_text.hpp"
+
 namespace redline::profile {
 namespace {
 
@@ -145,8 +147,10 @@ std::int64_t first_gpu_start(const Trace& trace) {
 std::vector<StepWindow> steps_from_ranges(const Trace& trace, const std::regex& pattern) {
   std::vector<StepWindow> matching;
   for (const Activity& a : trace.activities)  // an instant (a mark, a range of no length) is no step
-    if (a.kind == ActivityKind::range && a.end_ns > a.start_ns && std::regex_search(a.name, pattern))
-      matching.push_back({a.start_ns, a.end_ns});
+    if (a.kind == ActivityKind::range && a.end_ns > a.start_ns) {
+      const std::string_view name = regex_safe_prefix(a.name);
+      if (std::regex_search(name.begin(), name.end(), pattern)) matching.push_back({a.start_ns, a.end_ns});
+    }
   std::sort(matching.begin(), matching.end(),
             [](const StepWindow& a, const StepWindow& b) { return a.start_ns < b.start_ns || (a.start_ns == b.start_ns && a.end_ns > b.end_ns); });
   std::vector<StepWindow> outermost;
