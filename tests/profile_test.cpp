@@ -451,6 +451,19 @@ TEST(ProfileBreakdown, TopKernelsByTotalTime) {
   EXPECT_EQ(top[0].category, Category::gemm);
 }
 
+// A kernel across a step boundary is one call, its time split between the
+// two steps: counted once in each, its mean call read half its length.
+TEST(ProfileBreakdown, AKernelAcrossAStepBoundaryIsOneCall) {
+  Trace trace;
+  trace.activities = {kernel("relu", 900, 1100)};
+  const std::vector<StepWindow> steps = {{0, 1000}, {1000, 2000}};
+  const auto top = top_kernels(trace, steps, 1);
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].count, 1);
+  EXPECT_EQ(top[0].total_ns, 200);
+  EXPECT_DOUBLE_EQ(top[0].mean_ns(), 200);
+}
+
 RunResults measured_ceilings() {
   RunResults run;
   run.source = "results/references/H200";
