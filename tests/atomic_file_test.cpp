@@ -248,16 +248,21 @@ TEST_F(AtomicFileTest, WritersStartingTogetherIntoANewFolderAllSucceed) {
   }
 }
 
-// One output that cannot be written (its folder became a file mid-run, a
-// full disk) costs no other: the JSON and the table are still written, and
-// the failure is thrown after them, once: the tool's main prints it, so
-// write_reports itself prints nothing on stderr.
-TEST_F(AtomicFileTest, AFailedOutputCostsNoOther) {
+Report one_row_report() {
   Report report;
   report.tool = "a_test_tool";
   Row row;
   row.param("size", "1").metric("time_ms", 2.0);
   report.rows.push_back(row);
+  return report;
+}
+
+// One output that cannot be written (its folder became a file mid-run, a
+// full disk) costs no other: the JSON and the table are still written, and
+// the failure is thrown after them, once: the tool's main prints it, so
+// write_reports itself prints nothing on stderr.
+TEST_F(AtomicFileTest, AFailedOutputCostsNoOther) {
+  const Report report = one_row_report();
   write_plain(dir_ / "not_a_folder", "x");
   const std::string json = (dir_ / "r.json").string();
   OutputOptions o{.csv_path = (dir_ / "not_a_folder" / "r.csv").string(), .json_path = json};
@@ -273,11 +278,7 @@ TEST_F(AtomicFileTest, AFailedOutputCostsNoOther) {
 // When every output fails, the message names each failure and claims
 // nothing was written.
 TEST_F(AtomicFileTest, EveryFailedOutputIsNamedAndNoneClaimedWritten) {
-  Report report;
-  report.tool = "a_test_tool";
-  Row row;
-  row.param("size", "1").metric("time_ms", 2.0);
-  report.rows.push_back(row);
+  const Report report = one_row_report();
   write_plain(dir_ / "not_a_folder", "x");
   OutputOptions o{.csv_path = (dir_ / "not_a_folder" / "r.csv").string(),
                   .json_path = (dir_ / "not_a_folder" / "r.json").string(),
