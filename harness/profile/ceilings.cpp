@@ -168,7 +168,7 @@ void add_collective_point(CurvePoints& curves, std::map<std::string, std::int64_
   const auto algbw = row.metric("algbw_GBps");
   if (collective.empty() || !algbw || !row.param("group").empty() || !row.param("rank").empty()) return;
   const double bytes = std::atof(row.param("bytes").c_str());
-  if (bytes <= 0 || *algbw <= 0) return;
+  if (bytes <= 0 || !usable_ceiling(*algbw)) return;
   double& best = curves[{collective, recorded_ranks(row.file, ranks_by_file)}][bytes];
   best = std::max(best, *algbw);
 }
